@@ -23,9 +23,9 @@ static const char *const minimum_derivative_inputs[] = {"self", "other"};
 static const char *const atan2_derivative_inputs[] = {"self", "other"};
 static const char *const remainder_derivative_inputs[] = {"self", "other"};
 static const char *const remainder_scalar_derivative_inputs[] = {"self"};
-static const char *const pow_tensor_derivative_inputs[] = {"self", "exponent"};
-static const char *const lerp_derivative_inputs[] = {"self", "end"};
-static const char *const lerp_tensor_derivative_inputs[] = {"self", "end", "weight"};
+static const char *const pow_derivative_inputs[] = {"self", "exponent"};
+static const char *const lerp_scalar_derivative_inputs[] = {"self", "end"};
+static const char *const lerp_derivative_inputs[] = {"self", "end", "weight"};
 static const char *const addcmul_derivative_inputs[] = {"self", "tensor1", "tensor2"};
 static const char *const addcdiv_derivative_inputs[] = {"self", "tensor1", "tensor2"};
 static const char *const where_derivative_inputs[] = {"self", "other"};
@@ -40,7 +40,7 @@ static const char *const add_scalar__derivative_inputs[] = {"self"};
 static const char *const div_scalar__derivative_inputs[] = {"self"};
 static const char *const addcmul__derivative_inputs[] = {"self", "tensor1", "tensor2"};
 static const char *const addcdiv__derivative_inputs[] = {"self", "tensor1", "tensor2"};
-static const char *const lerp__derivative_inputs[] = {"self", "end"};
+static const char *const lerp_scalar__derivative_inputs[] = {"self", "end"};
 static const char *const clamp__derivative_inputs[] = {"self"};
 static const char *const clamp_min__derivative_inputs[] = {"self"};
 static const char *const clamp_max__derivative_inputs[] = {"self"};
@@ -53,7 +53,7 @@ static const char *const neg_derivative_inputs[] = {"self"};
 static const char *const exp_derivative_inputs[] = {"self"};
 static const char *const log_derivative_inputs[] = {"self"};
 static const char *const sqrt_derivative_inputs[] = {"self"};
-static const char *const pow_derivative_inputs[] = {"self"};
+static const char *const pow_scalar_derivative_inputs[] = {"self"};
 static const char *const abs_derivative_inputs[] = {"self"};
 static const char *const sign_derivative_inputs[] = {"self"};
 static const char *const expm1_derivative_inputs[] = {"self"};
@@ -329,22 +329,22 @@ const yg_op_info yg__ops[] = {
                   YG_DTYPE_BIT(YG_INT32),
     },
     {
-        .name = "pow.Tensor",
-        .schema = "pow.Tensor(Tensor self, Tensor exponent) -> Tensor",
+        .name = "pow",
+        .schema = "pow(Tensor self, Tensor exponent) -> Tensor",
         .location = "specs/native_functions.yaml:164",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
-        .name = "lerp",
-        .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        .location = "specs/native_functions.yaml:174",
+        .name = "lerp.Scalar",
+        .schema = "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
+        .location = "specs/native_functions.yaml:173",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
-        .name = "lerp.Tensor",
-        .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+        .name = "lerp",
+        .schema = "lerp(Tensor self, Tensor end, Tensor weight) -> Tensor",
         .location = "specs/native_functions.yaml:181",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
@@ -462,8 +462,8 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
-        .name = "lerp_",
-        .schema = "lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+        .name = "lerp_.Scalar",
+        .schema = "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:287",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
@@ -693,8 +693,8 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
-        .name = "pow",
-        .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
+        .name = "pow.Scalar",
+        .schema = "pow.Scalar(Tensor self, Scalar exponent) -> Tensor",
         .location = "specs/native_functions.yaml:500",
         .kind = "pointwise",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
@@ -2822,25 +2822,25 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = remainder_scalar_derivative_inputs,
     },
     {
-        .name = "pow.Tensor",
-        .schema = "pow.Tensor(Tensor self, Tensor exponent) -> Tensor",
+        .name = "pow",
+        .schema = "pow(Tensor self, Tensor exponent) -> Tensor",
         .location = "specs/derivatives.yaml:87",
         .n_inputs = 2,
-        .inputs = pow_tensor_derivative_inputs,
+        .inputs = pow_derivative_inputs,
+    },
+    {
+        .name = "lerp.Scalar",
+        .schema = "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
+        .location = "specs/derivatives.yaml:93",
+        .n_inputs = 2,
+        .inputs = lerp_scalar_derivative_inputs,
     },
     {
         .name = "lerp",
-        .schema = "lerp(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        .location = "specs/derivatives.yaml:93",
-        .n_inputs = 2,
-        .inputs = lerp_derivative_inputs,
-    },
-    {
-        .name = "lerp.Tensor",
-        .schema = "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor",
+        .schema = "lerp(Tensor self, Tensor end, Tensor weight) -> Tensor",
         .location = "specs/derivatives.yaml:97",
         .n_inputs = 3,
-        .inputs = lerp_tensor_derivative_inputs,
+        .inputs = lerp_derivative_inputs,
     },
     {
         .name = "addcmul",
@@ -2945,11 +2945,11 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = addcdiv__derivative_inputs,
     },
     {
-        .name = "lerp_",
-        .schema = "lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+        .name = "lerp_.Scalar",
+        .schema = "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
         .location = "specs/derivatives.yaml:165",
         .n_inputs = 2,
-        .inputs = lerp__derivative_inputs,
+        .inputs = lerp_scalar__derivative_inputs,
     },
     {
         .name = "clamp_",
@@ -3148,11 +3148,11 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = sqrt_derivative_inputs,
     },
     {
-        .name = "pow",
-        .schema = "pow(Tensor self, Scalar exponent) -> Tensor",
+        .name = "pow.Scalar",
+        .schema = "pow.Scalar(Tensor self, Scalar exponent) -> Tensor",
         .location = "specs/derivatives.yaml:273",
         .n_inputs = 1,
-        .inputs = pow_derivative_inputs,
+        .inputs = pow_scalar_derivative_inputs,
     },
     {
         .name = "abs",

@@ -222,7 +222,7 @@ static void test_peephole_removes_arithmetic_identities(void **state) {
                   "  %e = mul(%one, %d)\n"
                   "  %f = neg(%e)\n"
                   "  %g = neg(%f)\n"
-                  "  %h = pow[exponent=1](%g)\n"
+                  "  %h = pow.Scalar[exponent=1](%g)\n"
                   "  %i = add(%zero, %h)\n"
                   "  return (%i)\n",
                   "graph(%x : Tensor(dtype=float32, sizes=[2, 3])):\n"

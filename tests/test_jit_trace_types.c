@@ -338,7 +338,7 @@ static yg_status pointwise_over_dtypes(void *ctx,
                                        yg_minimum,
                                        yg_atan2,
                                        yg_remainder,
-                                       yg_pow_tensor,
+                                       yg_pow,
                                        yg_logical_and,
                                        yg_eq,
                                        yg_lt};

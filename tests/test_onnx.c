@@ -504,7 +504,7 @@ static const sym_case sym_cases[] = {
     {"rsub.Scalar", G1("rsub.Scalar[alpha=1, other=1.0]"), false, 0},
     {"maximum", G2("maximum"), false, 0},
     {"minimum", G2("minimum"), false, 0},
-    {"pow.Tensor", G2("pow.Tensor"), true, 0},
+    {"pow", G2("pow"), true, 0},
     {"where",
      "graph(%c : " B34 ", %a : " F34 ", %b : " F34 "):\n  %y : Tensor = where(%c, %a, %b)\n"
      "  return (%y)\n",
@@ -548,7 +548,7 @@ static const sym_case sym_cases[] = {
     {"exp", G1("exp"), false, 0},
     {"log", G1("log"), true, 0},
     {"sqrt", G1("sqrt"), true, 0},
-    {"pow", G1("pow[exponent=2.0]"), true, 0},
+    {"pow.Scalar", G1("pow.Scalar[exponent=2.0]"), true, 0},
     {"abs", G1("abs"), false, 0},
     {"sign", G1("sign"), false, 0},
     {"reciprocal", G1("reciprocal"), true, 0},

@@ -99,11 +99,11 @@ o_addcdiv(const yg_tensor *s, const yg_tensor *a, const yg_tensor *b, yg_tensor 
 }
 static yg_status i_lerp(yg_tensor *s, const yg_tensor *a, const yg_tensor *b, yg_tensor **o) {
     (void)b;
-    return yg_lerp_(s, a, 0.1, o);
+    return yg_lerp_scalar_(s, a, 0.1, o);
 }
 static yg_status o_lerp(const yg_tensor *s, const yg_tensor *a, const yg_tensor *b, yg_tensor **o) {
     (void)b;
-    return yg_lerp(s, a, 0.1, o);
+    return yg_lerp_scalar(s, a, 0.1, o);
 }
 static yg_status i_relu(yg_tensor *s, const yg_tensor *a, const yg_tensor *b, yg_tensor **o) {
     UNUSED_AB;
@@ -159,7 +159,7 @@ static const inplace_case inplace_cases[] = {
     {"div_.Scalar", i_div_s, o_div_s, -1, 1},
     {"addcmul_", i_addcmul, o_addcmul, -1, 1},
     {"addcdiv_", i_addcdiv, o_addcdiv, 0.5, 2},
-    {"lerp_", i_lerp, o_lerp, -1, 1},
+    {"lerp_.Scalar", i_lerp, o_lerp, -1, 1},
     {"relu_", i_relu, o_relu, -1, 1},
     {"clamp_", i_clamp, o_clamp, -1, 1},
     {"clamp_min_", i_clamp_min, o_clamp_min, -1, 1},

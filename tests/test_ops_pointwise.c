@@ -421,7 +421,7 @@ static void test_floating_only_ops_refuse_integers(void **state) {
     YG_EXPECT_ERROR(yg_leaky_relu(x, 0.0, &y),
                     YG_ERR_DTYPE,
                     "leaky_relu: unsupported dtype int64 for self (supported: float32, float64)");
-    YG_EXPECT_ERROR(yg_lerp(x, x, 0.0, &y), YG_ERR_DTYPE, "lerp: unsupported dtype int64 for self");
+    YG_EXPECT_ERROR(yg_lerp_scalar(x, x, 0.0, &y), YG_ERR_DTYPE, "lerp: unsupported dtype int64 for self");
     YG_EXPECT_ERROR(yg_sigmoid_backward(x, x, &y),
                     YG_ERR_DTYPE,
                     "sigmoid_backward: unsupported dtype int64 for grad_output");

@@ -22,32 +22,32 @@
 #include "kernels/blend.h"
 #include "nodes/blend.h"
 
-typedef yg_status (*lerp_fn)(const yg_tensor *self,
-                             const yg_tensor *end,
-                             double weight,
-                             yg_tensor **out);
+typedef yg_status (*lerp_scalar_fn)(const yg_tensor *self,
+                                    const yg_tensor *end,
+                                    double weight,
+                                    yg_tensor **out);
 
-static const lerp_fn lerp_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_lerp,
+static const lerp_scalar_fn lerp_scalar_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_lerp_scalar,
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* Records LerpBackward as the history of result: one edge per differentiable
+/* Records LerpScalarBackward as the history of result: one edge per differentiable
  * input and the values its formulas read, each saved only when a
  * gradient that reads it is wanted. */
-static yg_status lerp_record(const yg_tensor *self,
-                             const yg_tensor *end,
-                             double weight,
-                             yg_tensor *result)
+static yg_status lerp_scalar_record(const yg_tensor *self,
+                                    const yg_tensor *end,
+                                    double weight,
+                                    yg_tensor *result)
 {
     yg_node *base = NULL;
-    lerp_backward *node;
+    lerp_scalar_backward *node;
     yg_status st;
 
-    st = yg__node_new(&yg__lerp_backward_vtable, sizeof(lerp_backward), 2, 1, &base);
+    st = yg__node_new(&yg__lerp_scalar_backward_vtable, sizeof(lerp_scalar_backward), 2, 1, &base);
     if (st != YG_OK)
         return st;
-    node = (lerp_backward *)base;
+    node = (lerp_scalar_backward *)base;
     st = yg__node_set_edge(base, 0, self);
     if (st != YG_OK)
         goto out;
@@ -61,21 +61,21 @@ out:
     return st;
 }
 
-/* Runs yg_lerp with tracing paused and records it as one node
+/* Runs yg_lerp_scalar with tracing paused and records it as one node
  * (jit/tracer.h). */
-static yg_status lerp_traced(const yg_tensor *self,
-                             const yg_tensor *end,
-                             double weight,
-                             yg_tensor **out)
+static yg_status lerp_scalar_traced(const yg_tensor *self,
+                                    const yg_tensor *end,
+                                    double weight,
+                                    yg_tensor **out)
 {
     yg_status st;
 
     yg__trace_pause();
-    st = yg_lerp(self, end, weight, out);
+    st = yg_lerp_scalar(self, end, weight, out);
     yg__trace_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lerp");
+    yg__trace_begin_node("lerp.Scalar");
     yg__trace_input(self);
     yg__trace_input(end);
     yg__trace_attr_float("weight", weight);
@@ -83,22 +83,25 @@ static yg_status lerp_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
-yg_status yg_lerp(const yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
+/* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor */
+yg_status yg_lerp_scalar(const yg_tensor *self,
+                         const yg_tensor *end,
+                         double weight,
+                         yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, end};
     yg_tensor *result = NULL;
     yg_device dev;
-    lerp_fn kernel;
+    lerp_scalar_fn kernel;
     yg_status st;
 
     if (yg__trace_recording(false))
-        return lerp_traced(self, end, weight, out);
+        return lerp_scalar_traced(self, end, weight, out);
     YG_RETURN_IF_ERROR(yg__check_out("lerp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "end", end));
     dev = yg_tensor_device(self);
-    kernel = lerp_kernels[dev];
+    kernel = lerp_scalar_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "lerp: no kernel for device %s",
                         yg__device_name(dev));
@@ -106,7 +109,7 @@ yg_status yg_lerp(const yg_tensor *self, const yg_tensor *end, double weight, yg
     if (st != YG_OK)
         return st;
     if (yg__any_requires_grad(2, inputs)) {
-        st = lerp_record(self, end, weight, result);
+        st = lerp_scalar_record(self, end, weight, result);
         if (st != YG_OK)
             goto out;
     }
@@ -117,32 +120,32 @@ out:
     return st;
 }
 
-typedef yg_status (*lerp_tensor_fn)(const yg_tensor *self,
-                                    const yg_tensor *end,
-                                    const yg_tensor *weight,
-                                    yg_tensor **out);
+typedef yg_status (*lerp_fn)(const yg_tensor *self,
+                             const yg_tensor *end,
+                             const yg_tensor *weight,
+                             yg_tensor **out);
 
-static const lerp_tensor_fn lerp_tensor_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_lerp_tensor,
+static const lerp_fn lerp_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_lerp,
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* Records LerpTensorBackward as the history of result: one edge per differentiable
+/* Records LerpBackward as the history of result: one edge per differentiable
  * input and the values its formulas read, each saved only when a
  * gradient that reads it is wanted. */
-static yg_status lerp_tensor_record(const yg_tensor *self,
-                                    const yg_tensor *end,
-                                    const yg_tensor *weight,
-                                    yg_tensor *result)
+static yg_status lerp_record(const yg_tensor *self,
+                             const yg_tensor *end,
+                             const yg_tensor *weight,
+                             yg_tensor *result)
 {
     yg_node *base = NULL;
-    lerp_tensor_backward *node;
+    lerp_backward *node;
     yg_status st;
 
-    st = yg__node_new(&yg__lerp_tensor_backward_vtable, sizeof(lerp_tensor_backward), 3, 1, &base);
+    st = yg__node_new(&yg__lerp_backward_vtable, sizeof(lerp_backward), 3, 1, &base);
     if (st != YG_OK)
         return st;
-    node = (lerp_tensor_backward *)base;
+    node = (lerp_backward *)base;
     st = yg__node_set_edge(base, 0, self);
     if (st != YG_OK)
         goto out;
@@ -173,21 +176,21 @@ out:
     return st;
 }
 
-/* Runs yg_lerp_tensor with tracing paused and records it as one node
+/* Runs yg_lerp with tracing paused and records it as one node
  * (jit/tracer.h). */
-static yg_status lerp_tensor_traced(const yg_tensor *self,
-                                    const yg_tensor *end,
-                                    const yg_tensor *weight,
-                                    yg_tensor **out)
+static yg_status lerp_traced(const yg_tensor *self,
+                             const yg_tensor *end,
+                             const yg_tensor *weight,
+                             yg_tensor **out)
 {
     yg_status st;
 
     yg__trace_pause();
-    st = yg_lerp_tensor(self, end, weight, out);
+    st = yg_lerp(self, end, weight, out);
     yg__trace_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lerp.Tensor");
+    yg__trace_begin_node("lerp");
     yg__trace_input(self);
     yg__trace_input(end);
     yg__trace_input(weight);
@@ -195,26 +198,26 @@ static yg_status lerp_tensor_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
-yg_status yg_lerp_tensor(const yg_tensor *self,
-                         const yg_tensor *end,
-                         const yg_tensor *weight,
-                         yg_tensor **out)
+/* lerp(Tensor self, Tensor end, Tensor weight) -> Tensor */
+yg_status yg_lerp(const yg_tensor *self,
+                  const yg_tensor *end,
+                  const yg_tensor *weight,
+                  yg_tensor **out)
 {
     const yg_tensor *inputs[3] = {self, end, weight};
     yg_tensor *result = NULL;
     yg_device dev;
-    lerp_tensor_fn kernel;
+    lerp_fn kernel;
     yg_status st;
 
     if (yg__trace_recording(false))
-        return lerp_tensor_traced(self, end, weight, out);
+        return lerp_traced(self, end, weight, out);
     YG_RETURN_IF_ERROR(yg__check_out("lerp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "end", end));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "weight", weight));
     dev = yg_tensor_device(self);
-    kernel = lerp_tensor_kernels[dev];
+    kernel = lerp_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "lerp: no kernel for device %s",
                         yg__device_name(dev));
@@ -222,7 +225,7 @@ yg_status yg_lerp_tensor(const yg_tensor *self,
     if (st != YG_OK)
         return st;
     if (yg__any_requires_grad(3, inputs)) {
-        st = lerp_tensor_record(self, end, weight, result);
+        st = lerp_record(self, end, weight, result);
         if (st != YG_OK)
             goto out;
     }

@@ -890,34 +890,38 @@ out:
     return st;
 }
 
-typedef yg_status (*lerp__fn)(yg_tensor *self,
-                              const yg_tensor *end,
-                              double weight,
-                              yg_tensor **out);
+typedef yg_status (*lerp_scalar__fn)(yg_tensor *self,
+                                     const yg_tensor *end,
+                                     double weight,
+                                     yg_tensor **out);
 
-static const lerp__fn lerp__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_lerp_,
+static const lerp_scalar__fn lerp_scalar__kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_lerp_scalar_,
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* Builds LerpBackward before the kernel writes self: one edge per
+/* Builds LerpScalarBackward before the kernel writes self: one edge per
  * differentiable input (self's edge is its history so far) and the
  * values its formulas read, each saved only when a gradient that reads
  * it is wanted; a formula that reads self gets a copy of its old value.
  * The caller saves result and rebases self's history on the node. */
-static yg_status lerp__record(yg_tensor *self,
-                              const yg_tensor *end,
-                              double weight,
-                              yg_node **node_out)
+static yg_status lerp_scalar__record(yg_tensor *self,
+                                     const yg_tensor *end,
+                                     double weight,
+                                     yg_node **node_out)
 {
     yg_node *base = NULL;
-    lerp__backward *node;
+    lerp_scalar__backward *node;
     yg_status st;
 
-    st = yg__node_new(&yg__lerp__backward_vtable, sizeof(lerp__backward), 2, 1, &base);
+    st = yg__node_new(&yg__lerp_scalar__backward_vtable,
+                      sizeof(lerp_scalar__backward),
+                      2,
+                      1,
+                      &base);
     if (st != YG_OK)
         return st;
-    node = (lerp__backward *)base;
+    node = (lerp_scalar__backward *)base;
     st = yg__node_set_edge(base, 0, self);
     if (st != YG_OK)
         goto out;
@@ -932,21 +936,21 @@ out:
     return st;
 }
 
-/* Runs yg_lerp_ with tracing paused and records it as one node
+/* Runs yg_lerp_scalar_ with tracing paused and records it as one node
  * (jit/tracer.h). */
-static yg_status lerp__traced(yg_tensor *self,
-                              const yg_tensor *end,
-                              double weight,
-                              yg_tensor **out)
+static yg_status lerp_scalar__traced(yg_tensor *self,
+                                     const yg_tensor *end,
+                                     double weight,
+                                     yg_tensor **out)
 {
     yg_status st;
 
     yg__trace_pause();
-    st = yg_lerp_(self, end, weight, out);
+    st = yg_lerp_scalar_(self, end, weight, out);
     yg__trace_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lerp_");
+    yg__trace_begin_node("lerp_.Scalar");
     yg__trace_input(self);
     yg__trace_input(end);
     yg__trace_attr_float("weight", weight);
@@ -954,23 +958,23 @@ static yg_status lerp__traced(yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
-yg_status yg_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
+/* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+yg_status yg_lerp_scalar_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, end};
     yg_tensor *result = NULL;
     yg_node *base = NULL;
     yg_device dev;
-    lerp__fn kernel;
+    lerp_scalar__fn kernel;
     yg_status st;
 
     if (yg__trace_recording(false))
-        return lerp__traced(self, end, weight, out);
+        return lerp_scalar__traced(self, end, weight, out);
     YG_RETURN_IF_ERROR(yg__check_out("lerp_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp_", "end", end));
     dev = yg_tensor_device(self);
-    kernel = lerp__kernels[dev];
+    kernel = lerp_scalar__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "lerp_: no kernel for device %s",
                         yg__device_name(dev));
@@ -978,7 +982,7 @@ yg_status yg_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tens
         st = yg__check_inplace("lerp_", self);
         if (st != YG_OK)
             return st;
-        st = lerp__record(self, end, weight, &base);
+        st = lerp_scalar__record(self, end, weight, &base);
         if (st != YG_OK)
             return st;
     }

@@ -345,26 +345,26 @@ out:
     return st;
 }
 
-typedef yg_status (*pow_fn)(const yg_tensor *self, double exponent, yg_tensor **out);
+typedef yg_status (*pow_scalar_fn)(const yg_tensor *self, double exponent, yg_tensor **out);
 
-static const pow_fn pow_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_pow,
+static const pow_scalar_fn pow_scalar_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__cpu_pow_scalar,
     [YG_CUDA] = NULL, /* reserved */
 };
 
-/* Records PowBackward as the history of result: one edge per differentiable
+/* Records PowScalarBackward as the history of result: one edge per differentiable
  * input and the values its formulas read, each saved only when a
  * gradient that reads it is wanted. */
-static yg_status pow_record(const yg_tensor *self, double exponent, yg_tensor *result)
+static yg_status pow_scalar_record(const yg_tensor *self, double exponent, yg_tensor *result)
 {
     yg_node *base = NULL;
-    pow_backward *node;
+    pow_scalar_backward *node;
     yg_status st;
 
-    st = yg__node_new(&yg__pow_backward_vtable, sizeof(pow_backward), 1, 1, &base);
+    st = yg__node_new(&yg__pow_scalar_backward_vtable, sizeof(pow_scalar_backward), 1, 1, &base);
     if (st != YG_OK)
         return st;
-    node = (pow_backward *)base;
+    node = (pow_scalar_backward *)base;
     st = yg__node_set_edge(base, 0, self);
     if (st != YG_OK)
         goto out;
@@ -378,39 +378,39 @@ out:
     return st;
 }
 
-/* Runs yg_pow with tracing paused and records it as one node
+/* Runs yg_pow_scalar with tracing paused and records it as one node
  * (jit/tracer.h). */
-static yg_status pow_traced(const yg_tensor *self, double exponent, yg_tensor **out)
+static yg_status pow_scalar_traced(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     yg_status st;
 
     yg__trace_pause();
-    st = yg_pow(self, exponent, out);
+    st = yg_pow_scalar(self, exponent, out);
     yg__trace_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pow");
+    yg__trace_begin_node("pow.Scalar");
     yg__trace_input(self);
     yg__trace_attr_float("exponent", exponent);
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor */
-yg_status yg_pow(const yg_tensor *self, double exponent, yg_tensor **out)
+/* pow.Scalar(Tensor self, Scalar exponent) -> Tensor */
+yg_status yg_pow_scalar(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
     yg_tensor *result = NULL;
     yg_device dev;
-    pow_fn kernel;
+    pow_scalar_fn kernel;
     yg_status st;
 
     if (yg__trace_recording(false))
-        return pow_traced(self, exponent, out);
+        return pow_scalar_traced(self, exponent, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow", "self", self));
     dev = yg_tensor_device(self);
-    kernel = pow_kernels[dev];
+    kernel = pow_scalar_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "pow: no kernel for device %s",
                         yg__device_name(dev));
@@ -418,7 +418,7 @@ yg_status yg_pow(const yg_tensor *self, double exponent, yg_tensor **out)
     if (st != YG_OK)
         return st;
     if (yg__any_requires_grad(1, inputs)) {
-        st = pow_record(self, exponent, result);
+        st = pow_scalar_record(self, exponent, result);
         if (st != YG_OK)
             goto out;
     }

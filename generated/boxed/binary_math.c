@@ -72,14 +72,14 @@ yg_status yg__boxed_remainder_scalar(const yg_ir_node *node,
     return yg_remainder_scalar(in[0], other, &out[0]);
 }
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
-yg_boxed_impl yg__boxed_pow_tensor; /* listed in boxed/table.c */
-yg_status yg__boxed_pow_tensor(const yg_ir_node *node,
-                               yg_tensor *const *in,
-                               int32_t n_in,
-                               yg_tensor **out)
+/* pow(Tensor self, Tensor exponent) -> Tensor */
+yg_boxed_impl yg__boxed_pow; /* listed in boxed/table.c */
+yg_status yg__boxed_pow(const yg_ir_node *node,
+                        yg_tensor *const *in,
+                        int32_t n_in,
+                        yg_tensor **out)
 {
     (void)node;
     (void)n_in;
-    return yg_pow_tensor(in[0], in[1], &out[0]);
+    return yg_pow(in[0], in[1], &out[0]);
 }

@@ -10,30 +10,30 @@
 
 #include "yagrad/ops_blend.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
+/* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor */
+yg_boxed_impl yg__boxed_lerp_scalar; /* listed in boxed/table.c */
+yg_status yg__boxed_lerp_scalar(const yg_ir_node *node,
+                                yg_tensor *const *in,
+                                int32_t n_in,
+                                yg_tensor **out)
+{
+    double weight = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_double(node, "weight", NULL, &weight));
+    return yg_lerp_scalar(in[0], in[1], weight, &out[0]);
+}
+
+/* lerp(Tensor self, Tensor end, Tensor weight) -> Tensor */
 yg_boxed_impl yg__boxed_lerp; /* listed in boxed/table.c */
 yg_status yg__boxed_lerp(const yg_ir_node *node,
                          yg_tensor *const *in,
                          int32_t n_in,
                          yg_tensor **out)
 {
-    double weight = 0;
-
-    (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_double(node, "weight", NULL, &weight));
-    return yg_lerp(in[0], in[1], weight, &out[0]);
-}
-
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
-yg_boxed_impl yg__boxed_lerp_tensor; /* listed in boxed/table.c */
-yg_status yg__boxed_lerp_tensor(const yg_ir_node *node,
-                                yg_tensor *const *in,
-                                int32_t n_in,
-                                yg_tensor **out)
-{
     (void)node;
     (void)n_in;
-    return yg_lerp_tensor(in[0], in[1], in[2], &out[0]);
+    return yg_lerp(in[0], in[1], in[2], &out[0]);
 }
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */

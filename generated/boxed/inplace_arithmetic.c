@@ -120,16 +120,16 @@ yg_status yg__boxed_addcdiv_(const yg_ir_node *node,
     return yg_addcdiv_(in[0], in[1], in[2], value, &out[0]);
 }
 
-/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
-yg_boxed_impl yg__boxed_lerp_; /* listed in boxed/table.c */
-yg_status yg__boxed_lerp_(const yg_ir_node *node,
-                          yg_tensor *const *in,
-                          int32_t n_in,
-                          yg_tensor **out)
+/* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+yg_boxed_impl yg__boxed_lerp_scalar_; /* listed in boxed/table.c */
+yg_status yg__boxed_lerp_scalar_(const yg_ir_node *node,
+                                 yg_tensor *const *in,
+                                 int32_t n_in,
+                                 yg_tensor **out)
 {
     double weight = 0;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_double(node, "weight", NULL, &weight));
-    return yg_lerp_(in[0], in[1], weight, &out[0]);
+    return yg_lerp_scalar_(in[0], in[1], weight, &out[0]);
 }

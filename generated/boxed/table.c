@@ -24,9 +24,9 @@ yg_boxed_impl yg__boxed_minimum;
 yg_boxed_impl yg__boxed_atan2;
 yg_boxed_impl yg__boxed_remainder;
 yg_boxed_impl yg__boxed_remainder_scalar;
-yg_boxed_impl yg__boxed_pow_tensor;
+yg_boxed_impl yg__boxed_pow;
+yg_boxed_impl yg__boxed_lerp_scalar;
 yg_boxed_impl yg__boxed_lerp;
-yg_boxed_impl yg__boxed_lerp_tensor;
 yg_boxed_impl yg__boxed_addcmul;
 yg_boxed_impl yg__boxed_addcdiv;
 yg_boxed_impl yg__boxed_where;
@@ -41,7 +41,7 @@ yg_boxed_impl yg__boxed_mul_scalar_;
 yg_boxed_impl yg__boxed_div_scalar_;
 yg_boxed_impl yg__boxed_addcmul_;
 yg_boxed_impl yg__boxed_addcdiv_;
-yg_boxed_impl yg__boxed_lerp_;
+yg_boxed_impl yg__boxed_lerp_scalar_;
 yg_boxed_impl yg__boxed_relu_;
 yg_boxed_impl yg__boxed_clamp_;
 yg_boxed_impl yg__boxed_clamp_min_;
@@ -70,7 +70,7 @@ yg_boxed_impl yg__boxed_neg;
 yg_boxed_impl yg__boxed_exp;
 yg_boxed_impl yg__boxed_log;
 yg_boxed_impl yg__boxed_sqrt;
-yg_boxed_impl yg__boxed_pow;
+yg_boxed_impl yg__boxed_pow_scalar;
 yg_boxed_impl yg__boxed_abs;
 yg_boxed_impl yg__boxed_sign;
 yg_boxed_impl yg__boxed_expm1;
@@ -334,9 +334,9 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "atan2", .fn = yg__boxed_atan2},
     {.name = "remainder", .fn = yg__boxed_remainder},
     {.name = "remainder.Scalar", .fn = yg__boxed_remainder_scalar},
-    {.name = "pow.Tensor", .fn = yg__boxed_pow_tensor},
+    {.name = "pow", .fn = yg__boxed_pow},
+    {.name = "lerp.Scalar", .fn = yg__boxed_lerp_scalar},
     {.name = "lerp", .fn = yg__boxed_lerp},
-    {.name = "lerp.Tensor", .fn = yg__boxed_lerp_tensor},
     {.name = "addcmul", .fn = yg__boxed_addcmul},
     {.name = "addcdiv", .fn = yg__boxed_addcdiv},
     {.name = "where", .fn = yg__boxed_where},
@@ -351,7 +351,7 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "div_.Scalar", .fn = yg__boxed_div_scalar_},
     {.name = "addcmul_", .fn = yg__boxed_addcmul_},
     {.name = "addcdiv_", .fn = yg__boxed_addcdiv_},
-    {.name = "lerp_", .fn = yg__boxed_lerp_},
+    {.name = "lerp_.Scalar", .fn = yg__boxed_lerp_scalar_},
     {.name = "relu_", .fn = yg__boxed_relu_},
     {.name = "clamp_", .fn = yg__boxed_clamp_},
     {.name = "clamp_min_", .fn = yg__boxed_clamp_min_},
@@ -380,7 +380,7 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "exp", .fn = yg__boxed_exp},
     {.name = "log", .fn = yg__boxed_log},
     {.name = "sqrt", .fn = yg__boxed_sqrt},
-    {.name = "pow", .fn = yg__boxed_pow},
+    {.name = "pow.Scalar", .fn = yg__boxed_pow_scalar},
     {.name = "abs", .fn = yg__boxed_abs},
     {.name = "sign", .fn = yg__boxed_sign},
     {.name = "expm1", .fn = yg__boxed_expm1},

@@ -58,18 +58,18 @@ yg_status yg__boxed_sqrt(const yg_ir_node *node,
     return yg_sqrt(in[0], &out[0]);
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor */
-yg_boxed_impl yg__boxed_pow; /* listed in boxed/table.c */
-yg_status yg__boxed_pow(const yg_ir_node *node,
-                        yg_tensor *const *in,
-                        int32_t n_in,
-                        yg_tensor **out)
+/* pow.Scalar(Tensor self, Scalar exponent) -> Tensor */
+yg_boxed_impl yg__boxed_pow_scalar; /* listed in boxed/table.c */
+yg_status yg__boxed_pow_scalar(const yg_ir_node *node,
+                               yg_tensor *const *in,
+                               int32_t n_in,
+                               yg_tensor **out)
 {
     double exponent = 0;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_double(node, "exponent", NULL, &exponent));
-    return yg_pow(in[0], exponent, &out[0]);
+    return yg_pow_scalar(in[0], exponent, &out[0]);
 }
 
 /* abs(Tensor self) -> Tensor */

@@ -41,11 +41,11 @@ static const char *const remainder_inputs[] = {"self", "other"};
 static const char *const remainder_scalar_inputs[] = {"self"};
 static const char *const remainder_scalar_scalars[] = {"other"};
 static const double remainder_scalar_defaults[] = {NAN};
-static const char *const pow_tensor_inputs[] = {"self", "exponent"};
-static const char *const lerp_inputs[] = {"self", "end"};
-static const char *const lerp_scalars[] = {"weight"};
-static const double lerp_defaults[] = {NAN};
-static const char *const lerp_tensor_inputs[] = {"self", "end", "weight"};
+static const char *const pow_inputs[] = {"self", "exponent"};
+static const char *const lerp_scalar_inputs[] = {"self", "end"};
+static const char *const lerp_scalar_scalars[] = {"weight"};
+static const double lerp_scalar_defaults[] = {NAN};
+static const char *const lerp_inputs[] = {"self", "end", "weight"};
 static const char *const addcmul_inputs[] = {"self", "tensor1", "tensor2"};
 static const char *const addcmul_scalars[] = {"value"};
 static const double addcmul_defaults[] = {1};
@@ -66,9 +66,9 @@ static const char *const neg_inputs[] = {"self"};
 static const char *const exp_inputs[] = {"self"};
 static const char *const log_inputs[] = {"self"};
 static const char *const sqrt_inputs[] = {"self"};
-static const char *const pow_inputs[] = {"self"};
-static const char *const pow_scalars[] = {"exponent"};
-static const double pow_defaults[] = {NAN};
+static const char *const pow_scalar_inputs[] = {"self"};
+static const char *const pow_scalar_scalars[] = {"exponent"};
+static const double pow_scalar_defaults[] = {NAN};
 static const char *const abs_inputs[] = {"self"};
 static const char *const sign_inputs[] = {"self"};
 static const char *const expm1_inputs[] = {"self"};
@@ -241,21 +241,21 @@ const yg_fuse_op yg__fuse_ops[] = {
      .n_scalars = 1,
      .scalar_names = remainder_scalar_scalars,
      .scalar_defaults = remainder_scalar_defaults},
-    {/* pow.Tensor */
+    {/* pow */
      .expr = {"pow(self, exponent)", "pow(self, exponent)"},
      .n_inputs = 2,
-     .input_names = pow_tensor_inputs},
-    {/* lerp */
+     .input_names = pow_inputs},
+    {/* lerp.Scalar */
      .expr = {"self + weight * (end - self)", "self + weight * (end - self)"},
      .n_inputs = 2,
-     .input_names = lerp_inputs,
+     .input_names = lerp_scalar_inputs,
      .n_scalars = 1,
-     .scalar_names = lerp_scalars,
-     .scalar_defaults = lerp_defaults},
-    {/* lerp.Tensor */
+     .scalar_names = lerp_scalar_scalars,
+     .scalar_defaults = lerp_scalar_defaults},
+    {/* lerp */
      .expr = {"self + weight * (end - self)", "self + weight * (end - self)"},
      .n_inputs = 3,
-     .input_names = lerp_tensor_inputs},
+     .input_names = lerp_inputs},
     {/* addcmul */
      .expr = {"self + value * tensor1 * tensor2", "self + value * tensor1 * tensor2"},
      .n_inputs = 3,
@@ -303,7 +303,7 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* div_.Scalar */
     {.n_inputs = 0}, /* addcmul_ */
     {.n_inputs = 0}, /* addcdiv_ */
-    {.n_inputs = 0}, /* lerp_ */
+    {.n_inputs = 0}, /* lerp_.Scalar */
     {.n_inputs = 0}, /* relu_ */
     {.n_inputs = 0}, /* clamp_ */
     {.n_inputs = 0}, /* clamp_min_ */
@@ -344,13 +344,13 @@ const yg_fuse_op yg__fuse_ops[] = {
      .expr = {"sqrt(self)", "sqrt(self)"},
      .n_inputs = 1,
      .input_names = sqrt_inputs},
-    {/* pow */
+    {/* pow.Scalar */
      .expr = {"pow(self, exponent)", "pow(self, exponent)"},
      .n_inputs = 1,
-     .input_names = pow_inputs,
+     .input_names = pow_scalar_inputs,
      .n_scalars = 1,
-     .scalar_names = pow_scalars,
-     .scalar_defaults = pow_defaults},
+     .scalar_names = pow_scalar_scalars,
+     .scalar_defaults = pow_scalar_defaults},
     {/* abs */
      .expr = {"self < 0 ? -self : self", "self < 0 ? -self : self"},
      .n_inputs = 1,

@@ -165,30 +165,30 @@ yg_status yg__cpu_remainder_scalar(const yg_tensor *self, double other, yg_tenso
     return yg__cpu_pointwise(&remainder_scalar_desc, inputs, scalars, out);
 }
 
-/* ---- pow.Tensor: pow(self, exponent) ---- */
+/* ---- pow: pow(self, exponent) ---- */
 
-extern const yg_loop_table yg__loops_pow_tensor_baseline;
-extern const yg_loop_table yg__loops_pow_tensor_avx2;
-extern const yg_loop_table yg__loops_pow_tensor_avx512;
+extern const yg_loop_table yg__loops_pow_baseline;
+extern const yg_loop_table yg__loops_pow_avx2;
+extern const yg_loop_table yg__loops_pow_avx512;
 
-static const char *const pow_tensor_input_names[] = {"self", "exponent"};
+static const char *const pow_input_names[] = {"self", "exponent"};
 
-static const yg_pointwise_desc pow_tensor_desc = {
+static const yg_pointwise_desc pow_desc = {
     .op = "pow",
     .n_inputs = 2,
-    .input_names = pow_tensor_input_names,
+    .input_names = pow_input_names,
     .loops =
         {
-            [YG_CPU_BASELINE] = &yg__loops_pow_tensor_baseline,
-            [YG_CPU_AVX2] = &yg__loops_pow_tensor_avx2,
-            [YG_CPU_AVX512] = &yg__loops_pow_tensor_avx512,
+            [YG_CPU_BASELINE] = &yg__loops_pow_baseline,
+            [YG_CPU_AVX2] = &yg__loops_pow_avx2,
+            [YG_CPU_AVX512] = &yg__loops_pow_avx512,
         },
 };
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
-yg_status yg__cpu_pow_tensor(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out)
+/* pow(Tensor self, Tensor exponent) -> Tensor */
+yg_status yg__cpu_pow(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, exponent};
 
-    return yg__cpu_pointwise(&pow_tensor_desc, inputs, NULL, out);
+    return yg__cpu_pointwise(&pow_desc, inputs, NULL, out);
 }

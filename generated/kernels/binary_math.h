@@ -24,7 +24,7 @@ yg_status yg__cpu_remainder(const yg_tensor *self, const yg_tensor *other, yg_te
 /* remainder.Scalar(Tensor self, Scalar other) -> Tensor */
 yg_status yg__cpu_remainder_scalar(const yg_tensor *self, double other, yg_tensor **out);
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
-yg_status yg__cpu_pow_tensor(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out);
+/* pow(Tensor self, Tensor exponent) -> Tensor */
+yg_status yg__cpu_pow(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_binary_math_H */

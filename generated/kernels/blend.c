@@ -14,19 +14,53 @@
 #include "cpu/cpu.h"
 #include "generated_int.h"
 
+/* ---- lerp.Scalar: self + weight * (end - self) ---- */
+
+extern const yg_loop_table yg__loops_lerp_scalar_baseline;
+extern const yg_loop_table yg__loops_lerp_scalar_avx2;
+extern const yg_loop_table yg__loops_lerp_scalar_avx512;
+
+static const char *const lerp_scalar_input_names[] = {"self", "end"};
+
+static const char *const lerp_scalar_scalar_names[] = {"weight"};
+
+static const yg_pointwise_desc lerp_scalar_desc = {
+    .op = "lerp",
+    .n_inputs = 2,
+    .input_names = lerp_scalar_input_names,
+    .loops =
+        {
+            [YG_CPU_BASELINE] = &yg__loops_lerp_scalar_baseline,
+            [YG_CPU_AVX2] = &yg__loops_lerp_scalar_avx2,
+            [YG_CPU_AVX512] = &yg__loops_lerp_scalar_avx512,
+        },
+    .n_scalars = 1,
+    .scalar_names = lerp_scalar_scalar_names,
+};
+
+/* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor */
+yg_status yg__cpu_lerp_scalar(const yg_tensor *self,
+                              const yg_tensor *end,
+                              double weight,
+                              yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, end};
+    const double scalars[1] = {weight};
+
+    return yg__cpu_pointwise(&lerp_scalar_desc, inputs, scalars, out);
+}
+
 /* ---- lerp: self + weight * (end - self) ---- */
 
 extern const yg_loop_table yg__loops_lerp_baseline;
 extern const yg_loop_table yg__loops_lerp_avx2;
 extern const yg_loop_table yg__loops_lerp_avx512;
 
-static const char *const lerp_input_names[] = {"self", "end"};
-
-static const char *const lerp_scalar_names[] = {"weight"};
+static const char *const lerp_input_names[] = {"self", "end", "weight"};
 
 static const yg_pointwise_desc lerp_desc = {
     .op = "lerp",
-    .n_inputs = 2,
+    .n_inputs = 3,
     .input_names = lerp_input_names,
     .loops =
         {
@@ -34,51 +68,17 @@ static const yg_pointwise_desc lerp_desc = {
             [YG_CPU_AVX2] = &yg__loops_lerp_avx2,
             [YG_CPU_AVX512] = &yg__loops_lerp_avx512,
         },
-    .n_scalars = 1,
-    .scalar_names = lerp_scalar_names,
 };
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
+/* lerp(Tensor self, Tensor end, Tensor weight) -> Tensor */
 yg_status yg__cpu_lerp(const yg_tensor *self,
                        const yg_tensor *end,
-                       double weight,
+                       const yg_tensor *weight,
                        yg_tensor **out)
-{
-    const yg_tensor *inputs[2] = {self, end};
-    const double scalars[1] = {weight};
-
-    return yg__cpu_pointwise(&lerp_desc, inputs, scalars, out);
-}
-
-/* ---- lerp.Tensor: self + weight * (end - self) ---- */
-
-extern const yg_loop_table yg__loops_lerp_tensor_baseline;
-extern const yg_loop_table yg__loops_lerp_tensor_avx2;
-extern const yg_loop_table yg__loops_lerp_tensor_avx512;
-
-static const char *const lerp_tensor_input_names[] = {"self", "end", "weight"};
-
-static const yg_pointwise_desc lerp_tensor_desc = {
-    .op = "lerp",
-    .n_inputs = 3,
-    .input_names = lerp_tensor_input_names,
-    .loops =
-        {
-            [YG_CPU_BASELINE] = &yg__loops_lerp_tensor_baseline,
-            [YG_CPU_AVX2] = &yg__loops_lerp_tensor_avx2,
-            [YG_CPU_AVX512] = &yg__loops_lerp_tensor_avx512,
-        },
-};
-
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
-yg_status yg__cpu_lerp_tensor(const yg_tensor *self,
-                              const yg_tensor *end,
-                              const yg_tensor *weight,
-                              yg_tensor **out)
 {
     const yg_tensor *inputs[3] = {self, end, weight};
 
-    return yg__cpu_pointwise(&lerp_tensor_desc, inputs, NULL, out);
+    return yg__cpu_pointwise(&lerp_desc, inputs, NULL, out);
 }
 
 /* ---- addcmul: self + value * tensor1 * tensor2 ---- */

@@ -9,17 +9,17 @@
 
 #include "core/core.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
+/* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor */
+yg_status yg__cpu_lerp_scalar(const yg_tensor *self,
+                              const yg_tensor *end,
+                              double weight,
+                              yg_tensor **out);
+
+/* lerp(Tensor self, Tensor end, Tensor weight) -> Tensor */
 yg_status yg__cpu_lerp(const yg_tensor *self,
                        const yg_tensor *end,
-                       double weight,
+                       const yg_tensor *weight,
                        yg_tensor **out);
-
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
-yg_status yg__cpu_lerp_tensor(const yg_tensor *self,
-                              const yg_tensor *end,
-                              const yg_tensor *weight,
-                              yg_tensor **out);
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 yg_status yg__cpu_addcmul(const yg_tensor *self,

@@ -292,37 +292,40 @@ yg_status yg__cpu_addcdiv_(yg_tensor *self,
     return YG_OK;
 }
 
-/* ---- lerp_: self + weight * (end - self) ---- */
+/* ---- lerp_.Scalar: self + weight * (end - self) ---- */
 
-extern const yg_loop_table yg__loops_lerp__baseline;
-extern const yg_loop_table yg__loops_lerp__avx2;
-extern const yg_loop_table yg__loops_lerp__avx512;
+extern const yg_loop_table yg__loops_lerp_scalar__baseline;
+extern const yg_loop_table yg__loops_lerp_scalar__avx2;
+extern const yg_loop_table yg__loops_lerp_scalar__avx512;
 
-static const char *const lerp__input_names[] = {"self", "end"};
+static const char *const lerp_scalar__input_names[] = {"self", "end"};
 
-static const char *const lerp__scalar_names[] = {"weight"};
+static const char *const lerp_scalar__scalar_names[] = {"weight"};
 
-static const yg_pointwise_desc lerp__desc = {
+static const yg_pointwise_desc lerp_scalar__desc = {
     .op = "lerp_",
     .n_inputs = 2,
-    .input_names = lerp__input_names,
+    .input_names = lerp_scalar__input_names,
     .loops =
         {
-            [YG_CPU_BASELINE] = &yg__loops_lerp__baseline,
-            [YG_CPU_AVX2] = &yg__loops_lerp__avx2,
-            [YG_CPU_AVX512] = &yg__loops_lerp__avx512,
+            [YG_CPU_BASELINE] = &yg__loops_lerp_scalar__baseline,
+            [YG_CPU_AVX2] = &yg__loops_lerp_scalar__avx2,
+            [YG_CPU_AVX512] = &yg__loops_lerp_scalar__avx512,
         },
     .n_scalars = 1,
-    .scalar_names = lerp__scalar_names,
+    .scalar_names = lerp_scalar__scalar_names,
 };
 
-/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
-yg_status yg__cpu_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out)
+/* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+yg_status yg__cpu_lerp_scalar_(yg_tensor *self,
+                               const yg_tensor *end,
+                               double weight,
+                               yg_tensor **out)
 {
     const yg_tensor *inputs[2] = {self, end};
     const double scalars[1] = {weight};
 
-    YG_RETURN_IF_ERROR(yg__cpu_pointwise_inplace(&lerp__desc, self, inputs, scalars));
+    YG_RETURN_IF_ERROR(yg__cpu_pointwise_inplace(&lerp_scalar__desc, self, inputs, scalars));
     *out = yg_retain(self);
     return YG_OK;
 }

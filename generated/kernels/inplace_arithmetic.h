@@ -41,7 +41,10 @@ yg_status yg__cpu_addcdiv_(yg_tensor *self,
                            double value,
                            yg_tensor **out);
 
-/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
-yg_status yg__cpu_lerp_(yg_tensor *self, const yg_tensor *end, double weight, yg_tensor **out);
+/* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+yg_status yg__cpu_lerp_scalar_(yg_tensor *self,
+                               const yg_tensor *end,
+                               double weight,
+                               yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_inplace_arithmetic_H */

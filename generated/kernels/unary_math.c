@@ -126,37 +126,37 @@ yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out)
     return yg__cpu_pointwise(&sqrt_desc, inputs, NULL, out);
 }
 
-/* ---- pow: pow(self, exponent) ---- */
+/* ---- pow.Scalar: pow(self, exponent) ---- */
 
-extern const yg_loop_table yg__loops_pow_baseline;
-extern const yg_loop_table yg__loops_pow_avx2;
-extern const yg_loop_table yg__loops_pow_avx512;
+extern const yg_loop_table yg__loops_pow_scalar_baseline;
+extern const yg_loop_table yg__loops_pow_scalar_avx2;
+extern const yg_loop_table yg__loops_pow_scalar_avx512;
 
-static const char *const pow_input_names[] = {"self"};
+static const char *const pow_scalar_input_names[] = {"self"};
 
-static const char *const pow_scalar_names[] = {"exponent"};
+static const char *const pow_scalar_scalar_names[] = {"exponent"};
 
-static const yg_pointwise_desc pow_desc = {
+static const yg_pointwise_desc pow_scalar_desc = {
     .op = "pow",
     .n_inputs = 1,
-    .input_names = pow_input_names,
+    .input_names = pow_scalar_input_names,
     .loops =
         {
-            [YG_CPU_BASELINE] = &yg__loops_pow_baseline,
-            [YG_CPU_AVX2] = &yg__loops_pow_avx2,
-            [YG_CPU_AVX512] = &yg__loops_pow_avx512,
+            [YG_CPU_BASELINE] = &yg__loops_pow_scalar_baseline,
+            [YG_CPU_AVX2] = &yg__loops_pow_scalar_avx2,
+            [YG_CPU_AVX512] = &yg__loops_pow_scalar_avx512,
         },
     .n_scalars = 1,
-    .scalar_names = pow_scalar_names,
+    .scalar_names = pow_scalar_scalar_names,
 };
 
-/* pow(Tensor self, Scalar exponent) -> Tensor */
-yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out)
+/* pow.Scalar(Tensor self, Scalar exponent) -> Tensor */
+yg_status yg__cpu_pow_scalar(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
     const double scalars[1] = {exponent};
 
-    return yg__cpu_pointwise(&pow_desc, inputs, scalars, out);
+    return yg__cpu_pointwise(&pow_scalar_desc, inputs, scalars, out);
 }
 
 /* ---- abs: self < 0 ? -self : self ---- */

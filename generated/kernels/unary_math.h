@@ -21,8 +21,8 @@ yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out);
 /* sqrt(Tensor self) -> Tensor */
 yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out);
 
-/* pow(Tensor self, Scalar exponent) -> Tensor */
-yg_status yg__cpu_pow(const yg_tensor *self, double exponent, yg_tensor **out);
+/* pow.Scalar(Tensor self, Scalar exponent) -> Tensor */
+yg_status yg__cpu_pow_scalar(const yg_tensor *self, double exponent, yg_tensor **out);
 
 /* abs(Tensor self) -> Tensor */
 yg_status yg__cpu_abs(const yg_tensor *self, yg_tensor **out);

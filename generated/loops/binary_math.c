@@ -556,9 +556,9 @@ const yg_loop_table YG_ISA_NAME(yg__loops_remainder_scalar) = {{
     [YG_INT32] = remainder_scalar_loop_int32,
 }};
 
-/* ---- pow.Tensor: pow(self, exponent) ---- */
+/* ---- pow: pow(self, exponent) ---- */
 
-static void pow_tensor_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
+static void pow_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
     (void)scalars;
     const int64_t elem = (int64_t)sizeof(float);
@@ -584,7 +584,7 @@ static void pow_tensor_loop_float32(char **p, const int64_t *s, int64_t n, const
     }
 }
 
-static void pow_tensor_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
+static void pow_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
     (void)scalars;
     const int64_t elem = (int64_t)sizeof(double);
@@ -610,7 +610,7 @@ static void pow_tensor_loop_float64(char **p, const int64_t *s, int64_t n, const
     }
 }
 
-const yg_loop_table YG_ISA_NAME(yg__loops_pow_tensor) = {{
-    [YG_FLOAT32] = pow_tensor_loop_float32,
-    [YG_FLOAT64] = pow_tensor_loop_float64,
+const yg_loop_table YG_ISA_NAME(yg__loops_pow) = {{
+    [YG_FLOAT32] = pow_loop_float32,
+    [YG_FLOAT64] = pow_loop_float64,
 }};

@@ -20,9 +20,9 @@
 #include "cpu/vec/vec.h"
 #include "cpu/vec/vecmath.h"
 
-/* ---- lerp: self + weight * (end - self) ---- */
+/* ---- lerp.Scalar: self + weight * (end - self) ---- */
 
-static void lerp_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
+static void lerp_scalar_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
     const float weight = (float)scalars[0];
     const int64_t elem = (int64_t)sizeof(float);
@@ -48,7 +48,7 @@ static void lerp_loop_float32(char **p, const int64_t *s, int64_t n, const doubl
     }
 }
 
-static void lerp_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
+static void lerp_scalar_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
     const double weight = (double)scalars[0];
     const int64_t elem = (int64_t)sizeof(double);
@@ -74,14 +74,14 @@ static void lerp_loop_float64(char **p, const int64_t *s, int64_t n, const doubl
     }
 }
 
-const yg_loop_table YG_ISA_NAME(yg__loops_lerp) = {{
-    [YG_FLOAT32] = lerp_loop_float32,
-    [YG_FLOAT64] = lerp_loop_float64,
+const yg_loop_table YG_ISA_NAME(yg__loops_lerp_scalar) = {{
+    [YG_FLOAT32] = lerp_scalar_loop_float32,
+    [YG_FLOAT64] = lerp_scalar_loop_float64,
 }};
 
-/* ---- lerp.Tensor: self + weight * (end - self) ---- */
+/* ---- lerp: self + weight * (end - self) ---- */
 
-static void lerp_tensor_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
+static void lerp_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
     (void)scalars;
     const int64_t elem = (int64_t)sizeof(float);
@@ -110,7 +110,7 @@ static void lerp_tensor_loop_float32(char **p, const int64_t *s, int64_t n, cons
     }
 }
 
-static void lerp_tensor_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
+static void lerp_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
     (void)scalars;
     const int64_t elem = (int64_t)sizeof(double);
@@ -139,9 +139,9 @@ static void lerp_tensor_loop_float64(char **p, const int64_t *s, int64_t n, cons
     }
 }
 
-const yg_loop_table YG_ISA_NAME(yg__loops_lerp_tensor) = {{
-    [YG_FLOAT32] = lerp_tensor_loop_float32,
-    [YG_FLOAT64] = lerp_tensor_loop_float64,
+const yg_loop_table YG_ISA_NAME(yg__loops_lerp) = {{
+    [YG_FLOAT32] = lerp_loop_float32,
+    [YG_FLOAT64] = lerp_loop_float64,
 }};
 
 /* ---- addcmul: self + value * tensor1 * tensor2 ---- */

@@ -754,9 +754,9 @@ const yg_loop_table YG_ISA_NAME(yg__loops_addcdiv_) = {{
     [YG_FLOAT64] = addcdiv__loop_float64,
 }};
 
-/* ---- lerp_: self + weight * (end - self) ---- */
+/* ---- lerp_.Scalar: self + weight * (end - self) ---- */
 
-static void lerp__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
+static void lerp_scalar__loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
     const float weight = (float)scalars[0];
     const int64_t elem = (int64_t)sizeof(float);
@@ -782,7 +782,7 @@ static void lerp__loop_float32(char **p, const int64_t *s, int64_t n, const doub
     }
 }
 
-static void lerp__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
+static void lerp_scalar__loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
     const double weight = (double)scalars[0];
     const int64_t elem = (int64_t)sizeof(double);
@@ -808,7 +808,7 @@ static void lerp__loop_float64(char **p, const int64_t *s, int64_t n, const doub
     }
 }
 
-const yg_loop_table YG_ISA_NAME(yg__loops_lerp_) = {{
-    [YG_FLOAT32] = lerp__loop_float32,
-    [YG_FLOAT64] = lerp__loop_float64,
+const yg_loop_table YG_ISA_NAME(yg__loops_lerp_scalar_) = {{
+    [YG_FLOAT32] = lerp_scalar__loop_float32,
+    [YG_FLOAT64] = lerp_scalar__loop_float64,
 }};

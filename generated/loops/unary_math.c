@@ -280,9 +280,9 @@ const yg_loop_table YG_ISA_NAME(yg__loops_sqrt) = {{
     [YG_FLOAT64] = sqrt_loop_float64,
 }};
 
-/* ---- pow: pow(self, exponent) ---- */
+/* ---- pow.Scalar: pow(self, exponent) ---- */
 
-static void pow_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
+static void pow_scalar_loop_float32(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
     const float exponent = (float)scalars[0];
     const int64_t elem = (int64_t)sizeof(float);
@@ -305,7 +305,7 @@ static void pow_loop_float32(char **p, const int64_t *s, int64_t n, const double
     }
 }
 
-static void pow_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
+static void pow_scalar_loop_float64(char **p, const int64_t *s, int64_t n, const double *scalars)
 {
     const double exponent = (double)scalars[0];
     const int64_t elem = (int64_t)sizeof(double);
@@ -328,9 +328,9 @@ static void pow_loop_float64(char **p, const int64_t *s, int64_t n, const double
     }
 }
 
-const yg_loop_table YG_ISA_NAME(yg__loops_pow) = {{
-    [YG_FLOAT32] = pow_loop_float32,
-    [YG_FLOAT64] = pow_loop_float64,
+const yg_loop_table YG_ISA_NAME(yg__loops_pow_scalar) = {{
+    [YG_FLOAT32] = pow_scalar_loop_float32,
+    [YG_FLOAT64] = pow_scalar_loop_float64,
 }};
 
 /* ---- abs: self < 0 ? -self : self ---- */

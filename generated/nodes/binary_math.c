@@ -295,12 +295,12 @@ const yg_node_vtable yg__remainder_scalar_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
-static yg_status pow_tensor_backward_apply(yg_node *base,
-                                           yg_tensor *const *grads,
-                                           yg_tensor **grad_inputs)
+/* pow(Tensor self, Tensor exponent) -> Tensor */
+static yg_status pow_backward_apply(yg_node *base,
+                                    yg_tensor *const *grads,
+                                    yg_tensor **grad_inputs)
 {
-    pow_tensor_backward *node = (pow_tensor_backward *)base;
+    pow_backward *node = (pow_backward *)base;
     yg_tensor *grad = grads[0];
     yg_tensor *self = NULL;
     yg_tensor *exponent = NULL;
@@ -342,21 +342,21 @@ out:
     yg_release(exponent);
     yg_release(self);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "PowTensorBackward");
+        return yg__fail_prefix(st, "PowBackward");
     return YG_OK;
 }
 
-static void pow_tensor_backward_release_saved(yg_node *base)
+static void pow_backward_release_saved(yg_node *base)
 {
-    pow_tensor_backward *node = (pow_tensor_backward *)base;
+    pow_backward *node = (pow_backward *)base;
 
     yg__saved_release(&node->self);
     yg__saved_release(&node->exponent);
     yg__saved_release(&node->result);
 }
 
-const yg_node_vtable yg__pow_tensor_backward_vtable = {
-    .name = "PowTensorBackward",
-    .apply = pow_tensor_backward_apply,
-    .release_saved = pow_tensor_backward_release_saved,
+const yg_node_vtable yg__pow_backward_vtable = {
+    .name = "PowBackward",
+    .apply = pow_backward_apply,
+    .release_saved = pow_backward_release_saved,
 };

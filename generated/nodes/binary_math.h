@@ -51,13 +51,13 @@ typedef struct remainder_scalar_backward {
 } remainder_scalar_backward;
 extern const yg_node_vtable yg__remainder_scalar_backward_vtable;
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
-typedef struct pow_tensor_backward {
+/* pow(Tensor self, Tensor exponent) -> Tensor */
+typedef struct pow_backward {
     yg_node base;
     yg_saved_tensor self;
     yg_saved_tensor exponent;
     yg_saved_tensor result;
-} pow_tensor_backward;
-extern const yg_node_vtable yg__pow_tensor_backward_vtable;
+} pow_backward;
+extern const yg_node_vtable yg__pow_backward_vtable;
 
 #endif /* YAGRAD_NODES_BINARY_MATH_H */

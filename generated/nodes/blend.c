@@ -17,12 +17,12 @@
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_blend.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
-static yg_status lerp_backward_apply(yg_node *base,
-                                     yg_tensor *const *grads,
-                                     yg_tensor **grad_inputs)
+/* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor */
+static yg_status lerp_scalar_backward_apply(yg_node *base,
+                                            yg_tensor *const *grads,
+                                            yg_tensor **grad_inputs)
 {
-    lerp_backward *node = (lerp_backward *)base;
+    lerp_scalar_backward *node = (lerp_scalar_backward *)base;
     yg_tensor *grad = grads[0];
     yg_tensor *grad_self = NULL;
     yg_tensor *grad_end = NULL;
@@ -49,22 +49,22 @@ out:
     yg_release(grad_end);
     yg_release(grad_self);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "LerpBackward");
+        return yg__fail_prefix(st, "LerpScalarBackward");
     return YG_OK;
 }
 
-const yg_node_vtable yg__lerp_backward_vtable = {
-    .name = "LerpBackward",
-    .apply = lerp_backward_apply,
+const yg_node_vtable yg__lerp_scalar_backward_vtable = {
+    .name = "LerpScalarBackward",
+    .apply = lerp_scalar_backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
-static yg_status lerp_tensor_backward_apply(yg_node *base,
-                                            yg_tensor *const *grads,
-                                            yg_tensor **grad_inputs)
+/* lerp(Tensor self, Tensor end, Tensor weight) -> Tensor */
+static yg_status lerp_backward_apply(yg_node *base,
+                                     yg_tensor *const *grads,
+                                     yg_tensor **grad_inputs)
 {
-    lerp_tensor_backward *node = (lerp_tensor_backward *)base;
+    lerp_backward *node = (lerp_backward *)base;
     yg_tensor *grad = grads[0];
     yg_tensor *self = NULL;
     yg_tensor *end = NULL;
@@ -126,23 +126,23 @@ out:
     yg_release(end);
     yg_release(self);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "LerpTensorBackward");
+        return yg__fail_prefix(st, "LerpBackward");
     return YG_OK;
 }
 
-static void lerp_tensor_backward_release_saved(yg_node *base)
+static void lerp_backward_release_saved(yg_node *base)
 {
-    lerp_tensor_backward *node = (lerp_tensor_backward *)base;
+    lerp_backward *node = (lerp_backward *)base;
 
     yg__saved_release(&node->self);
     yg__saved_release(&node->end);
     yg__saved_release(&node->weight);
 }
 
-const yg_node_vtable yg__lerp_tensor_backward_vtable = {
-    .name = "LerpTensorBackward",
-    .apply = lerp_tensor_backward_apply,
-    .release_saved = lerp_tensor_backward_release_saved,
+const yg_node_vtable yg__lerp_backward_vtable = {
+    .name = "LerpBackward",
+    .apply = lerp_backward_apply,
+    .release_saved = lerp_backward_release_saved,
 };
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */

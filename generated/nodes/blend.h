@@ -13,21 +13,21 @@
 
 #include "autograd/node.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
-typedef struct lerp_backward {
+/* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor */
+typedef struct lerp_scalar_backward {
     yg_node base;
     double weight;
-} lerp_backward;
-extern const yg_node_vtable yg__lerp_backward_vtable;
+} lerp_scalar_backward;
+extern const yg_node_vtable yg__lerp_scalar_backward_vtable;
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
-typedef struct lerp_tensor_backward {
+/* lerp(Tensor self, Tensor end, Tensor weight) -> Tensor */
+typedef struct lerp_backward {
     yg_node base;
     yg_saved_tensor self;
     yg_saved_tensor end;
     yg_saved_tensor weight;
-} lerp_tensor_backward;
-extern const yg_node_vtable yg__lerp_tensor_backward_vtable;
+} lerp_backward;
+extern const yg_node_vtable yg__lerp_backward_vtable;
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
 typedef struct addcmul_backward {

@@ -246,7 +246,7 @@ static yg_status minmax_backward_backward_apply(yg_node *base,
     yg_tensor *self = NULL;
     yg_tensor *output = NULL;
     yg_tensor *grad_grad_output = NULL;
-    yg_tensor *pow_tmp0 = NULL;
+    yg_tensor *pow_scalar_tmp0 = NULL;
     yg_tensor *minmax_backward_tmp1 = NULL;
     yg_tensor *mul_tmp2 = NULL;
     yg_status st = YG_OK;
@@ -259,12 +259,12 @@ static yg_status minmax_backward_backward_apply(yg_node *base,
         goto out;
     if (yg__node_needs_grad(base, 0)) {
         /* grad_output:
-         * sum_dim(mul(grad, minmax_backward(pow(output, 0), self, output, dim, keepdim)), dim,
-         * keepdim) */
-        st = yg_pow(output, 0, &pow_tmp0);
+         * sum_dim(mul(grad, minmax_backward(pow_scalar(output, 0), self, output, dim, keepdim)),
+         * dim, keepdim) */
+        st = yg_pow_scalar(output, 0, &pow_scalar_tmp0);
         if (st != YG_OK)
             goto out;
-        st = yg_minmax_backward(pow_tmp0,
+        st = yg_minmax_backward(pow_scalar_tmp0,
                                 self,
                                 output,
                                 node->dim.items,
@@ -290,7 +290,7 @@ static yg_status minmax_backward_backward_apply(yg_node *base,
 out:
     yg_release(mul_tmp2);
     yg_release(minmax_backward_tmp1);
-    yg_release(pow_tmp0);
+    yg_release(pow_scalar_tmp0);
     yg_release(grad_grad_output);
     yg_release(output);
     yg_release(self);

@@ -445,12 +445,12 @@ const yg_node_vtable yg__addcdiv__backward_vtable = {
     .release_saved = addcdiv__backward_release_saved,
 };
 
-/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
-static yg_status lerp__backward_apply(yg_node *base,
-                                      yg_tensor *const *grads,
-                                      yg_tensor **grad_inputs)
+/* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+static yg_status lerp_scalar__backward_apply(yg_node *base,
+                                             yg_tensor *const *grads,
+                                             yg_tensor **grad_inputs)
 {
-    lerp__backward *node = (lerp__backward *)base;
+    lerp_scalar__backward *node = (lerp_scalar__backward *)base;
     yg_tensor *grad = grads[0];
     yg_tensor *grad_self = NULL;
     yg_tensor *grad_end = NULL;
@@ -477,12 +477,12 @@ out:
     yg_release(grad_end);
     yg_release(grad_self);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "LerpBackward");
+        return yg__fail_prefix(st, "LerpScalarBackward");
     return YG_OK;
 }
 
-const yg_node_vtable yg__lerp__backward_vtable = {
-    .name = "LerpBackward",
-    .apply = lerp__backward_apply,
+const yg_node_vtable yg__lerp_scalar__backward_vtable = {
+    .name = "LerpScalarBackward",
+    .apply = lerp_scalar__backward_apply,
     .release_saved = NULL, /* nothing to release */
 };

@@ -74,11 +74,11 @@ typedef struct addcdiv__backward {
 } addcdiv__backward;
 extern const yg_node_vtable yg__addcdiv__backward_vtable;
 
-/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
-typedef struct lerp__backward {
+/* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
+typedef struct lerp_scalar__backward {
     yg_node base;
     double weight;
-} lerp__backward;
-extern const yg_node_vtable yg__lerp__backward_vtable;
+} lerp_scalar__backward;
+extern const yg_node_vtable yg__lerp_scalar__backward_vtable;
 
 #endif /* YAGRAD_NODES_INPLACE_ARITHMETIC_H */

@@ -33,7 +33,7 @@ static yg_status pow_backward_backward_apply(yg_node *base,
     yg_tensor *grad_grad_output = NULL;
     yg_tensor *grad_self = NULL;
     yg_tensor *mul_tmp0 = NULL;
-    yg_tensor *pow_tmp1 = NULL;
+    yg_tensor *pow_scalar_tmp1 = NULL;
     yg_tensor *mul_scalar_tmp2 = NULL;
     yg_status st = YG_OK;
 
@@ -51,15 +51,17 @@ static yg_status pow_backward_backward_apply(yg_node *base,
     }
     if (yg__node_needs_grad(base, 1)) {
         /* self:
-         * mul(mul(grad, grad_output), mul_scalar(pow(self, exponent - 2),
+         * mul(mul(grad, grad_output), mul_scalar(pow_scalar(self, exponent - 2),
          * exponent * (exponent - 1))) */
         st = yg_mul(grad, grad_output, &mul_tmp0);
         if (st != YG_OK)
             goto out;
-        st = yg_pow(self, node->exponent - 2, &pow_tmp1);
+        st = yg_pow_scalar(self, node->exponent - 2, &pow_scalar_tmp1);
         if (st != YG_OK)
             goto out;
-        st = yg_mul_scalar(pow_tmp1, node->exponent * (node->exponent - 1), &mul_scalar_tmp2);
+        st = yg_mul_scalar(pow_scalar_tmp1,
+                           node->exponent * (node->exponent - 1),
+                           &mul_scalar_tmp2);
         if (st != YG_OK)
             goto out;
         st = yg_mul(mul_tmp0, mul_scalar_tmp2, &grad_self);
@@ -73,7 +75,7 @@ static yg_status pow_backward_backward_apply(yg_node *base,
     grad_self = NULL;
 out:
     yg_release(mul_scalar_tmp2);
-    yg_release(pow_tmp1);
+    yg_release(pow_scalar_tmp1);
     yg_release(mul_tmp0);
     yg_release(grad_self);
     yg_release(grad_grad_output);
@@ -348,7 +350,7 @@ static yg_status pow_backward_self_backward_apply(yg_node *base,
     yg_tensor *sub_scalar_tmp2 = NULL;
     yg_tensor *mul_tmp3 = NULL;
     yg_tensor *sub_scalar_tmp4 = NULL;
-    yg_tensor *pow_tensor_tmp5 = NULL;
+    yg_tensor *pow_tmp5 = NULL;
     yg_tensor *log_tmp6 = NULL;
     yg_tensor *mul_tmp7 = NULL;
     yg_tensor *add_scalar_tmp8 = NULL;
@@ -389,7 +391,7 @@ static yg_status pow_backward_self_backward_apply(yg_node *base,
     }
     if (yg__node_needs_grad(base, 2)) {
         /* exponent:
-         * mul(mul(grad, grad_output), mul(pow_tensor(self, sub_scalar(exponent, 1, 1)),
+         * mul(mul(grad, grad_output), mul(pow(self, sub_scalar(exponent, 1, 1)),
          * add_scalar(mul(exponent, log(self)), 1, 1))) */
         st = yg_mul(grad, grad_output, &mul_tmp3);
         if (st != YG_OK)
@@ -397,7 +399,7 @@ static yg_status pow_backward_self_backward_apply(yg_node *base,
         st = yg_sub_scalar(exponent, 1, 1, &sub_scalar_tmp4);
         if (st != YG_OK)
             goto out;
-        st = yg_pow_tensor(self, sub_scalar_tmp4, &pow_tensor_tmp5);
+        st = yg_pow(self, sub_scalar_tmp4, &pow_tmp5);
         if (st != YG_OK)
             goto out;
         st = yg_log(self, &log_tmp6);
@@ -409,7 +411,7 @@ static yg_status pow_backward_self_backward_apply(yg_node *base,
         st = yg_add_scalar(mul_tmp7, 1, 1, &add_scalar_tmp8);
         if (st != YG_OK)
             goto out;
-        st = yg_mul(pow_tensor_tmp5, add_scalar_tmp8, &mul_tmp9);
+        st = yg_mul(pow_tmp5, add_scalar_tmp8, &mul_tmp9);
         if (st != YG_OK)
             goto out;
         st = yg_mul(mul_tmp3, mul_tmp9, &grad_exponent);
@@ -428,7 +430,7 @@ out:
     yg_release(add_scalar_tmp8);
     yg_release(mul_tmp7);
     yg_release(log_tmp6);
-    yg_release(pow_tensor_tmp5);
+    yg_release(pow_tmp5);
     yg_release(sub_scalar_tmp4);
     yg_release(mul_tmp3);
     yg_release(sub_scalar_tmp2);

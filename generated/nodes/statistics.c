@@ -302,7 +302,7 @@ static yg_status norm_backward_backward_apply(yg_node *base,
     yg_tensor *grad_grad_output = NULL;
     yg_tensor *grad_self = NULL;
     yg_tensor *grad_in_output = NULL;
-    yg_tensor *pow_tmp0 = NULL;
+    yg_tensor *pow_scalar_tmp0 = NULL;
     yg_tensor *norm_backward_tmp1 = NULL;
     yg_tensor *mul_tmp2 = NULL;
     yg_tensor *sign_tmp3 = NULL;
@@ -327,12 +327,12 @@ static yg_status norm_backward_backward_apply(yg_node *base,
         goto out;
     if (yg__node_needs_grad(base, 0)) {
         /* grad_output:
-         * sum_dim(mul(grad, norm_backward(pow(grad_output, 0), self, output, p, dim, keepdim)),
-         * dim, keepdim) */
-        st = yg_pow(grad_output, 0, &pow_tmp0);
+         * sum_dim(mul(grad, norm_backward(pow_scalar(grad_output, 0), self, output, p, dim,
+         * keepdim)), dim, keepdim) */
+        st = yg_pow_scalar(grad_output, 0, &pow_scalar_tmp0);
         if (st != YG_OK)
             goto out;
-        st = yg_norm_backward(pow_tmp0,
+        st = yg_norm_backward(pow_scalar_tmp0,
                               self,
                               output,
                               node->p,
@@ -436,7 +436,7 @@ out:
     yg_release(sign_tmp3);
     yg_release(mul_tmp2);
     yg_release(norm_backward_tmp1);
-    yg_release(pow_tmp0);
+    yg_release(pow_scalar_tmp0);
     yg_release(grad_in_output);
     yg_release(grad_self);
     yg_release(grad_grad_output);

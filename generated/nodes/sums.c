@@ -239,7 +239,7 @@ static yg_status prod_backward_backward_apply(yg_node *base,
     yg_tensor *self = NULL;
     yg_tensor *grad_grad_output = NULL;
     yg_tensor *grad_self = NULL;
-    yg_tensor *pow_tmp0 = NULL;
+    yg_tensor *pow_scalar_tmp0 = NULL;
     yg_tensor *prod_backward_tmp1 = NULL;
     yg_tensor *mul_tmp2 = NULL;
     yg_status st = YG_OK;
@@ -252,12 +252,12 @@ static yg_status prod_backward_backward_apply(yg_node *base,
         goto out;
     if (yg__node_needs_grad(base, 0)) {
         /* grad_output:
-         * sum_dim(mul(grad, prod_backward(pow(grad_output, 0), self, dim, keepdim)), dim,
+         * sum_dim(mul(grad, prod_backward(pow_scalar(grad_output, 0), self, dim, keepdim)), dim,
          * keepdim) */
-        st = yg_pow(grad_output, 0, &pow_tmp0);
+        st = yg_pow_scalar(grad_output, 0, &pow_scalar_tmp0);
         if (st != YG_OK)
             goto out;
-        st = yg_prod_backward(pow_tmp0,
+        st = yg_prod_backward(pow_scalar_tmp0,
                               self,
                               node->dim.items,
                               node->dim.len,
@@ -296,7 +296,7 @@ static yg_status prod_backward_backward_apply(yg_node *base,
 out:
     yg_release(mul_tmp2);
     yg_release(prod_backward_tmp1);
-    yg_release(pow_tmp0);
+    yg_release(pow_scalar_tmp0);
     yg_release(grad_self);
     yg_release(grad_grad_output);
     yg_release(self);

@@ -186,12 +186,12 @@ const yg_node_vtable yg__sqrt_backward_vtable = {
     .release_saved = sqrt_backward_release_saved,
 };
 
-/* pow(Tensor self, Scalar exponent) -> Tensor */
-static yg_status pow_backward_apply(yg_node *base,
-                                    yg_tensor *const *grads,
-                                    yg_tensor **grad_inputs)
+/* pow.Scalar(Tensor self, Scalar exponent) -> Tensor */
+static yg_status pow_scalar_backward_apply(yg_node *base,
+                                           yg_tensor *const *grads,
+                                           yg_tensor **grad_inputs)
 {
-    pow_backward *node = (pow_backward *)base;
+    pow_scalar_backward *node = (pow_scalar_backward *)base;
     yg_tensor *grad = grads[0];
     yg_tensor *self = NULL;
     yg_tensor *grad_self = NULL;
@@ -213,21 +213,21 @@ out:
     yg_release(grad_self);
     yg_release(self);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "PowBackward");
+        return yg__fail_prefix(st, "PowScalarBackward");
     return YG_OK;
 }
 
-static void pow_backward_release_saved(yg_node *base)
+static void pow_scalar_backward_release_saved(yg_node *base)
 {
-    pow_backward *node = (pow_backward *)base;
+    pow_scalar_backward *node = (pow_scalar_backward *)base;
 
     yg__saved_release(&node->self);
 }
 
-const yg_node_vtable yg__pow_backward_vtable = {
-    .name = "PowBackward",
-    .apply = pow_backward_apply,
-    .release_saved = pow_backward_release_saved,
+const yg_node_vtable yg__pow_scalar_backward_vtable = {
+    .name = "PowScalarBackward",
+    .apply = pow_scalar_backward_apply,
+    .release_saved = pow_scalar_backward_release_saved,
 };
 
 /* abs(Tensor self) -> Tensor */
@@ -466,7 +466,7 @@ static yg_status rsqrt_backward_apply(yg_node *base,
     yg_tensor *grad = grads[0];
     yg_tensor *result = NULL;
     yg_tensor *grad_self = NULL;
-    yg_tensor *pow_tmp0 = NULL;
+    yg_tensor *pow_scalar_tmp0 = NULL;
     yg_tensor *mul_scalar_tmp1 = NULL;
     yg_status st = YG_OK;
 
@@ -474,11 +474,11 @@ static yg_status rsqrt_backward_apply(yg_node *base,
     if (st != YG_OK)
         goto out;
     if (yg__node_needs_grad(base, 0)) {
-        /* self: mul(grad, mul_scalar(pow(result, 3), -0.5)) */
-        st = yg_pow(result, 3, &pow_tmp0);
+        /* self: mul(grad, mul_scalar(pow_scalar(result, 3), -0.5)) */
+        st = yg_pow_scalar(result, 3, &pow_scalar_tmp0);
         if (st != YG_OK)
             goto out;
-        st = yg_mul_scalar(pow_tmp0, -0.5, &mul_scalar_tmp1);
+        st = yg_mul_scalar(pow_scalar_tmp0, -0.5, &mul_scalar_tmp1);
         if (st != YG_OK)
             goto out;
         st = yg_mul(grad, mul_scalar_tmp1, &grad_self);
@@ -490,7 +490,7 @@ static yg_status rsqrt_backward_apply(yg_node *base,
     grad_self = NULL;
 out:
     yg_release(mul_scalar_tmp1);
-    yg_release(pow_tmp0);
+    yg_release(pow_scalar_tmp0);
     yg_release(grad_self);
     yg_release(result);
     if (st != YG_OK)

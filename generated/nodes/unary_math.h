@@ -40,13 +40,13 @@ typedef struct sqrt_backward {
 } sqrt_backward;
 extern const yg_node_vtable yg__sqrt_backward_vtable;
 
-/* pow(Tensor self, Scalar exponent) -> Tensor */
-typedef struct pow_backward {
+/* pow.Scalar(Tensor self, Scalar exponent) -> Tensor */
+typedef struct pow_scalar_backward {
     yg_node base;
     yg_saved_tensor self;
     double exponent;
-} pow_backward;
-extern const yg_node_vtable yg__pow_backward_vtable;
+} pow_scalar_backward;
+extern const yg_node_vtable yg__pow_scalar_backward_vtable;
 
 /* abs(Tensor self) -> Tensor */
 typedef struct abs_backward {

@@ -37,10 +37,10 @@ yg_status yg__onnx_sym_minimum(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
+/* pow(Tensor self, Tensor exponent) -> Tensor */
 /* onnx: Pow(self, exponent) */
-yg_onnx_symbolic_fn yg__onnx_sym_pow_tensor; /* listed in onnx/table.c */
-yg_status yg__onnx_sym_pow_tensor(yg_onnx_ctx *cx, const yg_ir_node *node)
+yg_onnx_symbolic_fn yg__onnx_sym_pow; /* listed in onnx/table.c */
+yg_status yg__onnx_sym_pow(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     yg_onnx_node *o = NULL;
 

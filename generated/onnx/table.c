@@ -16,7 +16,7 @@ yg_onnx_symbolic_fn yg__onnx_sym_sub_scalar;
 yg_onnx_symbolic_fn yg__onnx_sym_rsub_scalar;
 yg_onnx_symbolic_fn yg__onnx_sym_maximum;
 yg_onnx_symbolic_fn yg__onnx_sym_minimum;
-yg_onnx_symbolic_fn yg__onnx_sym_pow_tensor;
+yg_onnx_symbolic_fn yg__onnx_sym_pow;
 yg_onnx_symbolic_fn yg__onnx_sym_where;
 yg_onnx_symbolic_fn yg__onnx_sym_where_scalarother;
 yg_onnx_symbolic_fn yg__onnx_sym_where_scalarself;
@@ -39,7 +39,7 @@ yg_onnx_symbolic_fn yg__onnx_sym_neg;
 yg_onnx_symbolic_fn yg__onnx_sym_exp;
 yg_onnx_symbolic_fn yg__onnx_sym_log;
 yg_onnx_symbolic_fn yg__onnx_sym_sqrt;
-yg_onnx_symbolic_fn yg__onnx_sym_pow;
+yg_onnx_symbolic_fn yg__onnx_sym_pow_scalar;
 yg_onnx_symbolic_fn yg__onnx_sym_abs;
 yg_onnx_symbolic_fn yg__onnx_sym_sign;
 yg_onnx_symbolic_fn yg__onnx_sym_reciprocal;
@@ -116,10 +116,10 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
      "ONNX Mod takes integers unless fmod=1 (C fmod), and yagrad's remainder is Python's"},
     {"remainder.Scalar", NULL, 0, NULL,
      "ONNX Mod takes integers unless fmod=1 (C fmod), and yagrad's remainder is Python's"},
-    {"pow.Tensor", yg__onnx_sym_pow_tensor, 13, "Pow", NULL},
-    {"lerp", NULL, 0, NULL, "no single ONNX operator; its decomposition is not written yet"},
-    {"lerp.Tensor", NULL, 0, NULL,
+    {"pow", yg__onnx_sym_pow, 13, "Pow", NULL},
+    {"lerp.Scalar", NULL, 0, NULL,
      "no single ONNX operator; its decomposition is not written yet"},
+    {"lerp", NULL, 0, NULL, "no single ONNX operator; its decomposition is not written yet"},
     {"addcmul", NULL, 0, NULL,
      "no single ONNX operator; its decomposition is not written yet"},
     {"addcdiv", NULL, 0, NULL,
@@ -136,7 +136,7 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"div_.Scalar", NULL, 0, NULL, "an in-place op (export functional graphs)"},
     {"addcmul_", NULL, 0, NULL, "an in-place op (export functional graphs)"},
     {"addcdiv_", NULL, 0, NULL, "an in-place op (export functional graphs)"},
-    {"lerp_", NULL, 0, NULL, "an in-place op (export functional graphs)"},
+    {"lerp_.Scalar", NULL, 0, NULL, "an in-place op (export functional graphs)"},
     {"relu_", NULL, 0, NULL, "an in-place op (export functional graphs)"},
     {"clamp_", NULL, 0, NULL, "an in-place op (export functional graphs)"},
     {"clamp_min_", NULL, 0, NULL, "an in-place op (export functional graphs)"},
@@ -165,7 +165,7 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"exp", yg__onnx_sym_exp, 13, "Exp", NULL},
     {"log", yg__onnx_sym_log, 13, "Log", NULL},
     {"sqrt", yg__onnx_sym_sqrt, 13, "Sqrt", NULL},
-    {"pow", yg__onnx_sym_pow, 13, "Pow", NULL},
+    {"pow.Scalar", yg__onnx_sym_pow_scalar, 13, "Pow", NULL},
     {"abs", yg__onnx_sym_abs, 13, "Abs", NULL},
     {"sign", yg__onnx_sym_sign, 13, "Sign", NULL},
     {"expm1", NULL, 0, NULL, "no single ONNX operator; its decomposition is not written yet"},

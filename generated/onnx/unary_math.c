@@ -61,10 +61,10 @@ yg_status yg__onnx_sym_sqrt(yg_onnx_ctx *cx, const yg_ir_node *node)
     return yg__onnx_outputs(cx, o, node);
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor */
+/* pow.Scalar(Tensor self, Scalar exponent) -> Tensor */
 /* onnx: Pow(self, scalar(exponent)) */
-yg_onnx_symbolic_fn yg__onnx_sym_pow; /* listed in onnx/table.c */
-yg_status yg__onnx_sym_pow(yg_onnx_ctx *cx, const yg_ir_node *node)
+yg_onnx_symbolic_fn yg__onnx_sym_pow_scalar; /* listed in onnx/table.c */
+yg_status yg__onnx_sym_pow_scalar(yg_onnx_ctx *cx, const yg_ir_node *node)
 {
     double exponent = 0;
     yg_onnx_node *o = NULL;

@@ -128,9 +128,9 @@ yg_status yg__symbolic_remainder_scalar(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor */
-yg_symbolic_impl yg__symbolic_pow_tensor; /* listed in symbolic/table.c */
-yg_status yg__symbolic_pow_tensor(yg_sym *s, const yg_ir_node *node)
+/* pow(Tensor self, Tensor exponent) -> Tensor */
+yg_symbolic_impl yg__symbolic_pow; /* listed in symbolic/table.c */
+yg_status yg__symbolic_pow(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
 

@@ -8,9 +8,9 @@
  */
 #include "symbolic/symbolic.h"
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor */
-yg_symbolic_impl yg__symbolic_lerp; /* listed in symbolic/table.c */
-yg_status yg__symbolic_lerp(yg_sym *s, const yg_ir_node *node)
+/* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor */
+yg_symbolic_impl yg__symbolic_lerp_scalar; /* listed in symbolic/table.c */
+yg_status yg__symbolic_lerp_scalar(yg_sym *s, const yg_ir_node *node)
 {
     double weight = 0;
     yg_ir_node *n = NULL;
@@ -35,9 +35,9 @@ yg_status yg__symbolic_lerp(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor */
-yg_symbolic_impl yg__symbolic_lerp_tensor; /* listed in symbolic/table.c */
-yg_status yg__symbolic_lerp_tensor(yg_sym *s, const yg_ir_node *node)
+/* lerp(Tensor self, Tensor end, Tensor weight) -> Tensor */
+yg_symbolic_impl yg__symbolic_lerp; /* listed in symbolic/table.c */
+yg_status yg__symbolic_lerp(yg_sym *s, const yg_ir_node *node)
 {
     yg_ir_node *n = NULL;
 

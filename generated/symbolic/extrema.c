@@ -116,13 +116,13 @@ yg_status yg__symbolic_minmax_backward(yg_sym *s, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dim", NULL, YG_BOX_REQUIRED, 0, &dim));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "keepdim", NULL, &keepdim));
     if (yg__sym_needs(s, 0)) {
-        /* grad_output: sum_dim(mul(grad, minmax_backward(pow(output, 0), self, output, dim, keepdim)), dim, keepdim) */
-        n = yg__sym_op(s, "pow", 1);
+        /* grad_output: sum_dim(mul(grad, minmax_backward(pow_scalar(output, 0), self, output, dim, keepdim)), dim, keepdim) */
+        n = yg__sym_op(s, "pow.Scalar", 1);
         yg__sym_in(s, n, yg__sym_input(s, 2));
         yg__sym_float(s, n, "exponent", 0);
-        yg_ir_value *pow_tmp0 = yg__sym_out(s, n, 0);
+        yg_ir_value *pow_scalar_tmp0 = yg__sym_out(s, n, 0);
         n = yg__sym_op(s, "minmax_backward", 1);
-        yg__sym_in(s, n, pow_tmp0);
+        yg__sym_in(s, n, pow_scalar_tmp0);
         yg__sym_in(s, n, yg__sym_input(s, 1));
         yg__sym_in(s, n, yg__sym_input(s, 2));
         yg__sym_ints(s, n, "dim", dim.items, dim.len);

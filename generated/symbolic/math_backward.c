@@ -26,17 +26,17 @@ yg_status yg__symbolic_pow_backward(yg_sym *s, const yg_ir_node *node)
         yg__sym_set_grad(s, 0, pow_backward_tmp0);
     }
     if (yg__sym_needs(s, 1)) {
-        /* self: mul(mul(grad, grad_output), mul_scalar(pow(self, exponent - 2), exponent * (exponent - 1))) */
+        /* self: mul(mul(grad, grad_output), mul_scalar(pow_scalar(self, exponent - 2), exponent * (exponent - 1))) */
         n = yg__sym_op(s, "mul", 1);
         yg__sym_in(s, n, yg__sym_grad(s, 0));
         yg__sym_in(s, n, yg__sym_input(s, 0));
         yg_ir_value *mul_tmp1 = yg__sym_out(s, n, 0);
-        n = yg__sym_op(s, "pow", 1);
+        n = yg__sym_op(s, "pow.Scalar", 1);
         yg__sym_in(s, n, yg__sym_input(s, 1));
         yg__sym_float(s, n, "exponent", exponent - 2);
-        yg_ir_value *pow_tmp2 = yg__sym_out(s, n, 0);
+        yg_ir_value *pow_scalar_tmp2 = yg__sym_out(s, n, 0);
         n = yg__sym_op(s, "mul.Scalar", 1);
-        yg__sym_in(s, n, pow_tmp2);
+        yg__sym_in(s, n, pow_scalar_tmp2);
         yg__sym_float(s, n, "other", exponent * (exponent - 1));
         yg_ir_value *mul_scalar_tmp3 = yg__sym_out(s, n, 0);
         n = yg__sym_op(s, "mul", 1);
@@ -188,7 +188,7 @@ yg_status yg__symbolic_pow_backward_self(yg_sym *s, const yg_ir_node *node)
         yg__sym_set_grad(s, 1, pow_backward_self_tmp4);
     }
     if (yg__sym_needs(s, 2)) {
-        /* exponent: mul(mul(grad, grad_output), mul(pow_tensor(self, sub_scalar(exponent, 1, 1)), add_scalar(mul(exponent, log(self)), 1, 1))) */
+        /* exponent: mul(mul(grad, grad_output), mul(pow(self, sub_scalar(exponent, 1, 1)), add_scalar(mul(exponent, log(self)), 1, 1))) */
         n = yg__sym_op(s, "mul", 1);
         yg__sym_in(s, n, yg__sym_grad(s, 0));
         yg__sym_in(s, n, yg__sym_input(s, 0));
@@ -198,10 +198,10 @@ yg_status yg__symbolic_pow_backward_self(yg_sym *s, const yg_ir_node *node)
         yg__sym_float(s, n, "other", 1);
         yg__sym_float(s, n, "alpha", 1);
         yg_ir_value *sub_scalar_tmp6 = yg__sym_out(s, n, 0);
-        n = yg__sym_op(s, "pow.Tensor", 1);
+        n = yg__sym_op(s, "pow", 1);
         yg__sym_in(s, n, yg__sym_input(s, 1));
         yg__sym_in(s, n, sub_scalar_tmp6);
-        yg_ir_value *pow_tensor_tmp7 = yg__sym_out(s, n, 0);
+        yg_ir_value *pow_tmp7 = yg__sym_out(s, n, 0);
         n = yg__sym_op(s, "log", 1);
         yg__sym_in(s, n, yg__sym_input(s, 1));
         yg_ir_value *log_tmp8 = yg__sym_out(s, n, 0);
@@ -215,7 +215,7 @@ yg_status yg__symbolic_pow_backward_self(yg_sym *s, const yg_ir_node *node)
         yg__sym_float(s, n, "alpha", 1);
         yg_ir_value *add_scalar_tmp10 = yg__sym_out(s, n, 0);
         n = yg__sym_op(s, "mul", 1);
-        yg__sym_in(s, n, pow_tensor_tmp7);
+        yg__sym_in(s, n, pow_tmp7);
         yg__sym_in(s, n, add_scalar_tmp10);
         yg_ir_value *mul_tmp11 = yg__sym_out(s, n, 0);
         n = yg__sym_op(s, "mul", 1);

@@ -21,9 +21,9 @@ yg_symbolic_impl yg__symbolic_minimum;
 yg_symbolic_impl yg__symbolic_atan2;
 yg_symbolic_impl yg__symbolic_remainder;
 yg_symbolic_impl yg__symbolic_remainder_scalar;
-yg_symbolic_impl yg__symbolic_pow_tensor;
+yg_symbolic_impl yg__symbolic_pow;
+yg_symbolic_impl yg__symbolic_lerp_scalar;
 yg_symbolic_impl yg__symbolic_lerp;
-yg_symbolic_impl yg__symbolic_lerp_tensor;
 yg_symbolic_impl yg__symbolic_addcmul;
 yg_symbolic_impl yg__symbolic_addcdiv;
 yg_symbolic_impl yg__symbolic_where;
@@ -34,7 +34,7 @@ yg_symbolic_impl yg__symbolic_neg;
 yg_symbolic_impl yg__symbolic_exp;
 yg_symbolic_impl yg__symbolic_log;
 yg_symbolic_impl yg__symbolic_sqrt;
-yg_symbolic_impl yg__symbolic_pow;
+yg_symbolic_impl yg__symbolic_pow_scalar;
 yg_symbolic_impl yg__symbolic_abs;
 yg_symbolic_impl yg__symbolic_sign;
 yg_symbolic_impl yg__symbolic_expm1;
@@ -184,9 +184,9 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = yg__symbolic_atan2}, /* atan2 */
     {.fn = yg__symbolic_remainder}, /* remainder */
     {.fn = yg__symbolic_remainder_scalar}, /* remainder.Scalar */
-    {.fn = yg__symbolic_pow_tensor}, /* pow.Tensor */
+    {.fn = yg__symbolic_pow}, /* pow */
+    {.fn = yg__symbolic_lerp_scalar}, /* lerp.Scalar */
     {.fn = yg__symbolic_lerp}, /* lerp */
-    {.fn = yg__symbolic_lerp_tensor}, /* lerp.Tensor */
     {.fn = yg__symbolic_addcmul}, /* addcmul */
     {.fn = yg__symbolic_addcdiv}, /* addcdiv */
     {.fn = yg__symbolic_where}, /* where */
@@ -201,7 +201,7 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* div_.Scalar */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* addcmul_ */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* addcdiv_ */
-    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* lerp_ */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* lerp_.Scalar */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* relu_ */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* clamp_ */
     {.fn = NULL, .no_grad = false, .unsupported = "in-place and out= ops stay outside autodiff subgraphs"}, /* clamp_min_ */
@@ -230,7 +230,7 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = yg__symbolic_exp}, /* exp */
     {.fn = yg__symbolic_log}, /* log */
     {.fn = yg__symbolic_sqrt}, /* sqrt */
-    {.fn = yg__symbolic_pow}, /* pow */
+    {.fn = yg__symbolic_pow_scalar}, /* pow.Scalar */
     {.fn = yg__symbolic_abs}, /* abs */
     {.fn = yg__symbolic_sign}, /* sign */
     {.fn = yg__symbolic_expm1}, /* expm1 */

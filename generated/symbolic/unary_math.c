@@ -83,9 +83,9 @@ yg_status yg__symbolic_sqrt(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* pow(Tensor self, Scalar exponent) -> Tensor */
-yg_symbolic_impl yg__symbolic_pow; /* listed in symbolic/table.c */
-yg_status yg__symbolic_pow(yg_sym *s, const yg_ir_node *node)
+/* pow.Scalar(Tensor self, Scalar exponent) -> Tensor */
+yg_symbolic_impl yg__symbolic_pow_scalar; /* listed in symbolic/table.c */
+yg_status yg__symbolic_pow_scalar(yg_sym *s, const yg_ir_node *node)
 {
     double exponent = 0;
     yg_ir_node *n = NULL;
@@ -218,13 +218,13 @@ yg_status yg__symbolic_rsqrt(yg_sym *s, const yg_ir_node *node)
 
     (void)node;
     if (yg__sym_needs(s, 0)) {
-        /* self: mul(grad, mul_scalar(pow(result, 3), -0.5)) */
-        n = yg__sym_op(s, "pow", 1);
+        /* self: mul(grad, mul_scalar(pow_scalar(result, 3), -0.5)) */
+        n = yg__sym_op(s, "pow.Scalar", 1);
         yg__sym_in(s, n, yg__sym_output(s, 0));
         yg__sym_float(s, n, "exponent", 3);
-        yg_ir_value *pow_tmp0 = yg__sym_out(s, n, 0);
+        yg_ir_value *pow_scalar_tmp0 = yg__sym_out(s, n, 0);
         n = yg__sym_op(s, "mul.Scalar", 1);
-        yg__sym_in(s, n, pow_tmp0);
+        yg__sym_in(s, n, pow_scalar_tmp0);
         yg__sym_float(s, n, "other", -0.5);
         yg_ir_value *mul_scalar_tmp1 = yg__sym_out(s, n, 0);
         n = yg__sym_op(s, "mul", 1);

@@ -29,7 +29,7 @@ static bool broadcasting_input(const yg_ir_node *n, int32_t i) {
                                       "sub",
                                       "mul",
                                       "div",
-                                      "pow.Tensor",
+                                      "pow",
                                       "where",
                                       "maximum",
                                       "minimum",

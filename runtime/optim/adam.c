@@ -77,7 +77,7 @@ yg_status yg__adam_update(yg_optimizer *opt, yg_param_state *ps, const yg_tensor
     int64_t t = ps->steps + 1;
     double bc1 = 1 - pow(o->beta1, (double)t), bc2 = 1 - pow(o->beta2, (double)t);
     /* m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2 */
-    st = yg_lerp_(ps->buf0, d, 1 - o->beta1, &tmp);
+    st = yg_lerp_scalar_(ps->buf0, d, 1 - o->beta1, &tmp);
     yg_release(tmp);
     tmp = NULL;
     if (st == YG_OK)

@@ -95,8 +95,8 @@ static yg_status f_sqrt(yg_tensor *const *x, yg_tensor **o) { return yg_sqrt(x[0
 static yg_status f_tanh(yg_tensor *const *x, yg_tensor **o) { return yg_tanh(x[0], o); }
 static yg_status f_sigmoid(yg_tensor *const *x, yg_tensor **o) { return yg_sigmoid(x[0], o); }
 static yg_status f_relu(yg_tensor *const *x, yg_tensor **o) { return yg_relu(x[0], o); }
-static yg_status f_pow3(yg_tensor *const *x, yg_tensor **o) { return yg_pow(x[0], 3.0, o); }
-static yg_status f_pow_half(yg_tensor *const *x, yg_tensor **o) { return yg_pow(x[0], 0.5, o); }
+static yg_status f_pow3(yg_tensor *const *x, yg_tensor **o) { return yg_pow_scalar(x[0], 3.0, o); }
+static yg_status f_pow_half(yg_tensor *const *x, yg_tensor **o) { return yg_pow_scalar(x[0], 0.5, o); }
 static yg_status f_sum(yg_tensor *const *x, yg_tensor **o) { return yg_sum(x[0], o); }
 static yg_status f_mean(yg_tensor *const *x, yg_tensor **o) { return yg_mean(x[0], o); }
 static yg_status f_mm(yg_tensor *const *x, yg_tensor **o) { return yg_mm(x[0], x[1], o); }
@@ -139,9 +139,9 @@ static yg_status f_remainder_scalar(yg_tensor *const *x, yg_tensor **o) { return
 static yg_status f_remainder_scalar_int(yg_tensor *const *x, yg_tensor **o) { return yg_remainder_scalar(x[0], -3, o); }
 static yg_status f_div_trunc_op(yg_tensor *const *x, yg_tensor **o) { return yg_div_trunc(x[0], x[1], o); }
 static yg_status f_div_floor_op(yg_tensor *const *x, yg_tensor **o) { return yg_div_floor(x[0], x[1], o); }
-static yg_status f_pow_tensor(yg_tensor *const *x, yg_tensor **o) { return yg_pow_tensor(x[0], x[1], o); }
-static yg_status f_lerp(yg_tensor *const *x, yg_tensor **o) { return yg_lerp(x[0], x[1], 0.3, o); }
-static yg_status f_lerp_tensor(yg_tensor *const *x, yg_tensor **o) { return yg_lerp_tensor(x[0], x[1], x[2], o); }
+static yg_status f_pow_tensor(yg_tensor *const *x, yg_tensor **o) { return yg_pow(x[0], x[1], o); }
+static yg_status f_lerp(yg_tensor *const *x, yg_tensor **o) { return yg_lerp_scalar(x[0], x[1], 0.3, o); }
+static yg_status f_lerp_tensor(yg_tensor *const *x, yg_tensor **o) { return yg_lerp(x[0], x[1], x[2], o); }
 static yg_status f_addcmul(yg_tensor *const *x, yg_tensor **o) { return yg_addcmul(x[0], x[1], x[2], 0.5, o); }
 static yg_status f_addcdiv(yg_tensor *const *x, yg_tensor **o) { return yg_addcdiv(x[0], x[1], x[2], -2.0, o); }
 static yg_status f_where(yg_tensor *const *x, yg_tensor **o) { return yg_where(x[0], x[1], x[2], o); }
@@ -579,8 +579,8 @@ const sample opinfo_derivative_samples[] = {
     {"tanh", "", 1, {F64(-2, 2, 2, 2, 3)}, f_tanh},
     {"sigmoid", "", 1, {F64(-3, 3, 2, 2, 3)}, f_sigmoid},
     {"relu", "mixed signs", 1, {F64(-1, 1, 2, 3, 4)}, f_relu},
-    {"pow", "cube", 1, {F64(-2, 2, 2, 2, 3)}, f_pow3},
-    {"pow", "square root, positive input", 1, {F64(0.5, 2, 1, 4)}, f_pow_half},
+    {"pow.Scalar", "cube", 1, {F64(-2, 2, 2, 2, 3)}, f_pow3},
+    {"pow.Scalar", "square root, positive input", 1, {F64(0.5, 2, 1, 4)}, f_pow_half},
     {"sum", "all elements", 1, {F64(-1, 1, 2, 2, 3)}, f_sum},
     {"sum.dim", "dim 1", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_sum_dim1},
     {"sum.dim", "dims 0 and -1, keepdim", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_sum_dims_keep},
@@ -731,10 +731,10 @@ const sample opinfo_derivative_samples[] = {
     {"remainder.Scalar", "by -3", 1, {F64(-5, 5, 2, 2, 3)}, f_remainder_scalar_int},
     {"div.trunc", "positive divisor, broadcast", 2, {F64(-3, 3, 2, 2, 3), F64(1.2, 3.5, 1, 3)}, f_div_trunc_op},
     {"div.floor", "negative divisor", 2, {F64(-3, 3, 2, 2, 3), F64(-3.5, -1.2, 2, 2, 3)}, f_div_floor_op},
-    {"pow.Tensor", "positive base", 2, {F64(0.5, 2, 2, 2, 3), F64(-2, 2, 2, 2, 3)}, f_pow_tensor},
-    {"pow.Tensor", "broadcast exponent", 2, {F64(0.5, 2, 2, 2, 3), F64(-1, 3, 0, 0)}, f_pow_tensor},
-    {"lerp", "weight 0.3", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_lerp},
-    {"lerp.Tensor", "tensor weight", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(0, 1, 1, 3)}, f_lerp_tensor},
+    {"pow", "positive base", 2, {F64(0.5, 2, 2, 2, 3), F64(-2, 2, 2, 2, 3)}, f_pow_tensor},
+    {"pow", "broadcast exponent", 2, {F64(0.5, 2, 2, 2, 3), F64(-1, 3, 0, 0)}, f_pow_tensor},
+    {"lerp.Scalar", "weight 0.3", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_lerp},
+    {"lerp", "tensor weight", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(0, 1, 1, 3)}, f_lerp_tensor},
     {"addcmul", "value 0.5, broadcast", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 1)}, f_addcmul, NULL, OPINFO_FRACTIONAL_SCALAR},
     {"addcmul", "integer value -2, broadcast", 3, {F64(-1, 1, 1, 3), F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 1)}, f_addcmul_int},
     {"addcdiv", "value -2", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_addcdiv},

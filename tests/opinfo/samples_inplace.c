@@ -23,7 +23,7 @@ INPLACE_TWIN_SAMPLE(f_addcmul_, yg_addcmul_(self, x[1], x[2], 0.5, &same),
                     yg_addcmul(self, x[1], x[2], 0.5, o))
 INPLACE_TWIN_SAMPLE(f_addcdiv_, yg_addcdiv_(self, x[1], x[2], -2.0, &same),
                     yg_addcdiv(self, x[1], x[2], -2.0, o))
-INPLACE_TWIN_SAMPLE(f_lerp_, yg_lerp_(self, x[1], 0.3, &same), yg_lerp(self, x[1], 0.3, o))
+INPLACE_TWIN_SAMPLE(f_lerp_, yg_lerp_scalar_(self, x[1], 0.3, &same), yg_lerp_scalar(self, x[1], 0.3, o))
 INPLACE_TWIN_SAMPLE(f_clamp_, yg_clamp_(self, -0.5, 0.5, &same), yg_clamp(self, -0.5, 0.5, o))
 INPLACE_TWIN_SAMPLE(f_clamp_min_, yg_clamp_min_(self, 0.1, &same), yg_clamp_min(self, 0.1, o))
 INPLACE_TWIN_SAMPLE(f_clamp_max_, yg_clamp_max_(self, 0.1, &same), yg_clamp_max(self, 0.1, o))
@@ -49,7 +49,7 @@ const sample opinfo_inplace_samples[] = {
     {"addcmul_", "value 0.5, broadcast tensors", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3), F64(-1, 1, 2, 2, 1)}, f_addcmul_, f_addcmul__twin, OPINFO_FRACTIONAL_SCALAR},
     {"addcmul_", "integer value -2, broadcast tensors", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3), F64(-1, 1, 2, 2, 1)}, f_addcmul_int_, f_addcmul_int__twin},
     {"addcdiv_", "value -2", 3, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(0.5, 2, 2, 2, 3)}, f_addcdiv_, f_addcdiv__twin},
-    {"lerp_", "weight 0.3, broadcast end", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_lerp_, f_lerp__twin},
+    {"lerp_.Scalar", "weight 0.3, broadcast end", 2, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 1, 3)}, f_lerp_, f_lerp__twin},
     {"clamp_", "[-0.5, 0.5]", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_, f_clamp__twin, OPINFO_FRACTIONAL_SCALAR},
     {"clamp_", "integer bounds [-1, 1]", 1, {F64(-3, 3, 2, 3, 4)}, f_clamp_int_, f_clamp_int__twin},
     {"clamp_min_", "min 0.1", 1, {F64(-1, 1, 2, 3, 4)}, f_clamp_min_, f_clamp_min__twin, OPINFO_FRACTIONAL_SCALAR},

@@ -64,14 +64,14 @@ YG_NODISCARD yg_status yg_remainder_scalar(const yg_tensor *self,  /* borrowed *
                                            double other,
                                            yg_tensor **out);       /* out: new ref */
 
-/* pow.Tensor(Tensor self, Tensor exponent) -> Tensor
+/* pow(Tensor self, Tensor exponent) -> Tensor
  *
  * self ** exponent, elementwise, broadcast (C's pow: a negative base with a
  * non-integer exponent gives NaN).
  */
-YG_NODISCARD yg_status yg_pow_tensor(const yg_tensor *self,      /* borrowed */
-                                     const yg_tensor *exponent,  /* borrowed */
-                                     yg_tensor **out);           /* out: new ref */
+YG_NODISCARD yg_status yg_pow(const yg_tensor *self,      /* borrowed */
+                              const yg_tensor *exponent,  /* borrowed */
+                              yg_tensor **out);           /* out: new ref */
 
 #ifdef __cplusplus
 }

@@ -19,24 +19,24 @@
 extern "C" {
 #endif
 
-/* lerp(Tensor self, Tensor end, Scalar weight) -> Tensor
+/* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
  *
- * Linear interpolation self + weight * (end - self), elementwise, broadcast;
- * weight 0 gives self, 1 gives end.  Floating dtypes only.
+ * As lerp, with a number as the weight.
  */
-YG_NODISCARD yg_status yg_lerp(const yg_tensor *self,  /* borrowed */
-                               const yg_tensor *end,   /* borrowed */
-                               double weight,
-                               yg_tensor **out);       /* out: new ref */
+YG_NODISCARD yg_status yg_lerp_scalar(const yg_tensor *self,  /* borrowed */
+                                      const yg_tensor *end,   /* borrowed */
+                                      double weight,
+                                      yg_tensor **out);       /* out: new ref */
 
-/* lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+/* lerp(Tensor self, Tensor end, Tensor weight) -> Tensor
  *
- * As lerp, with a tensor weight broadcast with self and end.
+ * Linear interpolation self + weight * (end - self), elementwise, the
+ * three broadcast; weight 0 gives self, 1 gives end.  Floating dtypes only.
  */
-YG_NODISCARD yg_status yg_lerp_tensor(const yg_tensor *self,    /* borrowed */
-                                      const yg_tensor *end,     /* borrowed */
-                                      const yg_tensor *weight,  /* borrowed */
-                                      yg_tensor **out);         /* out: new ref */
+YG_NODISCARD yg_status yg_lerp(const yg_tensor *self,    /* borrowed */
+                               const yg_tensor *end,     /* borrowed */
+                               const yg_tensor *weight,  /* borrowed */
+                               yg_tensor **out);         /* out: new ref */
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
  *

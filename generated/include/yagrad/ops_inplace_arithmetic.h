@@ -97,15 +97,15 @@ YG_NODISCARD yg_status yg_addcdiv_(yg_tensor *self,           /* in-out */
                                    double value,              /* default 1 */
                                    yg_tensor **out);          /* out: new ref to self */
 
-/* lerp_(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
+/* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
  *
  * In place: self += weight * (end - self) (running averages; in-place rules:
  * see sub_).  Floating only.
  */
-YG_NODISCARD yg_status yg_lerp_(yg_tensor *self,       /* in-out */
-                                const yg_tensor *end,  /* borrowed */
-                                double weight,
-                                yg_tensor **out);      /* out: new ref to self */
+YG_NODISCARD yg_status yg_lerp_scalar_(yg_tensor *self,       /* in-out */
+                                       const yg_tensor *end,  /* borrowed */
+                                       double weight,
+                                       yg_tensor **out);      /* out: new ref to self */
 
 #ifdef __cplusplus
 }

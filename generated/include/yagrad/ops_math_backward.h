@@ -95,7 +95,7 @@ YG_NODISCARD yg_status yg_atan2_backward(const yg_tensor *grad,        /* borrow
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor
  *
- * The gradient of pow.Tensor for self: grad_output * exponent *
+ * The gradient of pow for self: grad_output * exponent *
  * self^(exponent - 1), and 0 where exponent is 0.
  */
 YG_NODISCARD yg_status yg_pow_backward_self(const yg_tensor *grad_output,  /* borrowed */

@@ -47,13 +47,13 @@ YG_NODISCARD yg_status yg_log(const yg_tensor *self,  /* borrowed */
 YG_NODISCARD yg_status yg_sqrt(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
 
-/* pow(Tensor self, Scalar exponent) -> Tensor
+/* pow.Scalar(Tensor self, Scalar exponent) -> Tensor
  *
  * self ** exponent for a number exponent, elementwise (C's pow).
  */
-YG_NODISCARD yg_status yg_pow(const yg_tensor *self,  /* borrowed */
-                              double exponent,
-                              yg_tensor **out);       /* out: new ref */
+YG_NODISCARD yg_status yg_pow_scalar(const yg_tensor *self,  /* borrowed */
+                                     double exponent,
+                                     yg_tensor **out);       /* out: new ref */
 
 /* abs(Tensor self) -> Tensor
  *

@@ -141,7 +141,7 @@ static yg_ir_value *arithmetic_identity(const yg_ir_node *n) {
         return attr_is(n, "other", 0, false, 1) ? n->inputs[0] : NULL;
     if (yg__pass_is(n, "add.Scalar") || yg__pass_is(n, "sub.Scalar"))
         return attr_is(n, "other", 0, false, 0) && alpha_finite(n) ? n->inputs[0] : NULL;
-    if (yg__pass_is(n, "pow"))
+    if (yg__pass_is(n, "pow.Scalar"))
         return attr_is(n, "exponent", 0, false, 1) ? n->inputs[0] : NULL;
     if (yg__pass_is(n, "neg") && yg__pass_is(producer(n->inputs[0]), "neg"))
         return producer(n->inputs[0])->inputs[0];
