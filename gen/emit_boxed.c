@@ -23,42 +23,6 @@
 
 typedef gen_box_arg boxed_arg;
 
-/* The list items of a default "[1, 2]" (brackets stripped), or the single
- * number d repeated n times for "int[2] stride=1".  Caller frees. */
-static char *default_list(const char *d, int n, bool as_bool, int *count)
-{
-    gen_sb sb = {0};
-    *count = 0;
-    if (d[0] != '[') {
-        for (int i = 0; i < n; i++)
-            gen_sb_printf(&sb, "%s%s", i > 0 ? ", " : "", d);
-        *count = n;
-        return gen_sb_take(&sb);
-    }
-    const char *p = d + 1;
-    while (*p != '\0' && *p != ']') {
-        while (*p == ' ')
-            p++;
-        size_t len = strcspn(p, ",]");
-        while (len > 0 && p[len - 1] == ' ')
-            len--;
-        if (len == 0)
-            break;
-        char *item = gen_xstrndup(p, len);
-        if (as_bool)
-            gen_sb_printf(&sb, "%s%s", *count > 0 ? ", " : "",
-                          strcmp(item, "True") == 0 ? "true" : "false");
-        else
-            gen_sb_printf(&sb, "%s%s", *count > 0 ? ", " : "", item);
-        free(item);
-        (*count)++;
-        p += strcspn(p, ",]");
-        if (*p == ',')
-            p++;
-    }
-    return gen_sb_take(&sb);
-}
-
 /* A C string literal for a quoted YAML default ('mean' -> "mean"). */
 static char *str_literal(const char *d)
 {
@@ -152,7 +116,7 @@ bool gen_box_attr(const gen_arg *a, boxed_arg *b)
         char *items = gen_xstrdup("NULL");
         char *len = gen_xstrdup("YG_BOX_REQUIRED");
         if (a->default_ != NULL) {
-            char *list = default_list(a->default_, a->fixed_len, false, &count);
+            char *list = gen_default_list(a->default_, a->fixed_len, false, &count);
             if (count > 0) {
                 gen_sb_printf(&b->locals, "    static const int64_t %s_default[] = {%s};\n", n,
                               list);
@@ -175,7 +139,7 @@ bool gen_box_attr(const gen_arg *a, boxed_arg *b)
     }
     case GEN_T_BOOL_LIST:
         if (a->default_ != NULL) {
-            char *list = default_list(a->default_, a->fixed_len, true, &count);
+            char *list = gen_default_list(a->default_, a->fixed_len, true, &count);
             gen_sb_printf(&b->locals, "    static const bool %s_default[] = {%s};\n", n, list);
             free(list);
         }

@@ -412,3 +412,39 @@ char *gen_take_with_ops_includes(const gen_model *model, int own, gen_sb *sb)
     gen_sb_free(sb);
     return gen_sb_take(&out);
 }
+
+/* The list items of a default "[1, 2]" (brackets stripped), or the single
+ * number d repeated n times for "int[2] stride=1".  Caller frees. */
+char *gen_default_list(const char *d, int n, bool as_bool, int *count)
+{
+    gen_sb sb = {0};
+    *count = 0;
+    if (d[0] != '[') {
+        for (int i = 0; i < n; i++)
+            gen_sb_printf(&sb, "%s%s", i > 0 ? ", " : "", d);
+        *count = n;
+        return gen_sb_take(&sb);
+    }
+    const char *p = d + 1;
+    while (*p != '\0' && *p != ']') {
+        while (*p == ' ')
+            p++;
+        size_t len = strcspn(p, ",]");
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        if (len == 0)
+            break;
+        char *item = gen_xstrndup(p, len);
+        if (as_bool)
+            gen_sb_printf(&sb, "%s%s", *count > 0 ? ", " : "",
+                          strcmp(item, "True") == 0 ? "true" : "false");
+        else
+            gen_sb_printf(&sb, "%s%s", *count > 0 ? ", " : "", item);
+        free(item);
+        (*count)++;
+        p += strcspn(p, ",]");
+        if (*p == ',')
+            p++;
+    }
+    return gen_sb_take(&sb);
+}

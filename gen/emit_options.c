@@ -89,34 +89,6 @@ static const char *c_scalar(const char *d)
     return strcmp(d, "True") == 0 ? "true" : strcmp(d, "False") == 0 ? "false" : d;
 }
 
-/* The items of an int[] default: "[1, 2]" -> "1, 2", or "1" repeated n
- * times for int[n] x=1; *count gets their number.  Caller frees. */
-static char *list_items(const char *d, int n, int *count)
-{
-    gen_sb sb = {0};
-    *count = 0;
-    if (d[0] != '[') {
-        for (int i = 0; i < n; i++)
-            gen_sb_printf(&sb, "%s%s", i > 0 ? ", " : "", d);
-        *count = n;
-        return gen_sb_take(&sb);
-    }
-    for (const char *p = d + 1; *p != '\0' && *p != ']';) {
-        p += strspn(p, " ");
-        size_t len = strcspn(p, ",]");
-        while (len > 0 && p[len - 1] == ' ')
-            len--;
-        if (len == 0)
-            break;
-        gen_sb_printf(&sb, "%s%.*s", *count > 0 ? ", " : "", (int)len, p);
-        (*count)++;
-        p += strcspn(p, ",]");
-        if (*p == ',')
-            p++;
-    }
-    return gen_sb_take(&sb);
-}
-
 void gen_emit_options_decl(gen_sb *sb, const gen_op *op)
 {
     gen_params full, shortp = {0};
@@ -219,7 +191,7 @@ void gen_emit_options_def(gen_sb *sb, const gen_op *op)
         }
         case GEN_T_INT_LIST: {
             int count = 0;
-            char *items = list_items(a->default_, a->fixed_len, &count);
+            char *items = gen_default_list(a->default_, a->fixed_len, false, &count);
             if (count > 0) {
                 gen_sb_printf(&locals, "    static const int64_t %s_default[] = {%s};\n", n, items);
                 gen_sb_printf(&call, "%so->%s.set ? o->%s.items : %s_default\x01o->%s.set ? o->%s.len : %d",

@@ -471,6 +471,10 @@ void gen_emit_schema_only(gen_sb *sb, const char *indent, const char *schema);
  * call its section's ops, not every generated file. */
 #define GEN_OPS_INCLUDES "@ops-includes@\n"
 char *gen_take_with_ops_includes(const gen_model *model, int own, gen_sb *sb);
+/* The items of an int[] or bool[] default as C ("[1, 2]" -> "1, 2"; for
+ * bool, True/False -> true/false), or the single number d repeated n times
+ * for "int[2] stride=1"; *count gets their number.  Caller frees. */
+char *gen_default_list(const char *d, int n, bool as_bool, int *count);
 /* Emits indent + head + args joined by ", " + tail + "\n", or, past 100
  * columns, one argument per line aligned after head. */
 void gen_emit_wrapped(gen_sb *sb, const char *indent, const char *head, const char *const *args,
