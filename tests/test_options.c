@@ -9,7 +9,9 @@
 #include "yagrad/ops_losses.h"
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_pooling.h"
+#include "yagrad/ops_creation.h"
 #include "yagrad/ops_dtype_conversion.h"
+#include "yagrad/ops_random.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +126,41 @@ static void test_tensor_and_state_members(void **state) {
     yg_release(v2);
 }
 
+/* A str member, pointer members (dtype) and a generator. */
+static void test_string_dtype_and_generator_members(void **state) {
+    (void)state;
+    int64_t sx[4] = {1, 2, 6, 6}, sw[4] = {3, 2, 3, 3}, one[2] = {1, 1}, sz[2] = {3, 4};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, sx, 4, -1, 1, 7),
+              *w = yg_test_rand(YG_FLOAT64, sw, 4, -1, 1, 8), *a = NULL, *b = NULL;
+    YG_CHECK(yg_conv2d_padding(x, w, NULL, one, 2, "same", one, 2, 1, &a));
+    YG_CHECK(yg_conv2d_padding_opt(x, w, &(yg_conv2d_padding_options){.padding = "same"}, &b));
+    expect_same(a, b);
+    assert_int_equal(yg_tensor_sizes(b)[3], 6); /* "same", not the default "valid" */
+    yg_release(a);
+    yg_release(b);
+    YG_CHECK(yg_conv2d_padding_opt(x, w, NULL, &b));
+    assert_int_equal(yg_tensor_sizes(b)[3], 4); /* "valid" */
+    yg_release(b);
+    YG_CHECK(yg_zeros_opt(sz, 2, &(yg_zeros_options){.dtype = &(yg_dtype){YG_INT64}}, &a));
+    assert_int_equal(yg_tensor_dtype(a), YG_INT64);
+    yg_release(a);
+    YG_CHECK(yg_zeros_opt(sz, 2, NULL, &a));
+    assert_int_equal(yg_tensor_dtype(a), YG_FLOAT32);
+    yg_release(a);
+    yg_generator *g1 = NULL, *g2 = NULL;
+    YG_CHECK(yg_generator_create(42, &g1));
+    YG_CHECK(yg_generator_create(42, &g2));
+    YG_CHECK(yg_rand(sz, 2, g1, NULL, NULL, &a));
+    YG_CHECK(yg_rand_opt(sz, 2, &(yg_rand_options){.generator = g2}, &b));
+    expect_same(a, b);
+    yg_release(a);
+    yg_release(b);
+    yg_generator_release(g1);
+    yg_generator_release(g2);
+    yg_release(x);
+    yg_release(w);
+}
+
 /* A bad member is the full form's error, with its message. */
 static void test_bad_members_fail_as_the_full_form(void **state) {
     (void)state;
@@ -147,6 +184,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_null_options_are_the_defaults),
         cmocka_unit_test(test_tensor_and_state_members),
+        cmocka_unit_test(test_string_dtype_and_generator_members),
         cmocka_unit_test(test_bad_members_fail_as_the_full_form),
     };
     return YG_TEST_RUN(tests, argc, argv);
