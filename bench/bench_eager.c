@@ -263,7 +263,7 @@ static void wl_mlp_step(bench *b) {
                 yg_release(z);
             }
         }
-        ok(yg_cross_entropy(h, target, NULL, 1, -100, &loss), "cross_entropy");
+        ok(yg_cross_entropy(h, target, NULL, YG_REDUCTION_MEAN, -100, &loss), "cross_entropy");
         ok(yg_backward(loss, NULL, false), "backward");
         if (b->check && r == 0) {
             check_tensor(b, r, "loss", loss);

@@ -76,7 +76,7 @@ mlp_loss(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t
     if (st == YG_OK)
         st = yg_linear(t[3], m->w[4], m->w[5], &t[4]);
     if (st == YG_OK)
-        st = yg_cross_entropy(t[4], in[1], NULL, 1, -100, &out[0]);
+        st = yg_cross_entropy(t[4], in[1], NULL, YG_REDUCTION_MEAN, -100, &out[0]);
     for (int i = 0; i < 5; i++)
         yg_release(t[i]);
     return st;

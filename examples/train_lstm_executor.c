@@ -127,7 +127,7 @@ int main(int argc, char **argv) {
         }
         yg_tensor *pred = NULL, *loss = NULL;
         CHECK(yg_linear(h, p.w_out, p.b_out, &pred));
-        CHECK(yg_mse_loss(pred, target, 1, &loss));
+        CHECK(yg_mse_loss(pred, target, YG_REDUCTION_MEAN, &loss));
         double lv = *(const float *)yg_tensor_data(loss);
         if (it == 0)
             first = lv;

@@ -261,7 +261,7 @@ int main(int argc, char **argv)
             CHECK(yg_tensor_from_data(by, bys, 1, YG_INT64, &y));
             logits = forward(net, x);
             CHECK(yg_log_softmax(logits, 1, &logp));
-            CHECK(yg_nll_loss(logp, y, NULL, 1, -100, &loss));
+            CHECK(yg_nll_loss(logp, y, NULL, YG_REDUCTION_MEAN, -100, &loss));
             CHECK(yg_tensor_item(loss, &loss_value));
             CHECK(yg_backward(loss, NULL, false));
             if (use_ddp) /* waits for the buckets backward started; averages */

@@ -414,7 +414,7 @@ segment(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t 
     if (st == YG_OK)
         st = yg_linear(flat, m->dec_w, m->dec_b, &logits); /* [T * B, V] */
     if (st == YG_OK)
-        st = yg_cross_entropy(logits, in[1], NULL, 1, -100, &out[0]);
+        st = yg_cross_entropy(logits, in[1], NULL, YG_REDUCTION_MEAN, -100, &out[0]);
     if (st != YG_OK)
         for (int64_t i = 0; i < n_out; i++) {
             yg_release(out[i]);

@@ -111,6 +111,15 @@ static void push_list_param(gen_params *p, const gen_arg *a, const char *ctype)
     push_param(p, gen_xprintf("int64_t %s_len", a->name), NULL);
 }
 
+char *gen_enum_value_cname(const gen_enum *e, int v)
+{
+    char *s = gen_xprintf("YG_%s_%s", e->cname, e->values[v]);
+
+    for (char *c = s; *c != '\0'; c++)
+        *c = (*c >= 'a' && *c <= 'z') ? (char)(*c - 'a' + 'A') : *c;
+    return s;
+}
+
 void gen_op_params(const gen_op *op, gen_params *p)
 {
     memset(p, 0, sizeof(*p));
@@ -144,6 +153,14 @@ void gen_op_params(const gen_op *op, gen_params *p)
             push_list_param(p, a, "const yg_tensor *const ");
             break;
         case GEN_T_INT:
+            if (a->enum_id > 0) {
+                const gen_enum *e = gen_arg_enum(a);
+                char *v = a->default_ != NULL ? gen_enum_value_cname(e, atoi(a->default_)) : NULL;
+                char *dc = v != NULL ? gen_xprintf("default %s", v) : NULL;
+                free(v);
+                push_param(p, gen_xprintf("yg_%s %s", e->cname, a->name), dc);
+                break;
+            }
             push_param(p, gen_xprintf(a->nullable ? "const int64_t *%s" : "int64_t %s", a->name),
                        default_comment(a, opt));
             break;
@@ -447,4 +464,18 @@ char *gen_default_list(const char *d, int n, bool as_bool, int *count)
             p++;
     }
     return gen_sb_take(&sb);
+}
+
+void gen_op_params_kernel(const gen_op *op, gen_params *p)
+{
+    int k = 0;
+    gen_op_params(op, p);
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->enum_id > 0) {
+            free(p->decls[k]);
+            p->decls[k] = gen_xprintf("int64_t %s", a->name);
+        }
+        k += gen_arg_has_len(a) ? 2 : 1;
+    }
 }

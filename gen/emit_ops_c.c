@@ -125,6 +125,21 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
                           "        YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", "
                           "%s[i]));\n",
                           a->name, op->display, a->name, a->name);
+        if (a->enum_id > 0) {
+            const gen_enum *e = gen_arg_enum(a);
+            gen_sb names = {0};
+            for (int v = 0; v < e->n_values; v++)
+                gen_sb_printf(&names, "%s%s (%d)", v == 0 ? "" : v + 1 == e->n_values ? " or " : ", ",
+                              e->values[v], v);
+            /* The enum may be unsigned: a negative value wraps to a large one. */
+            gen_sb_printf(sb,
+                          "    if ((unsigned long long)%s >= %d)\n"
+                          "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
+                          "                        \"%s: %s must be %s, not %%d\",\n"
+                          "                        (int)%s);\n",
+                          a->name, e->n_values, op->display, a->name, names.buf, a->name);
+            gen_sb_free(&names);
+        }
         if (a->type == GEN_T_INT_LIST && a->fixed_len > 0)
             gen_sb_printf(sb,
                           "    if (%s_len != %d)\n"
@@ -356,7 +371,7 @@ static void emit_kernel_table(gen_sb *sb, const gen_op *op)
     gen_params params;
     char *prefix = gen_xprintf("typedef yg_status (*%s_fn)(", op->cname);
 
-    gen_op_params(op, &params);
+    gen_op_params_kernel(op, &params);
     gen_emit_call_decl(sb, prefix, &params, false, ";");
     gen_params_free(&params);
     free(prefix);

@@ -146,8 +146,9 @@ char *gen_emit_ops_section_h(const gen_model *model, int section)
                   "#ifndef YAGRAD_OPS_%s_H\n#define YAGRAD_OPS_%s_H\n\n",
                   sec, sec, guard, guard);
     gen_sb_puts(&sb, "#include <stdbool.h>\n#include <stdint.h>\n\n");
-    gen_sb_puts(&sb, "#include \"yagrad/options.h\"\n#include \"yagrad/random.h\"\n"
-                     "#include \"yagrad/status.h\"\n#include \"yagrad/tensor.h\"\n\n");
+    gen_sb_puts(&sb, "#include \"yagrad/enums.h\"\n#include \"yagrad/options.h\"\n"
+                     "#include \"yagrad/random.h\"\n#include \"yagrad/status.h\"\n"
+                     "#include \"yagrad/tensor.h\"\n\n");
     gen_sb_puts(&sb, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
@@ -166,5 +167,49 @@ char *gen_emit_ops_section_h(const gen_model *model, int section)
     }
     gen_sb_printf(&sb, "\n#ifdef __cplusplus\n}\n#endif\n#endif /* YAGRAD_OPS_%s_H */\n", guard);
     free(guard);
+    return gen_sb_take(&sb);
+}
+
+char *gen_emit_enums_h(const gen_model *model)
+{
+    gen_sb sb = {0};
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_puts(&sb,
+                "/*\n"
+                " * yagrad/enums.h - the enum argument types of the ops (the `- enum:` items\n"
+                " * of specs/native_functions.yaml).  An op refuses a value outside its\n"
+                " * enum (YG_ERR_INVALID_ARGUMENT, naming the values); yg_<enum>_name gives\n"
+                " * a value's name, for messages.  In graphs (yagrad/jit.h) a value is the\n"
+                " * int attribute of its number.\n"
+                " */\n"
+                "#ifndef YAGRAD_ENUMS_H\n#define YAGRAD_ENUMS_H\n\n"
+                "#include <stdint.h>\n\n"
+                "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+    for (int i = 0; i < model->n_enums; i++) {
+        const gen_enum *e = &model->enums[i];
+        gen_sb_printf(&sb, "\n/* %s\n", e->name);
+        if (e->doc != NULL) {
+            gen_sb_puts(&sb, " *\n");
+            emit_doc_lines(&sb, e->doc);
+        }
+        gen_sb_printf(&sb, " */\ntypedef enum yg_%s {\n", e->cname);
+        for (int v = 0; v < e->n_values; v++) {
+            char *name = gen_enum_value_cname(e, v);
+            gen_sb_printf(&sb, "    %s = %d,\n", name, v);
+            free(name);
+        }
+        gen_sb_printf(&sb, "} yg_%s;\n\n", e->cname);
+        gen_sb_printf(&sb,
+                      "/* The name of value v (\"%s\", ...), NULL when v is none of them. */\n"
+                      "static inline const char *yg_%s_name(int64_t v)\n{\n"
+                      "    static const char *const names[] = {",
+                      e->values[0], e->cname);
+        for (int v = 0; v < e->n_values; v++)
+            gen_sb_printf(&sb, "%s\"%s\"", v > 0 ? ", " : "", e->values[v]);
+        gen_sb_printf(&sb, "};\n    return v >= 0 && v < %d ? names[v] : (const char *)0;\n}\n",
+                      e->n_values);
+    }
+    gen_sb_puts(&sb, "\n#ifdef __cplusplus\n}\n#endif\n#endif /* YAGRAD_ENUMS_H */\n");
     return gen_sb_take(&sb);
 }

@@ -114,7 +114,10 @@ void gen_emit_options_decl(gen_sb *sb, const gen_op *op)
         if (!defaulted(a))
             continue;
         char *decl = gen_xprintf("%s%s;", member_type(a), a->name);
-        gen_sb_printf(sb, "    %-*s /* default %s */\n", (int)widest, decl, a->default_);
+        const gen_enum *e = gen_arg_enum(a);
+        char *d = e != NULL ? gen_enum_value_cname(e, atoi(a->default_)) : gen_xstrdup(a->default_);
+        gen_sb_printf(sb, "    %-*s /* default %s */\n", (int)widest, decl, d);
+        free(d);
         free(decl);
     }
     gen_sb_printf(sb, "} yg_%s_options;\n", op->cname);

@@ -235,7 +235,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
 
     gen_emit_schema_only(sb, "", op->func);
     gen_params params;
-    gen_op_params(op, &params);
+    gen_op_params_kernel(op, &params);
     char *prefix = gen_xprintf("yg_status yg__cpu_%s(", op->cname);
     gen_emit_call_decl(sb, prefix, &params, false, "");
     free(prefix);

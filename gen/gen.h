@@ -111,6 +111,9 @@ typedef struct gen_arg {
     bool kwarg_only;   /* after `*` */
     int pos;           /* byte offset of its type in the func string */
     int name_pos;      /* byte offset of its name */
+    int enum_id;       /* an enum type: its index in the model's enums + 1 (the
+                          arg is a GEN_T_INT whose default_ is the value's
+                          number); 0 for every other type */
 } gen_arg;
 
 typedef struct gen_return {
@@ -136,6 +139,12 @@ typedef struct gen_schema {
  * cleared). */
 bool gen_schema_parse(const char *text, gen_loc loc, gen_schema *schema);
 void gen_schema_free(gen_schema *schema);
+/* The enum types gen_schema_parse knows besides the built-in ones (the
+ * model's `- enum:` items; borrowed until the next call).  n 0: none. */
+struct gen_enum;
+void gen_schema_set_enums(const struct gen_enum *enums, int n);
+/* The enum type of an argument with enum_id > 0 (from the set above). */
+const struct gen_enum *gen_arg_enum(const gen_arg *arg);
 const char *gen_type_name(const gen_arg *arg);
 /* Whether arg is Tensor(a!)?: optional state (running statistics) that a
  * functional op updates in place and does not return. */
@@ -214,6 +223,7 @@ typedef struct gen_op {
     char *no_derivative;
     gen_loc no_derivative_loc;
     bool derivative_key; /* the entry has a 'derivative' key, valid or not */
+    bool deriv_rejected; /* a derivatives.yaml entry names it but was rejected */
     /* The op's doc comment: the `#` lines directly above its `- func:` line
      * (no blank line between), each without its '#' and one space after
      * it, joined by '\n'; an empty line is a paragraph break.  The public
@@ -307,6 +317,18 @@ typedef struct gen_section {
     bool has_pointwise;  /* some op of it has a `pointwise:` expression */
 } gen_section;
 
+/* `- enum: Reduction` with `values: [none, mean, sum]`: an argument type
+ * whose C form is `yg_reduction` (YG_REDUCTION_NONE = 0, ...), an int in
+ * the IR and the kernels. */
+typedef struct gen_enum {
+    char *name;    /* "Reduction": the type's spelling in signatures */
+    char *cname;   /* "reduction": yg_reduction, YG_REDUCTION_* */
+    char **values; /* "none", "mean", "sum": lowercase slugs, value i = i */
+    int n_values;
+    char *doc; /* the comment above the item (as gen_op's doc), or NULL */
+    gen_loc loc;
+} gen_enum;
+
 typedef struct gen_model {
     gen_section *sections; /* in YAML order */
     int n_sections;
@@ -315,6 +337,8 @@ typedef struct gen_model {
     gen_deriv *derivs;
     int n_derivs;
     bool unreadable; /* a YAML file did not parse: nothing after loading runs */
+    gen_enum *enums;
+    int n_enums;
 } gen_model;
 
 /* yaml_load.c: loads both files into model; reports located errors. */
@@ -385,6 +409,7 @@ char *gen_emit_pointwise_c(const gen_model *model, int section);
 char *gen_emit_loops_c(const gen_model *model, int section);
 char *gen_emit_generated_int_h(const gen_model *model);
 char *gen_emit_kernels_h(const gen_model *model, int section);
+char *gen_emit_enums_h(const gen_model *model);
 /* emit_options.c: the short form yg_<op>_opt of an op with several
  * defaulted arguments (its options struct and function). */
 bool gen_op_has_options(const gen_op *op);
@@ -435,7 +460,12 @@ typedef struct gen_params {
     int n;
 } gen_params;
 void gen_op_params(const gen_op *op, gen_params *params);
+/* The same with an enum argument as the int64_t the kernels and
+ * composites take (the public API takes the enum type). */
+void gen_op_params_kernel(const gen_op *op, gen_params *params);
 void gen_params_free(gen_params *params);
+/* "YG_REDUCTION_MEAN": the C name of value v of enum e.  Caller frees. */
+char *gen_enum_value_cname(const struct gen_enum *e, int v);
 /* Emits "prefix(p0,\n<indent>p1, ...)" with one parameter per line when the
  * one-line form exceeds 100 columns; with comments when with_comments. */
 void gen_emit_call_decl(gen_sb *sb, const char *prefix, const gen_params *params,

@@ -100,7 +100,7 @@ static void parse_kernel_headers(const char *runtime_dir, const char *const *inc
         if (!model->ops[i].valid)
             continue;
         gen_params params;
-        gen_op_params(&model->ops[i], &params);
+        gen_op_params_kernel(&model->ops[i], &params);
         gen_sb_printf(&src, "yg_status yg__expected_%d(", i);
         for (int j = 0; j < params.n; j++)
             gen_sb_printf(&src, "%s%s", j > 0 ? ", " : "", params.decls[j]);
@@ -206,7 +206,7 @@ static char *prototype(const gen_op *op, const char *name)
 {
     gen_sb sb = {0};
     gen_params params;
-    gen_op_params(op, &params);
+    gen_op_params_kernel(op, &params);
     gen_sb_printf(&sb, "yg_status %s(", name);
     for (int j = 0; j < params.n; j++)
         gen_sb_printf(&sb, "%s%s", j > 0 ? ", " : "", params.decls[j]);

@@ -72,6 +72,7 @@ static void write_outputs(const gen_model *model, const gen_onnx_map *onnx, cons
     outputs o = {0};
 
     emit(&o, out_dir, "include/yagrad/ops.h", gen_emit_ops_h(model));
+    emit(&o, out_dir, "include/yagrad/enums.h", gen_emit_enums_h(model));
     emit(&o, out_dir, "generated_int.h", gen_emit_generated_int_h(model));
     emit(&o, out_dir, "registry.c", gen_emit_registry_c(model));
     emit(&o, out_dir, "boxed/boxed.h", gen_emit_boxed_h(model));

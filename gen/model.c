@@ -601,10 +601,12 @@ static void resolve_deriv(gen_model *model, int index)
         op->deriv = d;
     else
         d->op = NULL;
+    op->deriv_rejected = op->deriv == NULL;
 }
 
 void gen_model_resolve(gen_model *model)
 {
+    gen_schema_set_enums(model->enums, model->n_enums);
     for (int i = 0; i < model->n_ops; i++)
         resolve_op(model, i);
     for (int i = 0; i < model->n_derivs; i++)
@@ -637,7 +639,8 @@ void gen_check_derivatives_present(const gen_model *model)
                          op->schema.args[a].type == GEN_T_TENSOR_LIST;
         /* Out variants are not differentiated (as in PyTorch): their
          * wrapper refuses inputs that require grad. */
-        if (op->deriv != NULL || op->derivative_key || op->kind == GEN_OP_COMPOSITE ||
+        if (op->deriv != NULL || op->deriv_rejected || op->derivative_key ||
+            op->kind == GEN_OP_COMPOSITE ||
             op->form == GEN_FORM_VIEW || op->form == GEN_FORM_OUT || !tensor_in ||
             (op->dtypes & floating) == 0)
             continue;
@@ -719,5 +722,15 @@ void gen_model_free(gen_model *model)
     for (int i = 0; i < model->n_sections; i++)
         free(model->sections[i].name);
     free(model->sections);
+    for (int i = 0; i < model->n_enums; i++) {
+        free(model->enums[i].name);
+        free(model->enums[i].cname);
+        free(model->enums[i].doc);
+        for (int j = 0; j < model->enums[i].n_values; j++)
+            free(model->enums[i].values[j]);
+        free(model->enums[i].values);
+    }
+    free(model->enums);
+    gen_schema_set_enums(NULL, 0);
     memset(model, 0, sizeof(*model));
 }

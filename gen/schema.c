@@ -272,6 +272,29 @@ static bool list_suffix(parser *p, gen_arg *a, bool allow_empty)
     return expect(p, ']', "']' closing the list type");
 }
 
+/* The model's enum types (gen_schema_set_enums). */
+static const gen_enum *known_enums;
+static int n_known_enums;
+
+void gen_schema_set_enums(const gen_enum *enums, int n)
+{
+    known_enums = enums;
+    n_known_enums = n;
+}
+
+const gen_enum *gen_arg_enum(const gen_arg *a)
+{
+    return a->enum_id > 0 && a->enum_id <= n_known_enums ? &known_enums[a->enum_id - 1] : NULL;
+}
+
+static int find_enum(const char *name)
+{
+    for (int i = 0; i < n_known_enums; i++)
+        if (strcmp(known_enums[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
 static bool parse_type(parser *p, gen_arg *a)
 {
     skip_ws(p);
@@ -345,17 +368,36 @@ static bool parse_type(parser *p, gen_arg *a)
         a->nullable = true;
         ok = expect(p, '?', "'?' (a generator is written Generator?: NULL means the default "
                             "generator)");
+    } else if (find_enum(t) >= 0) {
+        a->type = GEN_T_INT;
+        a->enum_id = find_enum(t) + 1;
     } else {
-        static const char *const types[] = {"Tensor", "int",        "float", "bool",     "Scalar",
-                                            "str",    "ScalarType", "Device", "Generator"};
-        const char *near = gen_nearest_name(t, types, (int)(sizeof types / sizeof types[0]));
+        static const char *const builtin[] = {"Tensor", "int",        "float", "bool",     "Scalar",
+                                              "str",    "ScalarType", "Device", "Generator"};
+        enum { N_BUILTIN = (int)(sizeof builtin / sizeof builtin[0]) };
+        const char **types = gen_xmalloc((size_t)(N_BUILTIN + n_known_enums) * sizeof(char *));
+        gen_sb enums = {0};
+        for (int i = 0; i < N_BUILTIN; i++)
+            types[i] = builtin[i];
+        for (int i = 0; i < n_known_enums; i++) {
+            types[N_BUILTIN + i] = known_enums[i].name;
+            gen_sb_printf(&enums, ", %s", known_enums[i].name);
+        }
+        const char *near = gen_nearest_name(t, types, N_BUILTIN + n_known_enums);
         char *hint = near != NULL ? gen_xprintf("; did you mean '%s'?", near) : gen_xstrdup("");
-        perror_at(p, start,
-                  "unknown argument type '%s'%s (expected Tensor, Tensor?, Tensor[], int, int?, "
-                  "int[], int[N], float, float?, bool, bool[N], Scalar, Scalar?, ScalarType?, "
-                  "str, Device, Device?, Generator?)",
-                  t, hint);
+        char *known = gen_xprintf("%s%s", n_known_enums > 0 ? " or a declared enum:" : "",
+                                  enums.buf != NULL ? enums.buf + 1 : "");
+        char *msg = gen_xprintf("unknown argument type '%s'%s (expected Tensor, Tensor?, "
+                                "Tensor[], int, int?, int[], int[N], float, float?, bool, "
+                                "bool[N], Scalar, Scalar?, ScalarType?, str, Device, Device?, "
+                                "Generator?%s)",
+                                t, hint, known);
+        perror_at(p, start, "%s%s", msg, "");
+        free(msg);
+        free(known);
         free(hint);
+        free(types);
+        gen_sb_free(&enums);
         ok = false;
     }
     if (ok && !p->failed && strchr("?[(", p->text[p->pos]) != NULL && p->text[p->pos] != '\0') {
@@ -400,6 +442,32 @@ static bool parse_default(parser *p, gen_arg *a)
     while (end > start && (p->text[end - 1] == ' ' || p->text[end - 1] == '\t'))
         end--;
     a->default_ = gen_xstrndup(p->text + start, end - start);
+    if (a->enum_id > 0) {
+        /* A value's name; stored as its number, what the IR and kernels use. */
+        const gen_enum *e = &known_enums[a->enum_id - 1];
+        if (e->n_values < 2) /* reported at the enum item */
+            return true;
+        for (int i = 0; i < e->n_values; i++) {
+            if (strcmp(e->values[i], a->default_) == 0) {
+                free(a->default_);
+                a->default_ = gen_xprintf("%d", i);
+                return true;
+            }
+        }
+        const char *near = gen_nearest_name(a->default_, (const char *const *)e->values,
+                                            e->n_values);
+        gen_sb names = {0};
+        for (int i = 0; i < e->n_values; i++)
+            gen_sb_printf(&names, "%s%s", i == 0 ? "" : i + 1 == e->n_values ? " or " : ", ",
+                          e->values[i]);
+        char *msg = gen_xprintf("invalid default '%s' for %s (%s)%s%s%s", a->default_, e->name,
+                                names.buf, near != NULL ? "; did you mean '" : "",
+                                near != NULL ? near : "", near != NULL ? "'?" : "");
+        perror_at(p, start, "%s%s", msg, "");
+        free(msg);
+        gen_sb_free(&names);
+        return false;
+    }
     if (!default_ok(a, a->default_)) {
         perror_at(p, start, "invalid default '%s' for an argument of type %s", a->default_,
                   gen_type_name(a));
@@ -614,6 +682,8 @@ const char *gen_type_name(const gen_arg *a)
     case GEN_T_TENSOR_LIST:
         return a->nullable ? "Tensor?[]" : "Tensor[]";
     case GEN_T_INT:
+        if (a->enum_id > 0 && a->enum_id <= n_known_enums)
+            return known_enums[a->enum_id - 1].name;
         return a->nullable ? "int?" : "int";
     case GEN_T_INT_LIST:
         if (a->fixed_len == 0)

@@ -488,6 +488,109 @@ static void load_section(loader *l, yaml_node_t *entry, gen_model *model)
     model->sections[model->n_sections++] = (gen_section){.name = gen_xstrdup(name), .loc = loc};
 }
 
+/* Whether entry is a mapping with key name ('- enum: ...'). */
+static bool has_key(loader *l, const yaml_node_t *entry, const char *name)
+{
+    for (yaml_node_pair_t *pair = entry->data.mapping.pairs.start;
+         pair < entry->data.mapping.pairs.top; pair++) {
+        yaml_node_t *k = get(l, pair->key);
+        if (k != NULL && k->type == YAML_SCALAR_NODE &&
+            strcmp((const char *)k->data.scalar.value, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* `- enum: Reduction` + `values: [none, mean, sum]`: an argument type.
+ * The name is CamelCase (Reduction, PaddingMode: C yg_reduction,
+ * yg_padding_mode); values are slugs, at least two, distinct. */
+static void load_enum(loader *l, yaml_node_t *entry, gen_model *model)
+{
+    gen_enum e = {0};
+    bool ok = true;
+
+    for (yaml_node_pair_t *pair = entry->data.mapping.pairs.start;
+         pair < entry->data.mapping.pairs.top; pair++) {
+        if (skip_pair(l, entry, pair))
+            continue;
+        const char *key = pair_key(l, pair);
+        yaml_node_t *v = get(l, pair->value);
+        const char *s;
+        if (v == NULL)
+            continue;
+        if (strcmp(key, "enum") == 0 && (s = scalar_value(l, v, key)) != NULL) {
+            e.loc = value_loc(l->file, v);
+            bool camel = s[0] >= 'A' && s[0] <= 'Z';
+            for (const char *c = s; *c != '\0'; c++)
+                camel &= (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+            if (!camel) {
+                gen_error(e.loc, "enum name '%s' must be CamelCase letters and digits (Reduction, "
+                                 "PaddingMode)",
+                          s);
+                ok = false;
+                continue;
+            }
+            e.name = gen_xstrdup(s);
+            gen_sb c = {0};
+            for (const char *q = s; *q != '\0'; q++) {
+                if (*q >= 'A' && *q <= 'Z' && q != s)
+                    gen_sb_puts(&c, "_");
+                char lower = *q >= 'A' && *q <= 'Z' ? (char)(*q - 'A' + 'a') : *q;
+                gen_sb_putn(&c, &lower, 1);
+            }
+            e.cname = gen_sb_take(&c);
+        } else if (strcmp(key, "values") == 0 && v->type == YAML_SEQUENCE_NODE) {
+            for (yaml_node_item_t *it = v->data.sequence.items.start;
+                 it < v->data.sequence.items.top; it++) {
+                yaml_node_t *n = get(l, *it);
+                const char *item = n != NULL ? scalar_value(l, n, key) : NULL;
+                if (item == NULL)
+                    continue;
+                bool dup = false;
+                for (int i = 0; i < e.n_values; i++)
+                    dup |= strcmp(e.values[i], item) == 0;
+                if (!is_slug(item) || dup) {
+                    gen_error(value_loc(l->file, n),
+                              dup ? "enum value '%s' is given twice"
+                                  : "enum value '%s' must be lowercase letters, digits and '_'",
+                              item);
+                    ok = false;
+                    continue;
+                }
+                e.values = gen_xrealloc(e.values, (size_t)(e.n_values + 1) * sizeof(char *));
+                e.values[e.n_values++] = gen_xstrdup(item);
+            }
+        } else {
+            gen_error(node_loc(l->file, get(l, pair->key)),
+                      "unknown key '%s' in an enum item (it holds 'enum: <Name>' and 'values: "
+                      "[<value>, ...]')",
+                      key);
+            ok = false;
+        }
+    }
+    bool twice = false;
+    for (int i = 0; e.name != NULL && i < model->n_enums; i++)
+        if (strcmp(model->enums[i].name, e.name) == 0) {
+            gen_error(e.loc, "enum '%s' is given twice (first on line %d)", e.name,
+                      model->enums[i].loc.line);
+            twice = true;
+        }
+    if (ok && !twice && e.name != NULL && e.n_values < 2)
+        gen_error(e.loc, "enum '%s' needs 'values: [...]' with at least two values", e.name);
+    /* A flawed enum is still declared (its error stops the run), so that
+     * the arguments of its type report nothing more. */
+    if (twice || e.name == NULL) {
+        free(e.name);
+        free(e.cname);
+        for (int i = 0; i < e.n_values; i++)
+            free(e.values[i]);
+        free(e.values);
+        return;
+    }
+    model->enums = gen_xrealloc(model->enums, (size_t)(model->n_enums + 1) * sizeof(gen_enum));
+    model->enums[model->n_enums++] = e;
+}
+
 /* ---- doc comments ---- */
 
 /* The start of each line of text (starts[i] is line i + 1), so that the
@@ -536,10 +639,16 @@ static const char *line_text(const line_index *ix, int line, size_t *n)
  * ends the run, so a section item's comment (followed by a blank line)
  * never becomes its first op's doc.  Refuses text that would end or nest
  * the C comment the header prints it in. */
-static void load_doc(const line_index *ix, const char *entry, gen_op *op)
+/* The doc comment of the item on line `at` (an op or an enum): the `#`
+ * lines directly above it; NULL when there are none. */
+static char *doc_above(const line_index *ix, const char *entry, gen_loc at)
 {
-    int first = op->loc.line;
+    int first = at.line;
     gen_sb sb = {0};
+    char *doc = NULL;
+
+    if (at.line < 1 || at.line > ix->n)
+        return NULL;
 
     while (first > 1) {
         size_t n;
@@ -548,13 +657,13 @@ static void load_doc(const line_index *ix, const char *entry, gen_op *op)
             break;
         first--;
     }
-    for (int line = first; line < op->loc.line; line++) {
+    for (int line = first; line < at.line; line++) {
         size_t n;
         const char *p = line_text(ix, line, &n);
         size_t skip = n > 1 && p[1] == ' ' ? 2 : 1;
         for (size_t i = skip; i + 1 < n; i++) {
             if ((p[i] == '*' && p[i + 1] == '/') || (p[i] == '/' && p[i + 1] == '*')) {
-                gen_loc loc = {.file = op->loc.file, .line = line, .col = (int)i + 1};
+                gen_loc loc = {.file = at.file, .line = line, .col = (int)i + 1};
                 gen_error_in(entry, loc,
                              "doc comment contains '%c%c', which would %s the C comment it "
                              "becomes in the public header; reword it",
@@ -568,8 +677,9 @@ static void load_doc(const line_index *ix, const char *entry, gen_op *op)
     while (sb.len > 0 && sb.buf[sb.len - 1] == '\n') /* and trailing ones */
         sb.buf[--sb.len] = '\0';
     if (sb.len > 0)
-        op->doc = gen_sb_take(&sb);
+        doc = gen_sb_take(&sb);
     gen_sb_free(&sb);
+    return doc;
 }
 
 void gen_load_native_text(const char *text, size_t len, gen_model *model)
@@ -602,11 +712,19 @@ void gen_load_native_text(const char *text, size_t len, gen_model *model)
                 seen_section = true;
                 continue;
             }
+            if (has_key(&l, entry, "enum")) {
+                int before = model->n_enums;
+                load_enum(&l, entry, model);
+                if (model->n_enums > before) {
+                    gen_enum *e = &model->enums[before];
+                    e->doc = doc_above(&lines, e->name, e->loc);
+                }
+                continue;
+            }
             l.entry = entry_name(&l, entry, "func");
             gen_op *op = &model->ops[model->n_ops++];
             load_native_entry(&l, entry, op);
-            if (op->loc.line >= 1 && op->loc.line <= lines.n)
-                load_doc(&lines, l.entry, op);
+            op->doc = doc_above(&lines, l.entry, op->loc);
             op->section = model->n_sections - 1;
             /* After a rejected section item, its ops are not reported again. */
             if (op->func != NULL && !seen_section)

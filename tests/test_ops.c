@@ -284,7 +284,7 @@ static void test_nll_loss_averages_picked_log_probs(void **state)
     yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 2, lp), *t = yg_test_tensor(YG_INT64, ts, 1, tv);
     yg_tensor *y = NULL;
     (void)state;
-    YG_CHECK(yg_nll_loss(x, t, NULL, 1, -100, &y));
+    YG_CHECK(yg_nll_loss(x, t, NULL, YG_REDUCTION_MEAN, -100, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, expected, 1e-15, 1e-15);
     yg_release(y);
     yg_release(x);
@@ -298,7 +298,7 @@ static void test_nll_loss_rejects_target_out_of_bounds(void **state)
     yg_tensor *x = NULL, *t = yg_test_tensor(YG_INT64, ts, 1, tv), *y = NULL;
     (void)state;
     YG_CHECK(yg_tensor_zeros(s, 2, YG_FLOAT32, &x));
-    YG_EXPECT_ERROR(yg_nll_loss(x, t, NULL, 1, -100, &y), YG_ERR_INDEX, "nll_loss:", "7", "5 classes");
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, NULL, YG_REDUCTION_MEAN, -100, &y), YG_ERR_INDEX, "nll_loss:", "7", "5 classes");
     assert_null(y);
     yg_release(x);
     yg_release(t);

@@ -165,7 +165,7 @@ static void test_fused_softmax_kernels_match_naive_loops_on_large_blocks(void **
 
 typedef struct pair_ctx {
     yg_tensor *target, *weight, *pos_weight;
-    int64_t reduction;
+    yg_reduction reduction;
     double beta;
 } pair_ctx;
 
@@ -238,7 +238,7 @@ static void test_regression_loss_gradients_match_differences(void **state) {
     const int64_t s[] = {2, 3};
     yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 3),
               *t = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 4);
-    pair_ctx c = {.target = t, .reduction = 1, .beta = 0.8};
+    pair_ctx c = {.target = t, .reduction = YG_REDUCTION_MEAN, .beta = 0.8};
     (void)state;
     expect_gradient_matches_differences("mse_loss", x, mse_of, &c);
     yg_tensor_zero_grad(x);
@@ -257,7 +257,7 @@ static void test_binary_cross_entropy_matches_naive_loops(void **state) {
               *t = yg_test_rand(YG_FLOAT64, s, 2, 0, 1, 6);
     yg_tensor *w = yg_test_rand(YG_FLOAT64, ws, 1, 0.5, 2, 7), *y = NULL;
     double *xv = yg_test_values(x), *tv = yg_test_values(t), *wv = yg_test_values(w), e[6], sum = 0;
-    pair_ctx c = {.target = t, .weight = w, .reduction = 0};
+    pair_ctx c = {.target = t, .weight = w, .reduction = YG_REDUCTION_NONE};
     (void)state;
     for (int i = 0; i < 6; i++) {
         e[i] = -wv[i % 3] * (tv[i] * log(xv[i]) + (1 - tv[i]) * log(1 - xv[i]));
@@ -266,11 +266,11 @@ static void test_binary_cross_entropy_matches_naive_loops(void **state) {
     YG_CHECK(bce_of(x, &c, &y));
     YG_EXPECT_CLOSE(y, s, 2, e, 1e-14, 1e-14);
     yg_release(y);
-    c.reduction = 2;
+    c.reduction = YG_REDUCTION_SUM;
     YG_CHECK(bce_of(x, &c, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, &sum, 1e-14, 1e-14);
     yg_release(y);
-    c.reduction = 1;
+    c.reduction = YG_REDUCTION_MEAN;
     expect_gradient_matches_differences("binary_cross_entropy", x, bce_of, &c);
     free(xv);
     free(tv);
@@ -286,7 +286,7 @@ static void test_binary_cross_entropy_clamps_its_logs(void **state) {
     yg_tensor *x = yg_test_tensor(YG_FLOAT32, s, 1, xv), *t = yg_test_tensor(YG_FLOAT32, s, 1, tv),
               *y = NULL;
     (void)state;
-    YG_CHECK(yg_binary_cross_entropy(x, t, NULL, 0, &y));
+    YG_CHECK(yg_binary_cross_entropy(x, t, NULL, YG_REDUCTION_NONE, &y));
     YG_EXPECT_CLOSE(y, s, 1, e, 0, 0);
     yg_release(y);
     yg_release(x);
@@ -299,7 +299,7 @@ static void test_binary_cross_entropy_with_logits_is_stable_and_smooth(void **st
               *t = yg_test_rand(YG_FLOAT64, s, 2, 0, 1, 9);
     yg_tensor *pw = yg_test_rand(YG_FLOAT64, ps, 1, 0.5, 3, 10), *y = NULL;
     double *xv = yg_test_values(x), *tv = yg_test_values(t), *pv = yg_test_values(pw), e[6];
-    pair_ctx c = {.target = t, .pos_weight = pw, .reduction = 0};
+    pair_ctx c = {.target = t, .pos_weight = pw, .reduction = YG_REDUCTION_NONE};
     (void)state;
     for (int i = 0; i < 6; i++) {
         double sig = 1 / (1 + exp(-xv[i]));
@@ -308,7 +308,7 @@ static void test_binary_cross_entropy_with_logits_is_stable_and_smooth(void **st
     YG_CHECK(bce_logits_of(x, &c, &y));
     YG_EXPECT_CLOSE(y, s, 2, e, 1e-13, 1e-13);
     yg_release(y);
-    c.reduction = 1;
+    c.reduction = YG_REDUCTION_MEAN;
     expect_gradient_matches_differences("binary_cross_entropy_with_logits", x, bce_logits_of, &c);
     {
         /* Large logits: no overflow; logit 0: the gradient is sigmoid(0) - t. */
@@ -319,7 +319,7 @@ static void test_binary_cross_entropy_with_logits_is_stable_and_smooth(void **st
         yg_tensor *l = NULL, *sum = NULL, *g = NULL;
         double *gv;
         YG_CHECK(yg_tensor_set_requires_grad(xb, true));
-        YG_CHECK(yg_binary_cross_entropy_with_logits(xb, tt, NULL, NULL, 0, &l));
+        YG_CHECK(yg_binary_cross_entropy_with_logits(xb, tt, NULL, NULL, YG_REDUCTION_NONE, &l));
         YG_EXPECT_CLOSE(l, s3, 1, eb, 1e-12, 1e-12);
         YG_CHECK(yg_sum(l, &sum));
         YG_CHECK(yg_backward(sum, NULL, false));
@@ -345,7 +345,8 @@ static void test_binary_cross_entropy_with_logits_is_stable_and_smooth(void **st
 
 typedef struct ce_ctx {
     yg_tensor *target, *weight;
-    int64_t reduction, ignore_index;
+    yg_reduction reduction;
+    int64_t ignore_index;
 } ce_ctx;
 
 static yg_status ce_of(yg_tensor *x, void *c, yg_tensor **o) {
@@ -367,7 +368,7 @@ static void test_cross_entropy_with_class_indices_matches_naive_loops(void **sta
     yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 11),
               *t = yg_test_tensor(YG_INT64, ts, 1, tv), *y = NULL;
     double *xv = yg_test_values(x), e[4] = {0}, mean = 0;
-    ce_ctx c = {.target = t, .reduction = 0, .ignore_index = -100};
+    ce_ctx c = {.target = t, .reduction = YG_REDUCTION_NONE, .ignore_index = -100};
     (void)state;
     for (int i = 0; i < 4; i++)
         if (tv[i] >= 0) {
@@ -377,7 +378,7 @@ static void test_cross_entropy_with_class_indices_matches_naive_loops(void **sta
     YG_CHECK(ce_of(x, &c, &y));
     YG_EXPECT_CLOSE(y, ts, 1, e, 1e-14, 1e-14);
     yg_release(y);
-    c.reduction = 1;
+    c.reduction = YG_REDUCTION_MEAN;
     YG_CHECK(ce_of(x, &c, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, &mean, 1e-14, 1e-14);
     yg_release(y);
@@ -414,7 +415,7 @@ static void test_cross_entropy_second_derivative_matches_naive_hessian(void **st
             expected[i * 4 + j] = (p[j] * vv[i * 4 + j] - p[j] * pv) / 3;
     }
     YG_CHECK(yg_tensor_set_requires_grad(x, true));
-    YG_CHECK(yg_cross_entropy(x, t, NULL, 1, -100, &y));
+    YG_CHECK(yg_cross_entropy(x, t, NULL, YG_REDUCTION_MEAN, -100, &y));
     YG_CHECK(yg_grad((const yg_tensor *const[]){y},
                      1,
                      NULL,
@@ -454,7 +455,7 @@ static void test_cross_entropy_over_k_dims_moves_the_class_dim(void **state) {
     yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 3, -2, 2, 12),
               *t = yg_test_tensor(YG_INT64, ts, 2, tv), *y = NULL;
     double *xv = yg_test_values(x), e[8];
-    ce_ctx c = {.target = t, .reduction = 0, .ignore_index = -100};
+    ce_ctx c = {.target = t, .reduction = YG_REDUCTION_NONE, .ignore_index = -100};
     (void)state;
     for (int n = 0; n < 2; n++)
         for (int d = 0; d < 4; d++)
@@ -462,7 +463,7 @@ static void test_cross_entropy_over_k_dims_moves_the_class_dim(void **state) {
     YG_CHECK(ce_of(x, &c, &y));
     YG_EXPECT_CLOSE(y, ts, 2, e, 1e-14, 1e-14);
     yg_release(y);
-    c.reduction = 2;
+    c.reduction = YG_REDUCTION_SUM;
     expect_gradient_matches_differences("cross_entropy K-dim", x, ce_of, &c);
     free(xv);
     yg_release(x);
@@ -475,7 +476,7 @@ static void test_cross_entropy_with_class_probabilities(void **state) {
     yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -2, 2, 13),
               *p = yg_test_tensor(YG_FLOAT64, s, 2, pv), *y = NULL;
     double *xv = yg_test_values(x), mean = 0;
-    ce_ctx c = {.target = p, .reduction = 1, .ignore_index = -100};
+    ce_ctx c = {.target = p, .reduction = YG_REDUCTION_MEAN, .ignore_index = -100};
     (void)state;
     for (int n = 0; n < 2; n++)
         for (int k = 0; k < 3; k++)
@@ -500,13 +501,17 @@ static void test_losses_reject_bad_reduction_and_shapes(void **state) {
     YG_CHECK(yg_tensor_zeros(kt, 2, YG_INT64, &kt_t));
     YG_EXPECT_ERROR(yg_mse_loss(x, x, 3, &y),
                     YG_ERR_INVALID_ARGUMENT,
-                    "mse_loss: invalid reduction 3 (expected 0 none, 1 mean or 2 sum)");
+                    "mse_loss: reduction must be none (0), mean (1) or sum (2), not 3");
+    assert_null(y);
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, NULL, -1, -100, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "nll_loss: reduction must be none (0), mean (1) or sum (2), not -1");
     assert_null(y);
     YG_EXPECT_ERROR(
-        yg_cross_entropy(x, t, NULL, 1, -100, &y), YG_ERR_SHAPE, "cross_entropy: nll_loss:");
+        yg_cross_entropy(x, t, NULL, YG_REDUCTION_MEAN, -100, &y), YG_ERR_SHAPE, "cross_entropy: nll_loss:");
     assert_null(y);
     YG_EXPECT_ERROR(
-        yg_cross_entropy(k, kt_t, NULL, 1, -100, &y),
+        yg_cross_entropy(k, kt_t, NULL, YG_REDUCTION_MEAN, -100, &y),
         YG_ERR_SHAPE,
         "cross_entropy: target [2, 5] does not match self [2, 3, 4] without its class dim 1");
     assert_null(y);
@@ -550,7 +555,8 @@ static double ref_nll(const double *x,
 
 typedef struct nll_ctx {
     yg_tensor *target, *weight;
-    int64_t reduction, ignore_index;
+    yg_reduction reduction;
+    int64_t ignore_index;
 } nll_ctx;
 
 static yg_status nll_of(yg_tensor *x, void *c, yg_tensor **o) {
@@ -572,13 +578,13 @@ static void expect_nll_reductions(yg_tensor *x,
     double mean = total / wsum;
     yg_tensor *y = NULL;
 
-    YG_CHECK(yg_nll_loss(x, t, w, 0, ignore, &y));
+    YG_CHECK(yg_nll_loss(x, t, w, YG_REDUCTION_NONE, ignore, &y));
     YG_EXPECT_CLOSE(y, ls, 1, losses, 1e-14, 1e-14);
     yg_release(y);
-    YG_CHECK(yg_nll_loss(x, t, w, 1, ignore, &y));
+    YG_CHECK(yg_nll_loss(x, t, w, YG_REDUCTION_MEAN, ignore, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, &mean, 1e-14, 1e-14);
     yg_release(y);
-    YG_CHECK(yg_nll_loss(x, t, w, 2, ignore, &y));
+    YG_CHECK(yg_nll_loss(x, t, w, YG_REDUCTION_SUM, ignore, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, &total, 1e-14, 1e-14);
     yg_release(y);
 }
@@ -614,7 +620,7 @@ static void test_nll_loss_with_weights_matches_naive_loops(void **state) {
               *w2 = yg_test_tensor(YG_FLOAT64, w2s, 1, w2v), *ws_view = NULL,
               *xt_base = yg_test_rand(YG_FLOAT64, st, 2, -3, 0, 22), *xt = NULL;
     double *xv = yg_test_values(x), *xtv;
-    nll_ctx c = {.target = t, .weight = w, .reduction = 1, .ignore_index = -100};
+    nll_ctx c = {.target = t, .weight = w, .reduction = YG_REDUCTION_MEAN, .ignore_index = -100};
     (void)state;
     expect_nll_reductions(x, xv, t, tv, w, wv, -100);
     expect_nll_reductions(x, xv, t, tv, NULL, NULL, -100);
@@ -632,7 +638,7 @@ static void test_nll_loss_with_weights_matches_naive_loops(void **state) {
     }
     /* gradients (a fresh leaf each time: gradients accumulate) */
     expect_gradient_matches_differences("nll_loss weighted mean", x, nll_of, &c);
-    c.reduction = 0;
+    c.reduction = YG_REDUCTION_NONE;
     {
         yg_tensor *x2 = yg_test_tensor(YG_FLOAT64, s, 2, xv);
         expect_gradient_matches_differences("nll_loss weighted none", x2, nll_of, &c);
@@ -663,13 +669,13 @@ static void test_nll_loss_with_weights_of_a_single_sample_and_float32(void **sta
     const double none = 1.5 * 2, mean = 2;
     (void)state;
     /* [C] self with a 0-dim target: -w[2] x[2]; mean divides w[2] out */
-    YG_CHECK(yg_nll_loss(x, t, w, 0, -100, &y));
+    YG_CHECK(yg_nll_loss(x, t, w, YG_REDUCTION_NONE, -100, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, &none, 1e-15, 1e-15);
     yg_release(y);
-    YG_CHECK(yg_nll_loss(x, t, w, 2, -100, &y));
+    YG_CHECK(yg_nll_loss(x, t, w, YG_REDUCTION_SUM, -100, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, &none, 1e-15, 1e-15);
     yg_release(y);
-    YG_CHECK(yg_nll_loss(x, t, w, 1, -100, &y));
+    YG_CHECK(yg_nll_loss(x, t, w, YG_REDUCTION_MEAN, -100, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, &mean, 1e-15, 1e-15);
     yg_release(y);
     /* float32 self and weight (the reference sees the float32 values) */
@@ -678,7 +684,7 @@ static void test_nll_loss_with_weights_of_a_single_sample_and_float32(void **sta
     {
         double losses[3], wsum, total = ref_nll(x32v, 3, 4, tv2, w32v, -100, losses, &wsum);
         double m = total / wsum;
-        YG_CHECK(yg_nll_loss(x32, t2, w32, 1, -100, &y));
+        YG_CHECK(yg_nll_loss(x32, t2, w32, YG_REDUCTION_MEAN, -100, &y));
         assert_int_equal(yg_tensor_dtype(y), YG_FLOAT32);
         YG_EXPECT_CLOSE(y, NULL, 0, &m, 1e-6, 1e-6);
         yg_release(y);
@@ -702,14 +708,14 @@ static void test_nll_loss_mean_over_no_weight_is_nan(void **state) {
     double v, zero = 0;
     (void)state;
     /* every target ignored: mean is 0/0 = NaN (as in PyTorch), sum 0, none 0s */
-    YG_CHECK(yg_nll_loss(x, t, NULL, 1, -100, &y));
+    YG_CHECK(yg_nll_loss(x, t, NULL, YG_REDUCTION_MEAN, -100, &y));
     YG_CHECK(yg_tensor_item(y, &v));
     assert_true(isnan(v));
     yg_release(y);
-    YG_CHECK(yg_nll_loss(x, t, w, 2, -100, &y));
+    YG_CHECK(yg_nll_loss(x, t, w, YG_REDUCTION_SUM, -100, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, &zero, 0, 0);
     yg_release(y);
-    YG_CHECK(yg_nll_loss(x, t, w, 0, -100, &y));
+    YG_CHECK(yg_nll_loss(x, t, w, YG_REDUCTION_NONE, -100, &y));
     YG_EXPECT_CLOSE(y, ts, 1, zeros, 0, 0);
     yg_release(y);
     /* all ignored: the gradient of mean is 0 (nothing is picked) */
@@ -722,7 +728,7 @@ static void test_nll_loss_mean_over_no_weight_is_nan(void **state) {
         yg_release(g0);
     }
     /* counted targets whose weights sum to 0: NaN too */
-    YG_CHECK(yg_nll_loss(x, t1, w, 1, -100, &y));
+    YG_CHECK(yg_nll_loss(x, t1, w, YG_REDUCTION_MEAN, -100, &y));
     YG_CHECK(yg_tensor_item(y, &v));
     assert_true(isnan(v));
     yg_release(y);
@@ -742,7 +748,7 @@ static void test_cross_entropy_with_weights_matches_naive_loops(void **state) {
               *kt = yg_test_tensor(YG_INT64, kts, 2, ktv),
               *p = yg_test_tensor(YG_FLOAT64, s, 2, pv), *y = NULL;
     double *xv = yg_test_values(x), *kv = yg_test_values(k), total = 0, wsum = 0, e[4], soft = 0;
-    ce_ctx c = {.target = t, .weight = w, .reduction = 1, .ignore_index = -100};
+    ce_ctx c = {.target = t, .weight = w, .reduction = YG_REDUCTION_MEAN, .ignore_index = -100};
     (void)state;
     for (int i = 0; i < 4; i++) {
         if (tv[i] < 0)
@@ -761,14 +767,14 @@ static void test_cross_entropy_with_weights_matches_naive_loops(void **state) {
             int64_t cls = (int64_t)ktv[n * 2 + d];
             e[n * 2 + d] = wv[cls] * ref_ce(kv + n * 6 + d, 3, 2, cls);
         }
-    YG_CHECK(yg_cross_entropy(k, kt, w, 0, -100, &y));
+    YG_CHECK(yg_cross_entropy(k, kt, w, YG_REDUCTION_NONE, -100, &y));
     YG_EXPECT_CLOSE(y, kts, 2, e, 1e-14, 1e-14);
     yg_release(y);
     /* class probabilities: -sum_c w[c] p[i, c] log_softmax(x)[i, c], mean over N */
     for (int n = 0; n < 4; n++)
         for (int j = 0; j < 3; j++)
             soft += wv[j] * pv[n * 3 + j] * ref_ce(xv + n * 3, 3, 1, j) / 4;
-    YG_CHECK(yg_cross_entropy(x, p, w, 1, -100, &y));
+    YG_CHECK(yg_cross_entropy(x, p, w, YG_REDUCTION_MEAN, -100, &y));
     YG_EXPECT_CLOSE(y, NULL, 0, &soft, 1e-14, 1e-14);
     yg_release(y);
     c.target = p;
@@ -799,15 +805,15 @@ static void test_nll_loss_and_cross_entropy_reject_bad_weights(void **state) {
     wmat = yg_test_tensor(YG_FLOAT64, w22, 2, ones);
     w32 = yg_test_tensor(YG_FLOAT32, w3, 1, ones);
     g = yg_test_tensor(YG_FLOAT64, gs, 1, ones);
-    YG_EXPECT_ERROR(yg_nll_loss(x, t, wbig, 1, -100, &y),
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, wbig, YG_REDUCTION_MEAN, -100, &y),
                     YG_ERR_SHAPE,
                     "nll_loss: expected weight of shape [3] (one per class), got [4]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_nll_loss(x, t, wmat, 1, -100, &y),
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, wmat, YG_REDUCTION_MEAN, -100, &y),
                     YG_ERR_SHAPE,
                     "nll_loss: expected weight of shape [3] (one per class), got [2, 2]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_nll_loss(x, t, w32, 1, -100, &y),
+    YG_EXPECT_ERROR(yg_nll_loss(x, t, w32, YG_REDUCTION_MEAN, -100, &y),
                     YG_ERR_DTYPE,
                     "nll_loss: weight of dtype float32 does not match self of dtype float64");
     assert_null(y);
@@ -821,16 +827,16 @@ static void test_nll_loss_and_cross_entropy_reject_bad_weights(void **state) {
         "nll_loss_backward: weight of dtype float32 does not match self of dtype float64");
     assert_null(y);
     YG_EXPECT_ERROR(
-        yg_cross_entropy(x, t, wbig, 1, -100, &y),
+        yg_cross_entropy(x, t, wbig, YG_REDUCTION_MEAN, -100, &y),
         YG_ERR_SHAPE,
         "cross_entropy: expected weight of shape [3] (one per class of self [2, 3]), got [4]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_cross_entropy(x, t, w32, 1, -100, &y),
+    YG_EXPECT_ERROR(yg_cross_entropy(x, t, w32, YG_REDUCTION_MEAN, -100, &y),
                     YG_ERR_DTYPE,
                     "cross_entropy: weight of dtype float32 does not match self of dtype float64");
     assert_null(y);
     /* a good weight still leaves the target checks in place */
-    YG_EXPECT_ERROR(yg_nll_loss(x, g, w, 1, -100, &y),
+    YG_EXPECT_ERROR(yg_nll_loss(x, g, w, YG_REDUCTION_MEAN, -100, &y),
                     YG_ERR_DTYPE,
                     "nll_loss: expected target of dtype int64, got float64");
     assert_null(y);

@@ -39,7 +39,7 @@ static const nll_loss_fn nll_loss_kernels[YG_DEVICE_COUNT_] = {
 static yg_status nll_loss_record(const yg_tensor *self,
                                  const yg_tensor *target,
                                  const yg_tensor *weight,
-                                 int64_t reduction,
+                                 yg_reduction reduction,
                                  int64_t ignore_index,
                                  yg_tensor *result)
 {
@@ -74,7 +74,7 @@ out:
 static yg_status nll_loss_traced(const yg_tensor *self,
                                  const yg_tensor *target,
                                  const yg_tensor *weight,
-                                 int64_t reduction,
+                                 yg_reduction reduction,
                                  int64_t ignore_index,
                                  yg_tensor **out)
 {
@@ -95,12 +95,12 @@ static yg_status nll_loss_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
  *   int ignore_index=-100) -> Tensor */
 yg_status yg_nll_loss(const yg_tensor *self,
                       const yg_tensor *target,
                       const yg_tensor *weight,
-                      int64_t reduction,
+                      yg_reduction reduction,
                       int64_t ignore_index,
                       yg_tensor **out)
 {
@@ -115,6 +115,10 @@ yg_status yg_nll_loss(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_out("nll_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss", "target", target));
+    if ((unsigned long long)reduction >= 3)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "nll_loss: reduction must be none (0), mean (1) or sum (2), not %d",
+                        (int)reduction);
     dev = yg_tensor_device(self);
     kernel = nll_loss_kernels[dev];
     if (kernel == NULL)
@@ -171,7 +175,7 @@ static const nll_loss_backward_fn nll_loss_backward_kernels[YG_DEVICE_COUNT_] = 
 static yg_status nll_loss_backward_record(const yg_tensor *grad_output,
                                           const yg_tensor *target,
                                           const yg_tensor *weight,
-                                          int64_t reduction,
+                                          yg_reduction reduction,
                                           int64_t ignore_index,
                                           yg_tensor *result)
 {
@@ -211,7 +215,7 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
                                           const yg_tensor *weight,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
-                                          int64_t reduction,
+                                          yg_reduction reduction,
                                           int64_t ignore_index,
                                           yg_tensor **out)
 {
@@ -241,13 +245,13 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
 }
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
- *   int reduction, int ignore_index) -> Tensor */
+ *   Reduction reduction, int ignore_index) -> Tensor */
 yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
                                const yg_tensor *target,
                                const yg_tensor *weight,
                                const int64_t *self_sizes,
                                int64_t self_sizes_len,
-                               int64_t reduction,
+                               yg_reduction reduction,
                                int64_t ignore_index,
                                yg_tensor **out)
 {
@@ -269,6 +273,10 @@ yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_out("nll_loss_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss_backward", "target", target));
+    if ((unsigned long long)reduction >= 3)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "nll_loss_backward: reduction must be none (0), mean (1) or sum (2), not %d",
+                        (int)reduction);
     dev = yg_tensor_device(grad_output);
     kernel = nll_loss_backward_kernels[dev];
     if (kernel == NULL)
@@ -300,7 +308,7 @@ out:
  * (jit/tracer.h). */
 static yg_status mse_loss_traced(const yg_tensor *self,
                                  const yg_tensor *target,
-                                 int64_t reduction,
+                                 yg_reduction reduction,
                                  yg_tensor **out)
 {
     yg_status st;
@@ -318,10 +326,10 @@ static yg_status mse_loss_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
+/* mse_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
 yg_status yg_mse_loss(const yg_tensor *self,
                       const yg_tensor *target,
-                      int64_t reduction,
+                      yg_reduction reduction,
                       yg_tensor **out)
 {
     yg_status st;
@@ -331,6 +339,10 @@ yg_status yg_mse_loss(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_out("mse_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mse_loss", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mse_loss", "target", target));
+    if ((unsigned long long)reduction >= 3)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "mse_loss: reduction must be none (0), mean (1) or sum (2), not %d",
+                        (int)reduction);
     st = yg__composite_mse_loss(self, target, reduction, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "mse_loss");
@@ -341,7 +353,7 @@ yg_status yg_mse_loss(const yg_tensor *self,
  * (jit/tracer.h). */
 static yg_status l1_loss_traced(const yg_tensor *self,
                                 const yg_tensor *target,
-                                int64_t reduction,
+                                yg_reduction reduction,
                                 yg_tensor **out)
 {
     yg_status st;
@@ -359,10 +371,10 @@ static yg_status l1_loss_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
+/* l1_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
 yg_status yg_l1_loss(const yg_tensor *self,
                      const yg_tensor *target,
-                     int64_t reduction,
+                     yg_reduction reduction,
                      yg_tensor **out)
 {
     yg_status st;
@@ -372,6 +384,10 @@ yg_status yg_l1_loss(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_out("l1_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("l1_loss", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("l1_loss", "target", target));
+    if ((unsigned long long)reduction >= 3)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "l1_loss: reduction must be none (0), mean (1) or sum (2), not %d",
+                        (int)reduction);
     st = yg__composite_l1_loss(self, target, reduction, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "l1_loss");
@@ -382,7 +398,7 @@ yg_status yg_l1_loss(const yg_tensor *self,
  * (jit/tracer.h). */
 static yg_status smooth_l1_loss_traced(const yg_tensor *self,
                                        const yg_tensor *target,
-                                       int64_t reduction,
+                                       yg_reduction reduction,
                                        double beta,
                                        yg_tensor **out)
 {
@@ -402,10 +418,10 @@ static yg_status smooth_l1_loss_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor */
+/* smooth_l1_loss(Tensor self, Tensor target, Reduction reduction=mean, float beta=1.0) -> Tensor */
 yg_status yg_smooth_l1_loss(const yg_tensor *self,
                             const yg_tensor *target,
-                            int64_t reduction,
+                            yg_reduction reduction,
                             double beta,
                             yg_tensor **out)
 {
@@ -416,6 +432,10 @@ yg_status yg_smooth_l1_loss(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_out("smooth_l1_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("smooth_l1_loss", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("smooth_l1_loss", "target", target));
+    if ((unsigned long long)reduction >= 3)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "smooth_l1_loss: reduction must be none (0), mean (1) or sum (2), not %d",
+                        (int)reduction);
     st = yg__composite_smooth_l1_loss(self, target, reduction, beta, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "smooth_l1_loss");
@@ -442,7 +462,7 @@ yg_status yg_smooth_l1_loss_opt(const yg_tensor *self,
 static yg_status binary_cross_entropy_traced(const yg_tensor *self,
                                              const yg_tensor *target,
                                              const yg_tensor *weight,
-                                             int64_t reduction,
+                                             yg_reduction reduction,
                                              yg_tensor **out)
 {
     yg_status st;
@@ -462,11 +482,11 @@ static yg_status binary_cross_entropy_traced(const yg_tensor *self,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
- *   int reduction=1) -> Tensor */
+ *   Reduction reduction=mean) -> Tensor */
 yg_status yg_binary_cross_entropy(const yg_tensor *self,
                                   const yg_tensor *target,
                                   const yg_tensor *weight,
-                                  int64_t reduction,
+                                  yg_reduction reduction,
                                   yg_tensor **out)
 {
     yg_status st;
@@ -476,6 +496,10 @@ yg_status yg_binary_cross_entropy(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_out("binary_cross_entropy", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("binary_cross_entropy", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("binary_cross_entropy", "target", target));
+    if ((unsigned long long)reduction >= 3)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "binary_cross_entropy: reduction must be none (0), mean (1) or sum (2), not %d",
+                        (int)reduction);
     st = yg__composite_binary_cross_entropy(self, target, weight, reduction, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "binary_cross_entropy");
@@ -503,7 +527,7 @@ static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
                                                          const yg_tensor *target,
                                                          const yg_tensor *weight,
                                                          const yg_tensor *pos_weight,
-                                                         int64_t reduction,
+                                                         yg_reduction reduction,
                                                          yg_tensor **out)
 {
     yg_status st;
@@ -524,12 +548,12 @@ static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
 }
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
- *   Tensor? pos_weight=None, int reduction=1) -> Tensor */
+ *   Tensor? pos_weight=None, Reduction reduction=mean) -> Tensor */
 yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
                                               const yg_tensor *target,
                                               const yg_tensor *weight,
                                               const yg_tensor *pos_weight,
-                                              int64_t reduction,
+                                              yg_reduction reduction,
                                               yg_tensor **out)
 {
     yg_status st;
@@ -544,6 +568,10 @@ yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_out("binary_cross_entropy_with_logits", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("binary_cross_entropy_with_logits", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("binary_cross_entropy_with_logits", "target", target));
+    if ((unsigned long long)reduction >= 3)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "binary_cross_entropy_with_logits: reduction must be none (0), mean (1) or sum (2), not %d",
+                        (int)reduction);
     st = yg__composite_binary_cross_entropy_with_logits(self,
                                                         target,
                                                         weight,
@@ -577,7 +605,7 @@ yg_status yg_binary_cross_entropy_with_logits_opt(
 static yg_status cross_entropy_traced(const yg_tensor *self,
                                       const yg_tensor *target,
                                       const yg_tensor *weight,
-                                      int64_t reduction,
+                                      yg_reduction reduction,
                                       int64_t ignore_index,
                                       yg_tensor **out)
 {
@@ -598,12 +626,12 @@ static yg_status cross_entropy_traced(const yg_tensor *self,
     return yg__trace_end_node();
 }
 
-/* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+/* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
  *   int ignore_index=-100) -> Tensor */
 yg_status yg_cross_entropy(const yg_tensor *self,
                            const yg_tensor *target,
                            const yg_tensor *weight,
-                           int64_t reduction,
+                           yg_reduction reduction,
                            int64_t ignore_index,
                            yg_tensor **out)
 {
@@ -614,6 +642,10 @@ yg_status yg_cross_entropy(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_out("cross_entropy", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cross_entropy", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("cross_entropy", "target", target));
+    if ((unsigned long long)reduction >= 3)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "cross_entropy: reduction must be none (0), mean (1) or sum (2), not %d",
+                        (int)reduction);
     st = yg__composite_cross_entropy(self, target, weight, reduction, ignore_index, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "cross_entropy");

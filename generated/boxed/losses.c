@@ -10,7 +10,7 @@
 
 #include "yagrad/ops_losses.h"
 
-/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
  *   int ignore_index=-100) -> Tensor */
 yg_boxed_impl yg__boxed_nll_loss; /* listed in boxed/table.c */
 yg_status yg__boxed_nll_loss(const yg_ir_node *node,
@@ -28,7 +28,7 @@ yg_status yg__boxed_nll_loss(const yg_ir_node *node,
 }
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
- *   int reduction, int ignore_index) -> Tensor */
+ *   Reduction reduction, int ignore_index) -> Tensor */
 yg_boxed_impl yg__boxed_nll_loss_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
                                       yg_tensor *const *in,
@@ -53,7 +53,7 @@ yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
                                 &out[0]);
 }
 
-/* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
+/* mse_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
 yg_boxed_impl yg__boxed_mse_loss; /* listed in boxed/table.c */
 yg_status yg__boxed_mse_loss(const yg_ir_node *node,
                              yg_tensor *const *in,
@@ -67,7 +67,7 @@ yg_status yg__boxed_mse_loss(const yg_ir_node *node,
     return yg_mse_loss(in[0], in[1], reduction, &out[0]);
 }
 
-/* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor */
+/* l1_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
 yg_boxed_impl yg__boxed_l1_loss; /* listed in boxed/table.c */
 yg_status yg__boxed_l1_loss(const yg_ir_node *node,
                             yg_tensor *const *in,
@@ -81,7 +81,7 @@ yg_status yg__boxed_l1_loss(const yg_ir_node *node,
     return yg_l1_loss(in[0], in[1], reduction, &out[0]);
 }
 
-/* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor */
+/* smooth_l1_loss(Tensor self, Tensor target, Reduction reduction=mean, float beta=1.0) -> Tensor */
 yg_boxed_impl yg__boxed_smooth_l1_loss; /* listed in boxed/table.c */
 yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
                                    yg_tensor *const *in,
@@ -98,7 +98,7 @@ yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
- *   int reduction=1) -> Tensor */
+ *   Reduction reduction=mean) -> Tensor */
 yg_boxed_impl yg__boxed_binary_cross_entropy; /* listed in boxed/table.c */
 yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
                                          yg_tensor *const *in,
@@ -113,7 +113,7 @@ yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
 }
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
- *   Tensor? pos_weight=None, int reduction=1) -> Tensor */
+ *   Tensor? pos_weight=None, Reduction reduction=mean) -> Tensor */
 yg_boxed_impl yg__boxed_binary_cross_entropy_with_logits; /* listed in boxed/table.c */
 yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
                                                      yg_tensor *const *in,
@@ -127,7 +127,7 @@ yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
     return yg_binary_cross_entropy_with_logits(in[0], in[1], in[2], in[3], reduction, &out[0]);
 }
 
-/* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+/* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
  *   int ignore_index=-100) -> Tensor */
 yg_boxed_impl yg__boxed_cross_entropy; /* listed in boxed/table.c */
 yg_status yg__boxed_cross_entropy(const yg_ir_node *node,

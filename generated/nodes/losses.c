@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "yagrad/ops_losses.h"
 
-/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
  *   int ignore_index=-100) -> Tensor */
 static yg_status nll_loss_backward_apply(yg_node *base,
                                          yg_tensor *const *grads,
@@ -75,7 +75,7 @@ const yg_node_vtable yg__nll_loss_backward_vtable = {
 };
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
- *   int reduction, int ignore_index) -> Tensor */
+ *   Reduction reduction, int ignore_index) -> Tensor */
 static yg_status nll_loss_backward_backward_apply(yg_node *base,
                                                   yg_tensor *const *grads,
                                                   yg_tensor **grad_inputs)

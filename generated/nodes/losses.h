@@ -13,7 +13,7 @@
 
 #include "autograd/node.h"
 
-/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
  *   int ignore_index=-100) -> Tensor */
 typedef struct nll_loss_backward {
     yg_node base;
@@ -26,7 +26,7 @@ typedef struct nll_loss_backward {
 extern const yg_node_vtable yg__nll_loss_backward_vtable;
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
- *   int reduction, int ignore_index) -> Tensor */
+ *   Reduction reduction, int ignore_index) -> Tensor */
 typedef struct nll_loss_backward_backward {
     yg_node base;
     yg_saved_tensor target;

@@ -8,7 +8,7 @@
  */
 #include "symbolic/symbolic.h"
 
-/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
  *   int ignore_index=-100) -> Tensor */
 yg_symbolic_impl yg__symbolic_nll_loss; /* listed in symbolic/table.c */
 yg_status yg__symbolic_nll_loss(yg_sym *s, const yg_ir_node *node)
@@ -35,7 +35,7 @@ yg_status yg__symbolic_nll_loss(yg_sym *s, const yg_ir_node *node)
 }
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
- *   int reduction, int ignore_index) -> Tensor */
+ *   Reduction reduction, int ignore_index) -> Tensor */
 yg_symbolic_impl yg__symbolic_nll_loss_backward; /* listed in symbolic/table.c */
 yg_status yg__symbolic_nll_loss_backward(yg_sym *s, const yg_ir_node *node)
 {

@@ -37,32 +37,20 @@
 static yg_status reduce_loss(yg_tensor *loss, int64_t reduction, yg_tensor **out) {
     yg_status st;
 
+    /* reduction was checked by the generated entry point. */
     switch (reduction) {
-    case 0:
+    case YG_REDUCTION_NONE:
         *out = loss;
         return YG_OK;
-    case 1:
+    case YG_REDUCTION_MEAN:
         st = yg_mean(loss, out);
         break;
-    case 2:
-        st = yg_sum(loss, out);
-        break;
     default:
-        st = yg__fail(YG_ERR_INVALID_ARGUMENT,
-                      "invalid reduction %" PRId64 " (expected 0 none, 1 mean or 2 sum)",
-                      reduction);
+        st = yg_sum(loss, out);
         break;
     }
     yg_release(loss);
     return st;
-}
-
-static yg_status check_reduction(int64_t reduction) {
-    if (reduction < 0 || reduction > 2)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "invalid reduction %" PRId64 " (expected 0 none, 1 mean or 2 sum)",
-                        reduction);
-    return YG_OK;
 }
 
 /* loss times weight when weight is given (loss consumed). */
@@ -86,7 +74,6 @@ yg_status yg__composite_mse_loss(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_reduction(reduction));
     st = yg_sub(self, target, 1, &d);
     if (st == YG_OK)
         st = yg_mul(d, d, &sq);
@@ -104,7 +91,6 @@ yg_status yg__composite_l1_loss(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_reduction(reduction));
     st = yg_sub(self, target, 1, &d);
     if (st == YG_OK)
         st = yg_abs(d, &a);
@@ -124,7 +110,6 @@ yg_status yg__composite_smooth_l1_loss(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_reduction(reduction));
     if (!(beta >= 0))
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "beta must be non-negative, got %g", beta);
     if (beta == 0)
@@ -163,7 +148,6 @@ yg_status yg__composite_binary_cross_entropy(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_reduction(reduction));
     /* -(t log x + (1 - t) log(1 - x)), logs clamped at -100 */
     st = yg_log(self, &logx);
     if (st == YG_OK)
@@ -214,7 +198,6 @@ yg_status yg__composite_binary_cross_entropy_with_logits(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_reduction(reduction));
     /* (1 - t) x + lw softplus(-x), lw = 1 + (pos_weight - 1) t */
     st = yg_neg(self, &negx);
     if (st == YG_OK)
@@ -329,8 +312,8 @@ static yg_status cross_entropy_nd(const yg_tensor *lsm,
         st = yg_reshape(target, ts, 1, &tflat);
     if (st == YG_OK)
         st = yg_nll_loss(
-            flat, tflat, weight, reduction, ignore_index, reduction == 0 ? &loss : out);
-    if (st == YG_OK && reduction == 0)
+            flat, tflat, weight, reduction, ignore_index, reduction == YG_REDUCTION_NONE ? &loss : out);
+    if (st == YG_OK && reduction == YG_REDUCTION_NONE)
         st = yg_reshape(loss, yg_tensor_sizes(target), yg_tensor_ndim(target), out);
     yg_release(moved);
     yg_release(flat);
@@ -351,7 +334,6 @@ yg_status yg__composite_cross_entropy(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_reduction(reduction));
     if (nd == 0)
         return yg__fail(YG_ERR_SHAPE, "expected self with a class dim, got a 0-dim self");
     if (weight != NULL && yg_tensor_dtype(weight) != yg_tensor_dtype(self))

@@ -22,14 +22,12 @@
  */
 #include "cpu/cpu_int.h"
 #include "cpu/vec/kernels.h"
+#include "yagrad/enums.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-/* reduction values of nll_loss, as in PyTorch's Reduction enum. */
-enum { REDUCTION_NONE = 0, REDUCTION_MEAN = 1, REDUCTION_SUM = 2 };
 
 /* outer, dim size and inner extents of a contiguous tensor split at dim. */
 static void split_at(const yg_tensor *t, int64_t dim, int64_t *outer, int64_t *n, int64_t *inner) {
@@ -146,24 +144,18 @@ yg_status yg__cpu_softmax_backward(const yg_tensor *grad_output,
     return softmax_backward_like("softmax_backward", grad_output, output, dim, false, out);
 }
 
-/* Checks what nll_loss and its backward share: the reduction, the target's
+/* Checks what nll_loss and its backward share: the target's
  * dtype and shape against self's sizes, and every target's range.  On
  * success *batch is N (1 for a [C] self) and *classes is C. */
 static yg_status nll_check(const char *op,
                            const yg_tensor *target,
                            const int64_t *self_sizes,
                            int64_t self_ndim,
-                           int64_t reduction,
                            int64_t ignore_index,
                            int64_t *batch,
                            int64_t *classes) {
     char sbuf[128], tbuf[128];
 
-    if (reduction < REDUCTION_NONE || reduction > REDUCTION_SUM)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: invalid reduction %" PRId64 " (expected 0 none, 1 mean or 2 sum)",
-                        op,
-                        reduction);
     if (self_ndim != 1 && self_ndim != 2)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: expected self of 1 or 2 dims ([C] or [N, C]), got %s",
@@ -278,9 +270,9 @@ yg_status yg__cpu_nll_loss(const yg_tensor *self,
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__cpu_check_floating("nll_loss", "self", self));
     YG_RETURN_IF_ERROR(nll_check(
-        "nll_loss", target, self->sizes, self->ndim, reduction, ignore_index, &batch, &classes));
+        "nll_loss", target, self->sizes, self->ndim, ignore_index, &batch, &classes));
     YG_RETURN_IF_ERROR(nll_check_weight("nll_loss", weight, classes, self->dtype));
-    if (reduction == REDUCTION_NONE) {
+    if (reduction == YG_REDUCTION_NONE) {
         st = yg_tensor_empty(self->sizes, self->ndim - 1, self->dtype, &res);
         if (st != YG_OK)
             return st;
@@ -302,7 +294,7 @@ yg_status yg__cpu_nll_loss(const yg_tensor *self,
     }
     /* A mean over no counted target (or weights summing to 0) is 0/0 =
      * NaN, as in PyTorch. */
-    double value = reduction == REDUCTION_MEAN ? total / total_weight : total;
+    double value = reduction == YG_REDUCTION_MEAN ? total / total_weight : total;
     st = yg_tensor_empty(NULL, 0, self->dtype, &res);
     if (st != YG_OK)
         return st;
@@ -333,15 +325,14 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
                                  target,
                                  self_sizes,
                                  self_sizes_len,
-                                 reduction,
                                  ignore_index,
                                  &batch,
                                  &classes));
     YG_RETURN_IF_ERROR(nll_check_weight("nll_loss_backward", weight, classes, grad_output->dtype));
     int64_t go_numel = yg_tensor_numel(grad_output);
-    int64_t want = reduction == REDUCTION_NONE ? batch : 1;
+    int64_t want = reduction == YG_REDUCTION_NONE ? batch : 1;
     if (go_numel != want ||
-        (reduction == REDUCTION_NONE && grad_output->ndim != self_sizes_len - 1))
+        (reduction == YG_REDUCTION_NONE && grad_output->ndim != self_sizes_len - 1))
         return yg__fail(YG_ERR_SHAPE,
                         "nll_loss_backward: grad_output %s does not match %" PRId64
                         " losses of reduction %" PRId64,
@@ -362,12 +353,12 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
         int64_t t = target_at(target, i);
         if (t == ignore_index)
             continue;
-        int64_t gi = reduction == REDUCTION_NONE ? i * gstride : 0;
+        int64_t gi = reduction == YG_REDUCTION_NONE ? i * gstride : 0;
         double g =
             grad_output->dtype == YG_FLOAT32 ? ((const float *)gp)[gi] : ((const double *)gp)[gi];
         /* Mean divides by the total weight, as the forward does (NaN in
          * every counted slot when that is 0). */
-        if (reduction == REDUCTION_MEAN)
+        if (reduction == YG_REDUCTION_MEAN)
             g /= total_weight;
         store(res, i * classes + t, -weight_at(weight, t) * g);
     }

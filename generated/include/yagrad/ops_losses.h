@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/enums.h"
 #include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
@@ -19,7 +20,7 @@
 extern "C" {
 #endif
 
-/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+/* nll_loss(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
  *   int ignore_index=-100) -> Tensor
  *
  * -weight[t] self[i, t] per sample (t = target[i]; weight [C], all ones
@@ -29,7 +30,7 @@ extern "C" {
 YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
                                    const yg_tensor *target,  /* borrowed */
                                    const yg_tensor *weight,  /* nullable, borrowed; default NULL */
-                                   int64_t reduction,        /* default 1 */
+                                   yg_reduction reduction,   /* default YG_REDUCTION_MEAN */
                                    int64_t ignore_index,     /* default -100 */
                                    yg_tensor **out);         /* out: new ref */
 
@@ -40,7 +41,7 @@ YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
  */
 typedef struct yg_nll_loss_options {
     const yg_tensor *weight; /* default None */
-    yg_opt_int reduction;    /* default 1 */
+    yg_opt_int reduction;    /* default YG_REDUCTION_MEAN */
     yg_opt_int ignore_index; /* default -100 */
 } yg_nll_loss_options;
 YG_NODISCARD yg_status yg_nll_loss_opt(
@@ -50,7 +51,7 @@ YG_NODISCARD yg_status yg_nll_loss_opt(
     yg_tensor **out);                    /* out: new ref */
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
- *   int reduction, int ignore_index) -> Tensor
+ *   Reduction reduction, int ignore_index) -> Tensor
  *
  * The gradient of nll_loss in self (of sizes self_sizes): -weight[t] *
  * grad_output at each sample's target t, scaled as reduction did, 0 at
@@ -62,36 +63,36 @@ YG_NODISCARD yg_status yg_nll_loss_backward(
     const yg_tensor *weight,       /* nullable, borrowed */
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
-    int64_t reduction,
+    yg_reduction reduction,
     int64_t ignore_index,
     yg_tensor **out);              /* out: new ref */
 
-/* mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+/* mse_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor
  *
  * (self - target)^2
  */
 YG_NODISCARD yg_status yg_mse_loss(const yg_tensor *self,    /* borrowed */
                                    const yg_tensor *target,  /* borrowed */
-                                   int64_t reduction,        /* default 1 */
+                                   yg_reduction reduction,   /* default YG_REDUCTION_MEAN */
                                    yg_tensor **out);         /* out: new ref */
 
-/* l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor
+/* l1_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor
  *
  * |self - target|
  */
 YG_NODISCARD yg_status yg_l1_loss(const yg_tensor *self,    /* borrowed */
                                   const yg_tensor *target,  /* borrowed */
-                                  int64_t reduction,        /* default 1 */
+                                  yg_reduction reduction,   /* default YG_REDUCTION_MEAN */
                                   yg_tensor **out);         /* out: new ref */
 
-/* smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor
+/* smooth_l1_loss(Tensor self, Tensor target, Reduction reduction=mean, float beta=1.0) -> Tensor
  *
  * 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = self - target);
  * beta 0 is l1_loss
  */
 YG_NODISCARD yg_status yg_smooth_l1_loss(const yg_tensor *self,    /* borrowed */
                                          const yg_tensor *target,  /* borrowed */
-                                         int64_t reduction,        /* default 1 */
+                                         yg_reduction reduction,   /* default YG_REDUCTION_MEAN */
                                          double beta,              /* default 1.0 */
                                          yg_tensor **out);         /* out: new ref */
 
@@ -101,7 +102,7 @@ YG_NODISCARD yg_status yg_smooth_l1_loss(const yg_tensor *self,    /* borrowed *
  * member left zero, means the argument's default (yagrad/options.h).
  */
 typedef struct yg_smooth_l1_loss_options {
-    yg_opt_int reduction; /* default 1 */
+    yg_opt_int reduction; /* default YG_REDUCTION_MEAN */
     yg_opt_float beta;    /* default 1.0 */
 } yg_smooth_l1_loss_options;
 YG_NODISCARD yg_status yg_smooth_l1_loss_opt(
@@ -111,7 +112,7 @@ YG_NODISCARD yg_status yg_smooth_l1_loss_opt(
     yg_tensor **out);                          /* out: new ref */
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
- *   int reduction=1) -> Tensor
+ *   Reduction reduction=mean) -> Tensor
  *
  * -weight (target log(self) + (1 - target) log(1 - self)), self in [0, 1];
  * each log is clamped at -100 (as in PyTorch) so 0 and 1 stay finite
@@ -120,7 +121,7 @@ YG_NODISCARD yg_status yg_binary_cross_entropy(
     const yg_tensor *self,    /* borrowed */
     const yg_tensor *target,  /* borrowed */
     const yg_tensor *weight,  /* nullable, borrowed; default NULL */
-    int64_t reduction,        /* default 1 */
+    yg_reduction reduction,   /* default YG_REDUCTION_MEAN */
     yg_tensor **out);         /* out: new ref */
 
 /* binary_cross_entropy with options
@@ -130,7 +131,7 @@ YG_NODISCARD yg_status yg_binary_cross_entropy(
  */
 typedef struct yg_binary_cross_entropy_options {
     const yg_tensor *weight; /* default None */
-    yg_opt_int reduction;    /* default 1 */
+    yg_opt_int reduction;    /* default YG_REDUCTION_MEAN */
 } yg_binary_cross_entropy_options;
 YG_NODISCARD yg_status yg_binary_cross_entropy_opt(
     const yg_tensor *self,                           /* borrowed */
@@ -139,7 +140,7 @@ YG_NODISCARD yg_status yg_binary_cross_entropy_opt(
     yg_tensor **out);                                /* out: new ref */
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
- *   Tensor? pos_weight=None, int reduction=1) -> Tensor
+ *   Tensor? pos_weight=None, Reduction reduction=mean) -> Tensor
  *
  * binary_cross_entropy of sigmoid(self), computed from the logits without
  * overflow; pos_weight scales the positive term (broadcast over classes)
@@ -149,7 +150,7 @@ YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits(
     const yg_tensor *target,      /* borrowed */
     const yg_tensor *weight,      /* nullable, borrowed; default NULL */
     const yg_tensor *pos_weight,  /* nullable, borrowed; default NULL */
-    int64_t reduction,            /* default 1 */
+    yg_reduction reduction,       /* default YG_REDUCTION_MEAN */
     yg_tensor **out);             /* out: new ref */
 
 /* binary_cross_entropy_with_logits with options
@@ -160,7 +161,7 @@ YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits(
 typedef struct yg_binary_cross_entropy_with_logits_options {
     const yg_tensor *weight;     /* default None */
     const yg_tensor *pos_weight; /* default None */
-    yg_opt_int reduction;        /* default 1 */
+    yg_opt_int reduction;        /* default YG_REDUCTION_MEAN */
 } yg_binary_cross_entropy_with_logits_options;
 YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits_opt(
     const yg_tensor *self,                                       /* borrowed */
@@ -168,7 +169,7 @@ YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits_opt(
     const yg_binary_cross_entropy_with_logits_options *options,  /* nullable, borrowed: NULL is all defaults */
     yg_tensor **out);                                            /* out: new ref */
 
-/* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1,
+/* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
  *   int ignore_index=-100) -> Tensor
  *
  * log_softmax over the class dim (1, or 0 for a [C] self) then nll_loss.
@@ -181,7 +182,7 @@ YG_NODISCARD yg_status yg_cross_entropy(
     const yg_tensor *self,    /* borrowed */
     const yg_tensor *target,  /* borrowed */
     const yg_tensor *weight,  /* nullable, borrowed; default NULL */
-    int64_t reduction,        /* default 1 */
+    yg_reduction reduction,   /* default YG_REDUCTION_MEAN */
     int64_t ignore_index,     /* default -100 */
     yg_tensor **out);         /* out: new ref */
 
@@ -192,7 +193,7 @@ YG_NODISCARD yg_status yg_cross_entropy(
  */
 typedef struct yg_cross_entropy_options {
     const yg_tensor *weight; /* default None */
-    yg_opt_int reduction;    /* default 1 */
+    yg_opt_int reduction;    /* default YG_REDUCTION_MEAN */
     yg_opt_int ignore_index; /* default -100 */
 } yg_cross_entropy_options;
 YG_NODISCARD yg_status yg_cross_entropy_opt(

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/enums.h"
 #include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"

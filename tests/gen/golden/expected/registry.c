@@ -266,9 +266,16 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "loss",
+        .schema = "loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
+        .location = "specs/native_functions.yaml:185",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:184",
+        .location = "specs/native_functions.yaml:193",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -277,7 +284,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:189",
+        .location = "specs/native_functions.yaml:198",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -286,7 +293,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:194",
+        .location = "specs/native_functions.yaml:203",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -295,49 +302,49 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor self, int chunks) -> Tensor[]",
-        .location = "specs/native_functions.yaml:199",
+        .location = "specs/native_functions.yaml:208",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:202",
+        .location = "specs/native_functions.yaml:211",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:205",
+        .location = "specs/native_functions.yaml:214",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat_then",
         .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:211",
+        .location = "specs/native_functions.yaml:220",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "convert",
         .schema = "convert(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:218",
+        .location = "specs/native_functions.yaml:227",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round_trip",
         .schema = "round_trip(Tensor self, ScalarType via) -> Tensor",
-        .location = "specs/native_functions.yaml:222",
+        .location = "specs/native_functions.yaml:231",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "total",
         .schema = "total(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-        .location = "specs/native_functions.yaml:225",
+        .location = "specs/native_functions.yaml:234",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -345,27 +352,27 @@ const yg_op_info yg__ops[] = {
         .name = "total_backward",
         .schema = "total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,"
                   " ScalarType? dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:229",
+        .location = "specs/native_functions.yaml:238",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "narrow_copy",
         .schema = "narrow_copy(Tensor self, int dim, int start, int length) -> Tensor",
-        .location = "specs/native_functions.yaml:236",
+        .location = "specs/native_functions.yaml:245",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad_dim",
         .schema = "pad_dim(Tensor self, int dim, int before, int after) -> Tensor",
-        .location = "specs/native_functions.yaml:239",
+        .location = "specs/native_functions.yaml:248",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
 };
-const int32_t yg__ops_count = 44;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 44, "op table size");
+const int32_t yg__ops_count = 45;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 45, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

@@ -1654,3 +1654,66 @@ yg_status yg_running_scale(const yg_tensor *self,
         yg__tensor_bump_version(running);
     return YG_OK;
 }
+
+typedef yg_status (*loss_fn)(const yg_tensor *self,
+                             const yg_tensor *target,
+                             int64_t reduction,
+                             yg_tensor **out);
+
+static const loss_fn loss_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__golden_loss,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_loss with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status loss_traced(const yg_tensor *self,
+                             const yg_tensor *target,
+                             yg_reduction reduction,
+                             yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_loss(self, target, reduction, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("loss");
+    yg__trace_input(self);
+    yg__trace_input(target);
+    yg__trace_attr_int("reduction", reduction);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
+yg_status yg_loss(const yg_tensor *self,
+                  const yg_tensor *target,
+                  yg_reduction reduction,
+                  yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {self, target};
+    yg_device dev;
+    loss_fn kernel;
+
+    if (yg__trace_recording(false))
+        return loss_traced(self, target, reduction, out);
+    YG_RETURN_IF_ERROR(yg__check_out("loss", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("loss", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_defined("loss", "target", target));
+    if ((unsigned long long)reduction >= 3)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "loss: reduction must be none (0), mean (1) or sum (2), not %d",
+                        (int)reduction);
+    if (yg__any_requires_grad(2, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "loss: not differentiable (the golden spec has no formula for it), "
+                        "but an input requires grad");
+    dev = yg_tensor_device(self);
+    kernel = loss_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "loss: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, target, reduction, out);
+}

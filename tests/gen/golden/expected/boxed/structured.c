@@ -325,3 +325,17 @@ yg_status yg__boxed_running_scale(const yg_ir_node *node,
     YG_RETURN_IF_ERROR(yg__box_double(node, "momentum", &(const double){0.1}, &momentum));
     return yg_running_scale(in[0], in[1], momentum, &out[0]);
 }
+
+/* loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
+yg_boxed_impl yg__boxed_loss; /* listed in boxed/table.c */
+yg_status yg__boxed_loss(const yg_ir_node *node,
+                         yg_tensor *const *in,
+                         int32_t n_in,
+                         yg_tensor **out)
+{
+    int64_t reduction = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
+    return yg_loss(in[0], in[1], reduction, &out[0]);
+}

@@ -37,6 +37,7 @@ yg_boxed_impl yg__boxed_sign;
 yg_boxed_impl yg__boxed_noise;
 yg_boxed_impl yg__boxed_noise_like;
 yg_boxed_impl yg__boxed_running_scale;
+yg_boxed_impl yg__boxed_loss;
 yg_boxed_impl yg__boxed_split;
 yg_boxed_impl yg__boxed_split_with_sizes;
 yg_boxed_impl yg__boxed_unbind;
@@ -83,6 +84,7 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "noise", .fn = yg__boxed_noise},
     {.name = "noise_like", .fn = yg__boxed_noise_like},
     {.name = "running_scale", .fn = yg__boxed_running_scale},
+    {.name = "loss", .fn = yg__boxed_loss},
     {.name = "split", .fn = yg__boxed_split},
     {.name = "split_with_sizes", .fn = yg__boxed_split_with_sizes},
     {.name = "unbind", .fn = yg__boxed_unbind},
@@ -97,6 +99,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "narrow_copy", .fn = yg__boxed_narrow_copy},
     {.name = "pad_dim", .fn = yg__boxed_pad_dim},
 };
-const int32_t yg__boxed_ops_count = 44;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 44,
+const int32_t yg__boxed_ops_count = 45;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 45,
                "boxed table size");

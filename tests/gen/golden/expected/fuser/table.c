@@ -91,6 +91,7 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* noise */
     {.n_inputs = 0}, /* noise_like */
     {.n_inputs = 0}, /* running_scale */
+    {.n_inputs = 0}, /* loss */
     {.n_inputs = 0}, /* split */
     {.n_inputs = 0}, /* split_with_sizes */
     {.n_inputs = 0}, /* unbind */
@@ -105,6 +106,6 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* narrow_copy */
     {.n_inputs = 0}, /* pad_dim */
 };
-const int32_t yg__fuse_ops_count = 44;
-_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 44,
+const int32_t yg__fuse_ops_count = 45;
+_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 45,
                "fuser table size");

@@ -46,6 +46,7 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"noise", NULL, 0, NULL, NULL},
     {"noise_like", NULL, 0, NULL, NULL},
     {"running_scale", NULL, 0, NULL, NULL},
+    {"loss", NULL, 0, NULL, NULL},
     {"split", NULL, 0, NULL, NULL},
     {"split_with_sizes", NULL, 0, NULL, NULL},
     {"unbind", NULL, 0, NULL, NULL},
@@ -61,4 +62,4 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"pad_dim", NULL, 0, NULL, NULL},
 };
 
-const int32_t yg__onnx_symbolics_count = 44;
+const int32_t yg__onnx_symbolics_count = 45;

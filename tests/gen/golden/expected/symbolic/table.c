@@ -56,6 +56,7 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* noise */
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* noise_like */
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* running_scale */
+    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* loss */
     {.fn = yg__symbolic_split}, /* split */
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* split_with_sizes */
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* unbind */
@@ -70,6 +71,6 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = yg__symbolic_narrow_copy}, /* narrow_copy */
     {.fn = yg__symbolic_pad_dim}, /* pad_dim */
 };
-const int32_t yg__symbolic_ops_count = 44;
-_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 44,
+const int32_t yg__symbolic_ops_count = 45;
+_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 45,
                "symbolic table size");

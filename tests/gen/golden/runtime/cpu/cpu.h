@@ -30,6 +30,10 @@ yg_status yg__golden_pool_backward(const yg_tensor *grad,
                                 const bool *output_mask,
                                 yg_tensor **out_grad_self,
                                 yg_tensor **out_grad_scale);
+yg_status yg__golden_loss(const yg_tensor *self,
+                          const yg_tensor *target,
+                          int64_t reduction,
+                          yg_tensor **out);
 yg_status yg__golden_max_dim(const yg_tensor *self, int64_t dim, yg_tensor **out0, yg_tensor **out1);
 yg_status yg__golden_max_dim_backward(const yg_tensor *grad,
                                      int64_t dim,

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "yagrad/enums.h"
 #include "yagrad/options.h"
 #include "yagrad/random.h"
 #include "yagrad/status.h"
@@ -257,6 +258,12 @@ YG_NODISCARD yg_status yg_running_scale(
     yg_tensor *running,     /* nullable, in-out: updated in place */
     double momentum,        /* default 0.1 */
     yg_tensor **out);       /* out: new ref */
+
+/* loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
+YG_NODISCARD yg_status yg_loss(const yg_tensor *self,    /* borrowed */
+                               const yg_tensor *target,  /* borrowed */
+                               yg_reduction reduction,   /* default YG_REDUCTION_MEAN */
+                               yg_tensor **out);         /* out: new ref */
 
 #ifdef __cplusplus
 }
