@@ -144,6 +144,10 @@ static arg_kind kind_of(const char *type, int *fixed_len) {
         return opt ? ARG_DTYPE_OPT : ARG_DTYPE;
     if (strcmp(base, "Device") == 0)
         return ARG_DEVICE;
+    /* Any other CamelCase type is an enum (yagrad/enums.h), whose value a
+     * node names with a str attribute. */
+    if (base[0] >= 'A' && base[0] <= 'Z' && strcmp(base, "Generator") != 0)
+        return ARG_STR;
     return ARG_OTHER;
 }
 
@@ -284,6 +288,9 @@ static const char *const str_values[] = {
     "",
     "\\x01",
     "replicate",
+    "constant",
+    "trunc",
+    "floor",
 };
 static const yg_dtype all_dtypes[] = {
     YG_FLOAT32,
@@ -457,7 +464,8 @@ static bool put_attr(reader *r, text *t, const arg_info *a, bool first) {
         put(t, "]");
         return true;
     case ARG_STR:
-        put(t, "%s%s=\"%s\"", sep, a->name, str_values[pick(r, 10)]);
+        n = (int)(sizeof str_values / sizeof str_values[0]);
+        put(t, "%s%s=\"%s\"", sep, a->name, str_values[pick(r, (unsigned)n)]);
         return true;
     case ARG_DTYPE:
     case ARG_DTYPE_OPT:

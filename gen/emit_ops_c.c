@@ -204,7 +204,10 @@ static bool emit_trace_arg(gen_sb *sb, const gen_arg *a)
         return true;
     case GEN_T_INT:
     case GEN_T_BOOL:
-        if (a->nullable)
+        if (a->enum_id > 0) /* by name (checked above: a value of the enum) */
+            gen_sb_printf(sb, "    yg__trace_attr_str(\"%s\", yg_%s_name(%s));\n", n,
+                          gen_arg_enum(a)->cname, n);
+        else if (a->nullable)
             gen_sb_printf(sb, "    if (%s != NULL)\n        yg__trace_attr_int(\"%s\", *%s);\n", n,
                           n, n);
         else

@@ -185,8 +185,12 @@ static void sym_arg(gen_formula_ctx *fc, CXCursor a, const gen_arg *p, gen_sb *o
         }
         char *text = gen__lower_scalar(fc, a);
         bool is_int = p->type == GEN_T_INT || p->type == GEN_T_BOOL;
-        gen_sb_printf(out, "%syg__sym_%s(s, n, \"%s\", %s);\n", ind, is_int ? "int" : "float",
-                      p->name, text);
+        if (p->enum_id > 0) /* by name, as the tracer records it */
+            gen_sb_printf(out, "%syg__sym_str(s, n, \"%s\", yg_%s_name(%s));\n", ind, p->name,
+                          gen_arg_enum(p)->cname, text);
+        else
+            gen_sb_printf(out, "%syg__sym_%s(s, n, \"%s\", %s);\n", ind,
+                          is_int ? "int" : "float", p->name, text);
         free(text);
         break;
     }

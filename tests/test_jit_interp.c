@@ -1011,7 +1011,21 @@ static void test_bad_attributes_are_refused_naming_op_and_attribute(void **state
                      1,
                      1,
                      YG_ERR_INVALID_ARGUMENT,
-                     "div.mode: attribute 'rounding_mode' must be a str, got int 3",
+                     "div.mode: attribute 'rounding_mode' must be \"trunc\" or \"floor\", got int 3",
+                     NULL);
+    expect_run_error("graph(%x):\n  %y = div.mode[rounding_mode=\"round\"](%x, %x)\n  return (%y)\n",
+                     &x,
+                     1,
+                     1,
+                     YG_ERR_INVALID_ARGUMENT,
+                     "div.mode: attribute 'rounding_mode' must be \"trunc\" or \"floor\", got \"round\"",
+                     NULL);
+    expect_run_error("graph(%x):\n  %y = div.mode(%x, %x)\n  return (%y)\n",
+                     &x,
+                     1,
+                     1,
+                     YG_ERR_INVALID_ARGUMENT,
+                     "div.mode: missing attribute 'rounding_mode' (\"trunc\" or \"floor\", no default)",
                      NULL);
     expect_run_error("graph(%x):\n  %y = mul.Scalar[other=\"two\"](%x)\n  return (%y)\n",
                      &x,

@@ -480,7 +480,7 @@ static yg_status scalars_forward(void *ctx,
     if (st == YG_OK)
         st = yg_sum_dim(b, dims, 1, true, &outputs[0]);
     if (st == YG_OK)
-        st = yg_div_mode(b, inputs[0], "floor", &outputs[1]);
+        st = yg_div_mode(b, inputs[0], YG_ROUNDING_MODE_FLOOR, &outputs[1]);
     yg_release(a);
     yg_release(b);
     return st;
@@ -507,6 +507,49 @@ static void test_trace_records_scalars_as_attributes(void **state) {
     expect_types_recomputed(r->graph, 0);
     yg_trace_result_release(r);
     yg_release(x);
+}
+
+/* Enum arguments are recorded by name (yagrad/enums.h), which shape
+ * propagation and the interpreter read back. */
+static yg_status losses_forward(void *ctx,
+                                yg_tensor *const *inputs,
+                                int64_t n_inputs,
+                                yg_tensor **outputs,
+                                int64_t n_outputs) {
+    yg_status st;
+    (void)ctx;
+    (void)n_inputs;
+    (void)n_outputs;
+    st = yg_mse_loss(inputs[0], inputs[1], YG_REDUCTION_NONE, &outputs[0]);
+    if (st == YG_OK)
+        st = yg_l1_loss(inputs[0], inputs[1], YG_REDUCTION_SUM, &outputs[1]);
+    if (st == YG_OK)
+        st = yg_pad(inputs[0], (const int64_t[]){1, 1}, 2, YG_PAD_MODE_REPLICATE, 0, &outputs[2]);
+    return st;
+}
+
+static void test_trace_records_enum_arguments_by_name(void **state) {
+    (void)state;
+    const int64_t xs[] = {2, 3};
+    yg_tensor *in[2] = {rand_tensor(xs, 2, 5), rand_tensor(xs, 2, 6)};
+    yg_tensor *eager[3] = {NULL, NULL, NULL}, *run[3] = {NULL, NULL, NULL};
+    yg_trace_result *r = NULL;
+    char *text = NULL;
+    YG_CHECK(yg_trace(losses_forward, NULL, in, 2, 3, NULL, &r));
+    YG_CHECK(yg_graph_print(r->graph, &text));
+    assert_non_null(strstr(text, "= mse_loss[reduction=\"none\"](%0, %1)"));
+    assert_non_null(strstr(text, "= l1_loss[reduction=\"sum\"](%0, %1)"));
+    assert_non_null(strstr(text, "= pad[mode=\"replicate\", pad=[1, 1], value=0.0](%0)"));
+    expect_types_recomputed(r->graph, 0); /* none: [2, 3]; sum: [] */
+    YG_CHECK(losses_forward(NULL, in, 2, eager, 3));
+    YG_CHECK(yg_graph_run(r->graph, in, 2, run, 3));
+    for (int i = 0; i < 3; i++)
+        expect_same_values(eager[i], run[i]);
+    yg_string_release(text);
+    release_all(eager, 3);
+    release_all(run, 3);
+    release_all(in, 2);
+    yg_trace_result_release(r);
 }
 
 /* ---- shapes live in types only ---- */
@@ -1107,6 +1150,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_trace_makes_read_tensors_parameters_and_new_ones_constants),
         cmocka_unit_test(test_lint_rejects_a_parameter_mark_on_a_node_output),
         cmocka_unit_test(test_trace_records_scalars_as_attributes),
+        cmocka_unit_test(test_trace_records_enum_arguments_by_name),
         cmocka_unit_test(test_tracing_at_two_shapes_differs_only_in_types),
         cmocka_unit_test(test_trace_does_not_record_a_backward_run_inside_the_function),
         cmocka_unit_test(test_trace_reads_a_tensor_given_twice_as_its_first_input),

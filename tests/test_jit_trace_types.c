@@ -146,9 +146,9 @@ static yg_status splits_norms_pools_and_pads(void *ctx,
     if (st == YG_OK)
         st = yg_replication_pad(chunks[1], pad4, 4, &t[5]);
     if (st == YG_OK)
-        st = yg_pad(parts[1], pad10, 2, "constant", 0.5, &t[6]);
+        st = yg_pad(parts[1], pad10, 2, YG_PAD_MODE_CONSTANT, 0.5, &t[6]);
     if (st == YG_OK)
-        st = yg_pad(rows[2], pad2, 2, "reflect", 0, &t[7]);
+        st = yg_pad(rows[2], pad2, 2, YG_PAD_MODE_REFLECT, 0, &t[7]);
     if (st == YG_OK) {
         outputs[0] = yg_retain(t[0]);
         outputs[1] = yg_retain(t[2]);
@@ -366,7 +366,7 @@ static yg_status pointwise_over_dtypes(void *ctx,
         ++*recorded;
     yg_release(y);
     y = NULL;
-    if (yg_div_mode(inputs[0], inputs[1], "floor", &y) == YG_OK)
+    if (yg_div_mode(inputs[0], inputs[1], YG_ROUNDING_MODE_FLOOR, &y) == YG_OK)
         ++*recorded;
     yg_release(y);
     return yg_neg(inputs[1], &outputs[0]) == YG_OK ? YG_OK : yg_clone(inputs[1], &outputs[0]);

@@ -471,11 +471,11 @@ static void check_integer_division(yg_dtype dtype, double most_negative) {
     const double rem[] = {1, 1, -1, -1, 0, 0};
     yg_tensor *x = yg_test_tensor(dtype, s, 1, a), *y = yg_test_tensor(dtype, s, 1, b), *z = NULL;
 
-    YG_CHECK(yg_div_mode(x, y, "trunc", &z));
+    YG_CHECK(yg_div_mode(x, y, YG_ROUNDING_MODE_TRUNC, &z));
     assert_int_equal(yg_tensor_dtype(z), dtype);
     YG_EXPECT_CLOSE(z, s, 1, tr, 0, 0);
     yg_release(z);
-    YG_CHECK(yg_div_mode(x, y, "floor", &z));
+    YG_CHECK(yg_div_mode(x, y, YG_ROUNDING_MODE_FLOOR, &z));
     assert_int_equal(yg_tensor_dtype(z), dtype);
     YG_EXPECT_CLOSE(z, s, 1, fl, 0, 0);
     yg_release(z);
@@ -540,11 +540,11 @@ static void test_integer_division_by_zero_is_an_error(void **state) {
                     "remainder: integer division by zero: other holds a 0 (at [1, 0]; the inputs "
                     "are int64)");
     assert_null(z);
-    YG_EXPECT_ERROR(yg_div_mode(x32, y, "floor", &z), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_div_mode(x32, y, YG_ROUNDING_MODE_FLOOR, &z), YG_ERR_INVALID_ARGUMENT,
                     "div: integer division by zero: other holds a 0 (at [1, 0]; the inputs are "
                     "int64)");
     assert_null(z);
-    YG_CHECK(yg_div_mode(x32, x32, "trunc", &z)); /* no zero: fine */
+    YG_CHECK(yg_div_mode(x32, x32, YG_ROUNDING_MODE_TRUNC, &z)); /* no zero: fine */
     yg_release(z);
     YG_EXPECT_ERROR(yg_div_trunc(y, y, &z), YG_ERR_INVALID_ARGUMENT,
                     "div: integer division by zero: other holds a 0 (at [1, 0]");
@@ -552,7 +552,7 @@ static void test_integer_division_by_zero_is_an_error(void **state) {
     YG_EXPECT_ERROR(yg_remainder_scalar(x32, 0, &z), YG_ERR_INVALID_ARGUMENT,
                     "remainder: integer division by zero: other is 0 (the input is int32)");
     assert_null(z);
-    YG_CHECK(yg_div_mode(f, fy, "floor", &z));
+    YG_CHECK(yg_div_mode(f, fy, YG_ROUNDING_MODE_FLOOR, &z));
     {
         const double e[] = {1, 2, 3, INFINITY, INFINITY, INFINITY};
         YG_EXPECT_CLOSE(z, s, 2, e, 0, 0);
@@ -588,15 +588,15 @@ static void test_div_with_rounding_modes(void **state) {
     yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 1, a), *y = yg_test_tensor(YG_FLOAT64, s, 1, b),
               *z = NULL;
     (void)state;
-    YG_CHECK(yg_div_mode(x, y, "trunc", &z));
+    YG_CHECK(yg_div_mode(x, y, YG_ROUNDING_MODE_TRUNC, &z));
     YG_EXPECT_CLOSE(z, s, 1, tr, 0, 0);
     yg_release(z);
-    YG_CHECK(yg_div_mode(x, y, "floor", &z));
+    YG_CHECK(yg_div_mode(x, y, YG_ROUNDING_MODE_FLOOR, &z));
     YG_EXPECT_CLOSE(z, s, 1, fl, 0, 0);
     yg_release(z);
-    YG_EXPECT_ERROR(yg_div_mode(x, y, "round", &z),
+    YG_EXPECT_ERROR(yg_div_mode(x, y, (yg_rounding_mode)2, &z),
                     YG_ERR_INVALID_ARGUMENT,
-                    "div: rounding_mode must be \"trunc\" or \"floor\", got \"round\"");
+                    "div: rounding_mode must be trunc (0) or floor (1), not 2");
     assert_null(z);
     yg_release(x);
     yg_release(y);

@@ -237,14 +237,14 @@ static void test_conv2d_padding_same_equals_explicit_padding(void **state) {
     const int64_t zero[] = {0, 0}, extra[] = {0, 1, 0, 0};
     yg_tensor *x = yg_test_rand(YG_FLOAT64, xs, 4, -1, 1, 5), *w = yg_test_rand(YG_FLOAT64, ws, 4, -1, 1, 6);
     yg_tensor *same = NULL, *valid = NULL, *xp = NULL, *ref = NULL, *ref_valid = NULL;
-    YG_CHECK(yg_conv2d_padding(x, w, NULL, one, 2, "same", one, 2, 1, &same));
+    YG_CHECK(yg_conv2d_padding(x, w, NULL, one, 2, YG_CONV_PADDING_SAME, one, 2, 1, &same));
     /* kernel 3x4: total pads 2 and 3, the odd one's extra on the right */
     YG_CHECK(yg_constant_pad_nd(x, extra, 4, 0, &xp));
     YG_CHECK(yg_conv2d(xp, w, NULL, one, 2, pad, 2, one, 2, 1, &ref));
     double *r = yg_test_values(ref);
     YG_EXPECT_CLOSE(same, yg_tensor_sizes(ref), 4, r, 1e-12, 1e-12);
     assert_int_equal(yg_tensor_size(same, 3), 6);
-    YG_CHECK(yg_conv2d_padding(x, w, NULL, one, 2, "valid", one, 2, 1, &valid));
+    YG_CHECK(yg_conv2d_padding(x, w, NULL, one, 2, YG_CONV_PADDING_VALID, one, 2, 1, &valid));
     YG_CHECK(yg_conv2d(x, w, NULL, one, 2, zero, 2, one, 2, 1, &ref_valid));
     double *rv = yg_test_values(ref_valid);
     YG_EXPECT_CLOSE(valid, yg_tensor_sizes(ref_valid), 4, rv, 1e-12, 1e-12);
@@ -254,17 +254,17 @@ static void test_conv2d_padding_same_equals_explicit_padding(void **state) {
     const int64_t xs1[] = {1, 2, 7}, ws1[] = {2, 2, 3}, xs3[] = {1, 1, 3, 3, 3}, ws3[] = {1, 1, 3, 3, 3};
     yg_tensor *x1 = yg_test_rand(YG_FLOAT64, xs1, 3, -1, 1, 7), *w1 = yg_test_rand(YG_FLOAT64, ws1, 3, -1, 1, 8);
     yg_tensor *x3 = yg_test_rand(YG_FLOAT64, xs3, 5, -1, 1, 9), *w3 = yg_test_rand(YG_FLOAT64, ws3, 5, -1, 1, 10);
-    YG_CHECK(yg_conv1d_padding(x1, w1, NULL, one, 1, "same", one, 1, 1, &y1));
+    YG_CHECK(yg_conv1d_padding(x1, w1, NULL, one, 1, YG_CONV_PADDING_SAME, one, 1, 1, &y1));
     assert_int_equal(yg_tensor_size(y1, 2), 7);
-    YG_CHECK(yg_conv3d_padding(x3, w3, NULL, (const int64_t[]){1, 1, 1}, 3, "same", (const int64_t[]){1, 1, 1}, 3, 1, &y3));
+    YG_CHECK(yg_conv3d_padding(x3, w3, NULL, (const int64_t[]){1, 1, 1}, 3, YG_CONV_PADDING_SAME, (const int64_t[]){1, 1, 1}, 3, 1, &y3));
     assert_int_equal(yg_tensor_size(y3, 4), 3);
     yg_release(y1);
     y1 = NULL;
-    YG_EXPECT_ERROR(yg_conv2d_padding(x, w, NULL, (const int64_t[]){2, 2}, 2, "same", one, 2, 1, &y1),
-                    YG_ERR_INVALID_ARGUMENT, "conv2d: padding 'same' needs stride 1", NULL);
+    YG_EXPECT_ERROR(yg_conv2d_padding(x, w, NULL, (const int64_t[]){2, 2}, 2, YG_CONV_PADDING_SAME, one, 2, 1, &y1),
+                    YG_ERR_INVALID_ARGUMENT, "conv2d: padding same needs stride 1", NULL);
     assert_null(y1);
-    YG_EXPECT_ERROR(yg_conv2d_padding(x, w, NULL, one, 2, "full", one, 2, 1, &y1),
-                    YG_ERR_INVALID_ARGUMENT, "conv2d: padding 'full' must be", NULL);
+    YG_EXPECT_ERROR(yg_conv2d_padding(x, w, NULL, one, 2, (yg_conv_padding)-1, one, 2, 1, &y1),
+                    YG_ERR_INVALID_ARGUMENT, "conv2d: padding must be valid (0) or same (1), not -1", NULL);
     yg_release(x);
     yg_release(w);
     yg_release(xp);

@@ -77,7 +77,7 @@ static void check_mode(yg_dtype dtype,
         YG_CHECK(yg_replication_pad(x, pad, pad_len, &y));
     YG_EXPECT_CLOSE(y, os, nd, e, 0, 0);
     assert_int_equal(yg_tensor_dtype(y), dtype);
-    YG_CHECK(yg_pad(x, pad, pad_len, reflect ? "reflect" : "replicate", 0, &z));
+    YG_CHECK(yg_pad(x, pad, pad_len, reflect ? YG_PAD_MODE_REFLECT : YG_PAD_MODE_REPLICATE, 0, &z));
     YG_EXPECT_CLOSE(z, os, nd, e, 0, 0);
     free(xv);
     free(e);
@@ -173,7 +173,7 @@ static void test_mode_pad_gradient_accumulates_on_the_sources(void **state) {
         yg_tensor *wt = yg_test_tensor(YG_FLOAT64, os, 3, w);
         yg_tensor *y = NULL, *g = NULL;
         YG_CHECK(yg_tensor_set_requires_grad(x, true));
-        YG_CHECK(yg_pad(x, pad, 2, mode == 0 ? "reflect" : "replicate", 0, &y));
+        YG_CHECK(yg_pad(x, pad, 2, mode == 0 ? YG_PAD_MODE_REFLECT : YG_PAD_MODE_REPLICATE, 0, &y));
         YG_CHECK(yg_backward(y, wt, false));
         YG_CHECK(yg_tensor_grad(x, &g));
         YG_EXPECT_CLOSE(g, s, 3, mode == 0 ? reflect_g : replicate_g, 0, 0);
@@ -190,7 +190,7 @@ static void test_pad_constant_mode_is_constant_pad_nd(void **state) {
     const double e[] = {7, 1, 2, 7, 4, 5, 7, 7, 7, 7, 7, 7};
     yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 2, x0), *y = NULL;
     (void)state;
-    YG_CHECK(yg_pad(x, pad, 4, "constant", 7, &y));
+    YG_CHECK(yg_pad(x, pad, 4, YG_PAD_MODE_CONSTANT, 7, &y));
     YG_EXPECT_CLOSE(y, os, 2, e, 0, 0);
     yg_release(y);
     yg_release(x);
@@ -207,7 +207,7 @@ static void test_mode_pad_rejects_bad_arguments_with_messages(void **state) {
     YG_CHECK(yg_tensor_zeros(e, 2, YG_FLOAT64, &em));
     YG_CHECK(yg_tensor_zeros(gs, 3, YG_FLOAT64, &g));
     YG_CHECK(yg_tensor_zeros(gs, 3, YG_INT64, &gi));
-    YG_EXPECT_ERROR(yg_pad(x, p_big, 4, "reflect", 0, &y), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_pad(x, p_big, 4, YG_PAD_MODE_REFLECT, 0, &y), YG_ERR_SHAPE,
                     "pad: reflection_pad: reflect pad (3, 1) of dim 1 must be less than its "
                     "size 3 (pad [1, 1, 3, 1], self [2, 3, 3])");
     assert_null(y);
@@ -216,7 +216,7 @@ static void test_mode_pad_rejects_bad_arguments_with_messages(void **state) {
     YG_EXPECT_ERROR(yg_replication_pad(x, p3, 3, &y), YG_ERR_INVALID_ARGUMENT,
                     "replication_pad: replicate pad [1, 1, 1] must have 2, 4 or 6 entries "
                     "(1-d, 2-d or 3-d padding)");
-    YG_EXPECT_ERROR(yg_pad(x, p8, 8, "replicate", 0, &y), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(yg_pad(x, p8, 8, YG_PAD_MODE_REPLICATE, 0, &y), YG_ERR_INVALID_ARGUMENT,
                     "pad: replication_pad: replicate pad [1, 1, 1, 1, 1, 1, 1, 1] must have 2, "
                     "4 or 6 entries");
     YG_EXPECT_ERROR(yg_reflection_pad(x, p6, 6, &y), YG_ERR_SHAPE,
@@ -227,8 +227,8 @@ static void test_mode_pad_rejects_bad_arguments_with_messages(void **state) {
     YG_EXPECT_ERROR(yg_replication_pad(em, p2, 2, &y), YG_ERR_SHAPE,
                     "replication_pad: replicate pad (1, 1) of dim 1 needs a non-empty dim, got "
                     "size 0 (pad [1, 1], self [2, 0])");
-    YG_EXPECT_ERROR(yg_pad(x, p2, 2, "circular", 0, &y), YG_ERR_INVALID_ARGUMENT,
-                    "pad: unknown mode 'circular' (expected constant, reflect or replicate)");
+    YG_EXPECT_ERROR(yg_pad(x, p2, 2, (yg_pad_mode)3, 0, &y), YG_ERR_INVALID_ARGUMENT,
+                    "pad: mode must be constant (0), reflect (1) or replicate (2), not 3");
     YG_EXPECT_ERROR(yg_reflection_pad(x, NULL, 2, &y), YG_ERR_INVALID_ARGUMENT,
                     "reflection_pad: pad is NULL with length 2");
     /* the backward: grad_output must have the padded sizes and be floating */

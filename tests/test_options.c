@@ -126,20 +126,20 @@ static void test_tensor_and_state_members(void **state) {
     yg_release(v2);
 }
 
-/* A str member, pointer members (dtype) and a generator. */
-static void test_string_dtype_and_generator_members(void **state) {
+/* An enum member, pointer members (dtype) and a generator. */
+static void test_enum_dtype_and_generator_members(void **state) {
     (void)state;
     int64_t sx[4] = {1, 2, 6, 6}, sw[4] = {3, 2, 3, 3}, one[2] = {1, 1}, sz[2] = {3, 4};
     yg_tensor *x = yg_test_rand(YG_FLOAT64, sx, 4, -1, 1, 7),
               *w = yg_test_rand(YG_FLOAT64, sw, 4, -1, 1, 8), *a = NULL, *b = NULL;
-    YG_CHECK(yg_conv2d_padding(x, w, NULL, one, 2, "same", one, 2, 1, &a));
-    YG_CHECK(yg_conv2d_padding_opt(x, w, &(yg_conv2d_padding_options){.padding = "same"}, &b));
+    YG_CHECK(yg_conv2d_padding(x, w, NULL, one, 2, YG_CONV_PADDING_SAME, one, 2, 1, &a));
+    YG_CHECK(yg_conv2d_padding_opt(x, w, &(yg_conv2d_padding_options){.padding = YG_SET(YG_CONV_PADDING_SAME)}, &b));
     expect_same(a, b);
-    assert_int_equal(yg_tensor_sizes(b)[3], 6); /* "same", not the default "valid" */
+    assert_int_equal(yg_tensor_sizes(b)[3], 6); /* same, not the default valid */
     yg_release(a);
     yg_release(b);
     YG_CHECK(yg_conv2d_padding_opt(x, w, NULL, &b));
-    assert_int_equal(yg_tensor_sizes(b)[3], 4); /* "valid" */
+    assert_int_equal(yg_tensor_sizes(b)[3], 4); /* valid */
     yg_release(b);
     YG_CHECK(yg_zeros_opt(sz, 2, &(yg_zeros_options){.dtype = &(yg_dtype){YG_INT64}}, &a));
     assert_int_equal(yg_tensor_dtype(a), YG_INT64);
@@ -184,7 +184,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_null_options_are_the_defaults),
         cmocka_unit_test(test_tensor_and_state_members),
-        cmocka_unit_test(test_string_dtype_and_generator_members),
+        cmocka_unit_test(test_enum_dtype_and_generator_members),
         cmocka_unit_test(test_bad_members_fail_as_the_full_form),
     };
     return YG_TEST_RUN(tests, argc, argv);

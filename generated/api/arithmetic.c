@@ -483,7 +483,7 @@ out:
  * (jit/tracer.h). */
 static yg_status div_mode_traced(const yg_tensor *self,
                                  const yg_tensor *other,
-                                 const char *rounding_mode,
+                                 yg_rounding_mode rounding_mode,
                                  yg_tensor **out)
 {
     yg_status st;
@@ -496,15 +496,15 @@ static yg_status div_mode_traced(const yg_tensor *self,
     yg__trace_begin_node("div.mode");
     yg__trace_input(self);
     yg__trace_input(other);
-    yg__trace_attr_str("rounding_mode", rounding_mode);
+    yg__trace_attr_str("rounding_mode", yg_rounding_mode_name(rounding_mode));
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }
 
-/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor */
+/* div.mode(Tensor self, Tensor other, *, RoundingMode rounding_mode) -> Tensor */
 yg_status yg_div_mode(const yg_tensor *self,
                       const yg_tensor *other,
-                      const char *rounding_mode,
+                      yg_rounding_mode rounding_mode,
                       yg_tensor **out)
 {
     yg_status st;
@@ -514,6 +514,10 @@ yg_status yg_div_mode(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "other", other));
+    if ((unsigned long long)rounding_mode >= 2)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "div: rounding_mode must be trunc (0) or floor (1), not %d",
+                        (int)rounding_mode);
     st = yg__composite_div_mode(self, other, rounding_mode, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "div");

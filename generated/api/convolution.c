@@ -154,7 +154,7 @@ static yg_status conv1d_padding_traced(const yg_tensor *input,
                                        const yg_tensor *bias,
                                        const int64_t *stride,
                                        int64_t stride_len,
-                                       const char *padding,
+                                       yg_conv_padding padding,
                                        const int64_t *dilation,
                                        int64_t dilation_len,
                                        int64_t groups,
@@ -181,7 +181,7 @@ static yg_status conv1d_padding_traced(const yg_tensor *input,
     yg__trace_input(weight);
     yg__trace_input(bias);
     yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_str("padding", padding);
+    yg__trace_attr_str("padding", yg_conv_padding_name(padding));
     yg__trace_attr_ints("dilation", dilation, dilation_len);
     yg__trace_attr_int("groups", groups);
     yg__trace_output(out, NULL);
@@ -189,13 +189,13 @@ static yg_status conv1d_padding_traced(const yg_tensor *input,
 }
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
- *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor */
+ *   ConvPadding padding=valid, int[1] dilation=1, int groups=1) -> Tensor */
 yg_status yg_conv1d_padding(const yg_tensor *input,
                             const yg_tensor *weight,
                             const yg_tensor *bias,
                             const int64_t *stride,
                             int64_t stride_len,
-                            const char *padding,
+                            yg_conv_padding padding,
                             const int64_t *dilation,
                             int64_t dilation_len,
                             int64_t groups,
@@ -221,6 +221,10 @@ yg_status yg_conv1d_padding(const yg_tensor *input,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "conv1d: stride must have 1 entries, not %lld",
                         (long long)stride_len);
+    if ((unsigned long long)padding >= 2)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "conv1d: padding must be valid (0) or same (1), not %d",
+                        (int)padding);
     if (dilation_len != 1)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "conv1d: dilation must have 1 entries, not %lld",
@@ -255,7 +259,7 @@ yg_status yg_conv1d_padding_opt(const yg_tensor *input,
         o->bias,
         o->stride.set ? o->stride.items : stride_default,
         o->stride.set ? o->stride.len : 1,
-        o->padding != NULL ? o->padding : "valid",
+        o->padding.set ? o->padding.value : 0,
         o->dilation.set ? o->dilation.items : dilation_default,
         o->dilation.set ? o->dilation.len : 1,
         o->groups.set ? o->groups.value : 1,
@@ -395,7 +399,7 @@ static yg_status conv2d_padding_traced(const yg_tensor *input,
                                        const yg_tensor *bias,
                                        const int64_t *stride,
                                        int64_t stride_len,
-                                       const char *padding,
+                                       yg_conv_padding padding,
                                        const int64_t *dilation,
                                        int64_t dilation_len,
                                        int64_t groups,
@@ -422,7 +426,7 @@ static yg_status conv2d_padding_traced(const yg_tensor *input,
     yg__trace_input(weight);
     yg__trace_input(bias);
     yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_str("padding", padding);
+    yg__trace_attr_str("padding", yg_conv_padding_name(padding));
     yg__trace_attr_ints("dilation", dilation, dilation_len);
     yg__trace_attr_int("groups", groups);
     yg__trace_output(out, NULL);
@@ -430,13 +434,13 @@ static yg_status conv2d_padding_traced(const yg_tensor *input,
 }
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor */
+ *   ConvPadding padding=valid, int[2] dilation=1, int groups=1) -> Tensor */
 yg_status yg_conv2d_padding(const yg_tensor *input,
                             const yg_tensor *weight,
                             const yg_tensor *bias,
                             const int64_t *stride,
                             int64_t stride_len,
-                            const char *padding,
+                            yg_conv_padding padding,
                             const int64_t *dilation,
                             int64_t dilation_len,
                             int64_t groups,
@@ -462,6 +466,10 @@ yg_status yg_conv2d_padding(const yg_tensor *input,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "conv2d: stride must have 2 entries, not %lld",
                         (long long)stride_len);
+    if ((unsigned long long)padding >= 2)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "conv2d: padding must be valid (0) or same (1), not %d",
+                        (int)padding);
     if (dilation_len != 2)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "conv2d: dilation must have 2 entries, not %lld",
@@ -496,7 +504,7 @@ yg_status yg_conv2d_padding_opt(const yg_tensor *input,
         o->bias,
         o->stride.set ? o->stride.items : stride_default,
         o->stride.set ? o->stride.len : 2,
-        o->padding != NULL ? o->padding : "valid",
+        o->padding.set ? o->padding.value : 0,
         o->dilation.set ? o->dilation.items : dilation_default,
         o->dilation.set ? o->dilation.len : 2,
         o->groups.set ? o->groups.value : 1,
@@ -636,7 +644,7 @@ static yg_status conv3d_padding_traced(const yg_tensor *input,
                                        const yg_tensor *bias,
                                        const int64_t *stride,
                                        int64_t stride_len,
-                                       const char *padding,
+                                       yg_conv_padding padding,
                                        const int64_t *dilation,
                                        int64_t dilation_len,
                                        int64_t groups,
@@ -663,7 +671,7 @@ static yg_status conv3d_padding_traced(const yg_tensor *input,
     yg__trace_input(weight);
     yg__trace_input(bias);
     yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_str("padding", padding);
+    yg__trace_attr_str("padding", yg_conv_padding_name(padding));
     yg__trace_attr_ints("dilation", dilation, dilation_len);
     yg__trace_attr_int("groups", groups);
     yg__trace_output(out, NULL);
@@ -671,13 +679,13 @@ static yg_status conv3d_padding_traced(const yg_tensor *input,
 }
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor */
+ *   ConvPadding padding=valid, int[3] dilation=1, int groups=1) -> Tensor */
 yg_status yg_conv3d_padding(const yg_tensor *input,
                             const yg_tensor *weight,
                             const yg_tensor *bias,
                             const int64_t *stride,
                             int64_t stride_len,
-                            const char *padding,
+                            yg_conv_padding padding,
                             const int64_t *dilation,
                             int64_t dilation_len,
                             int64_t groups,
@@ -703,6 +711,10 @@ yg_status yg_conv3d_padding(const yg_tensor *input,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "conv3d: stride must have 3 entries, not %lld",
                         (long long)stride_len);
+    if ((unsigned long long)padding >= 2)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "conv3d: padding must be valid (0) or same (1), not %d",
+                        (int)padding);
     if (dilation_len != 3)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "conv3d: dilation must have 3 entries, not %lld",
@@ -737,7 +749,7 @@ yg_status yg_conv3d_padding_opt(const yg_tensor *input,
         o->bias,
         o->stride.set ? o->stride.items : stride_default,
         o->stride.set ? o->stride.len : 3,
-        o->padding != NULL ? o->padding : "valid",
+        o->padding.set ? o->padding.value : 0,
         o->dilation.set ? o->dilation.items : dilation_default,
         o->dilation.set ? o->dilation.len : 3,
         o->groups.set ? o->groups.value : 1,

@@ -89,7 +89,7 @@ static yg_status nll_loss_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(target);
     yg__trace_input(weight);
-    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
     yg__trace_attr_int("ignore_index", ignore_index);
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
@@ -238,7 +238,7 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
     yg__trace_input(target);
     yg__trace_input(weight);
     yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
     yg__trace_attr_int("ignore_index", ignore_index);
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
@@ -321,7 +321,7 @@ static yg_status mse_loss_traced(const yg_tensor *self,
     yg__trace_begin_node("mse_loss");
     yg__trace_input(self);
     yg__trace_input(target);
-    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }
@@ -366,7 +366,7 @@ static yg_status l1_loss_traced(const yg_tensor *self,
     yg__trace_begin_node("l1_loss");
     yg__trace_input(self);
     yg__trace_input(target);
-    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }
@@ -412,7 +412,7 @@ static yg_status smooth_l1_loss_traced(const yg_tensor *self,
     yg__trace_begin_node("smooth_l1_loss");
     yg__trace_input(self);
     yg__trace_input(target);
-    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
     yg__trace_attr_float("beta", beta);
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
@@ -476,7 +476,7 @@ static yg_status binary_cross_entropy_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(target);
     yg__trace_input(weight);
-    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }
@@ -542,7 +542,7 @@ static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
     yg__trace_input(target);
     yg__trace_input(weight);
     yg__trace_input(pos_weight);
-    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }
@@ -620,7 +620,7 @@ static yg_status cross_entropy_traced(const yg_tensor *self,
     yg__trace_input(self);
     yg__trace_input(target);
     yg__trace_input(weight);
-    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
     yg__trace_attr_int("ignore_index", ignore_index);
     yg__trace_output(out, NULL);
     return yg__trace_end_node();

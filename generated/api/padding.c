@@ -590,7 +590,7 @@ out:
 static yg_status pad_traced(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
-                            const char *mode,
+                            yg_pad_mode mode,
                             double value,
                             yg_tensor **out)
 {
@@ -604,17 +604,17 @@ static yg_status pad_traced(const yg_tensor *self,
     yg__trace_begin_node("pad");
     yg__trace_input(self);
     yg__trace_attr_ints("pad", pad, pad_len);
-    yg__trace_attr_str("mode", mode);
+    yg__trace_attr_str("mode", yg_pad_mode_name(mode));
     yg__trace_attr_float("value", value);
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }
 
-/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor */
+/* pad(Tensor self, int[] pad, PadMode mode=constant, float value=0) -> Tensor */
 yg_status yg_pad(const yg_tensor *self,
                  const int64_t *pad,
                  int64_t pad_len,
-                 const char *mode,
+                 yg_pad_mode mode,
                  double value,
                  yg_tensor **out)
 {
@@ -624,6 +624,10 @@ yg_status yg_pad(const yg_tensor *self,
         return pad_traced(self, pad, pad_len, mode, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("pad", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pad", "self", self));
+    if ((unsigned long long)mode >= 3)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "pad: mode must be constant (0), reflect (1) or replicate (2), not %d",
+                        (int)mode);
     st = yg__composite_pad(self, pad, pad_len, mode, value, out);
     if (st != YG_OK)
         return yg__fail_prefix(st, "pad");
@@ -642,7 +646,7 @@ yg_status yg_pad_opt(const yg_tensor *self,
         self,
         pad,
         pad_len,
-        o->mode != NULL ? o->mode : "constant",
+        o->mode.set ? o->mode.value : 0,
         o->value.set ? o->value.value : 0,
         out);
 }

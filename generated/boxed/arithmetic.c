@@ -76,17 +76,17 @@ yg_status yg__boxed_mul_scalar(const yg_ir_node *node,
     return yg_mul_scalar(in[0], other, &out[0]);
 }
 
-/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor */
+/* div.mode(Tensor self, Tensor other, *, RoundingMode rounding_mode) -> Tensor */
 yg_boxed_impl yg__boxed_div_mode; /* listed in boxed/table.c */
 yg_status yg__boxed_div_mode(const yg_ir_node *node,
                              yg_tensor *const *in,
                              int32_t n_in,
                              yg_tensor **out)
 {
-    const char *rounding_mode = NULL;
+    int64_t rounding_mode = 0;
 
     (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_str(node, "rounding_mode", NULL, &rounding_mode));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "rounding_mode", yg_rounding_mode_name, NULL, &rounding_mode));
     return yg_div_mode(in[0], in[1], rounding_mode, &out[0]);
 }
 

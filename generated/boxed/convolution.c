@@ -45,7 +45,7 @@ yg_status yg__boxed_conv1d(const yg_ir_node *node,
 }
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
- *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor */
+ *   ConvPadding padding=valid, int[1] dilation=1, int groups=1) -> Tensor */
 yg_boxed_impl yg__boxed_conv1d_padding; /* listed in boxed/table.c */
 yg_status yg__boxed_conv1d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
@@ -54,14 +54,14 @@ yg_status yg__boxed_conv1d_padding(const yg_ir_node *node,
 {
     static const int64_t stride_default[] = {1};
     yg_box_ints stride = {0};
-    const char *padding = NULL;
+    int64_t padding = 0;
     static const int64_t dilation_default[] = {1};
     yg_box_ints dilation = {0};
     int64_t groups = 0;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "stride", stride_default, 1, 1, &stride));
-    YG_RETURN_IF_ERROR(yg__box_str(node, "padding", "valid", &padding));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "padding", yg_conv_padding_name, &(const int64_t){0}, &padding));
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dilation", dilation_default, 1, 1, &dilation));
     YG_RETURN_IF_ERROR(yg__box_int(node, "groups", &(const int64_t){1}, &groups));
     return yg_conv1d_padding(in[0],
@@ -111,7 +111,7 @@ yg_status yg__boxed_conv2d(const yg_ir_node *node,
 }
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor */
+ *   ConvPadding padding=valid, int[2] dilation=1, int groups=1) -> Tensor */
 yg_boxed_impl yg__boxed_conv2d_padding; /* listed in boxed/table.c */
 yg_status yg__boxed_conv2d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
@@ -120,14 +120,14 @@ yg_status yg__boxed_conv2d_padding(const yg_ir_node *node,
 {
     static const int64_t stride_default[] = {1, 1};
     yg_box_ints stride = {0};
-    const char *padding = NULL;
+    int64_t padding = 0;
     static const int64_t dilation_default[] = {1, 1};
     yg_box_ints dilation = {0};
     int64_t groups = 0;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "stride", stride_default, 2, 2, &stride));
-    YG_RETURN_IF_ERROR(yg__box_str(node, "padding", "valid", &padding));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "padding", yg_conv_padding_name, &(const int64_t){0}, &padding));
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dilation", dilation_default, 2, 2, &dilation));
     YG_RETURN_IF_ERROR(yg__box_int(node, "groups", &(const int64_t){1}, &groups));
     return yg_conv2d_padding(in[0],
@@ -177,7 +177,7 @@ yg_status yg__boxed_conv3d(const yg_ir_node *node,
 }
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor */
+ *   ConvPadding padding=valid, int[3] dilation=1, int groups=1) -> Tensor */
 yg_boxed_impl yg__boxed_conv3d_padding; /* listed in boxed/table.c */
 yg_status yg__boxed_conv3d_padding(const yg_ir_node *node,
                                    yg_tensor *const *in,
@@ -186,14 +186,14 @@ yg_status yg__boxed_conv3d_padding(const yg_ir_node *node,
 {
     static const int64_t stride_default[] = {1, 1, 1};
     yg_box_ints stride = {0};
-    const char *padding = NULL;
+    int64_t padding = 0;
     static const int64_t dilation_default[] = {1, 1, 1};
     yg_box_ints dilation = {0};
     int64_t groups = 0;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "stride", stride_default, 3, 3, &stride));
-    YG_RETURN_IF_ERROR(yg__box_str(node, "padding", "valid", &padding));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "padding", yg_conv_padding_name, &(const int64_t){0}, &padding));
     YG_RETURN_IF_ERROR(yg__box_ints(node, "dilation", dilation_default, 3, 3, &dilation));
     YG_RETURN_IF_ERROR(yg__box_int(node, "groups", &(const int64_t){1}, &groups));
     return yg_conv3d_padding(in[0],

@@ -22,7 +22,7 @@ yg_status yg__boxed_nll_loss(const yg_ir_node *node,
     int64_t ignore_index = 0;
 
     (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, &(const int64_t){1}, &reduction));
     YG_RETURN_IF_ERROR(yg__box_int(node, "ignore_index", &(const int64_t){-100}, &ignore_index));
     return yg_nll_loss(in[0], in[1], in[2], reduction, ignore_index, &out[0]);
 }
@@ -41,7 +41,7 @@ yg_status yg__boxed_nll_loss_backward(const yg_ir_node *node,
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "self_sizes", NULL, YG_BOX_REQUIRED, 0, &self_sizes));
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", NULL, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, NULL, &reduction));
     YG_RETURN_IF_ERROR(yg__box_int(node, "ignore_index", NULL, &ignore_index));
     return yg_nll_loss_backward(in[0],
                                 in[1],
@@ -63,7 +63,7 @@ yg_status yg__boxed_mse_loss(const yg_ir_node *node,
     int64_t reduction = 0;
 
     (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, &(const int64_t){1}, &reduction));
     return yg_mse_loss(in[0], in[1], reduction, &out[0]);
 }
 
@@ -77,7 +77,7 @@ yg_status yg__boxed_l1_loss(const yg_ir_node *node,
     int64_t reduction = 0;
 
     (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, &(const int64_t){1}, &reduction));
     return yg_l1_loss(in[0], in[1], reduction, &out[0]);
 }
 
@@ -92,7 +92,7 @@ yg_status yg__boxed_smooth_l1_loss(const yg_ir_node *node,
     double beta = 0;
 
     (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, &(const int64_t){1}, &reduction));
     YG_RETURN_IF_ERROR(yg__box_double(node, "beta", &(const double){1.0}, &beta));
     return yg_smooth_l1_loss(in[0], in[1], reduction, beta, &out[0]);
 }
@@ -108,7 +108,7 @@ yg_status yg__boxed_binary_cross_entropy(const yg_ir_node *node,
     int64_t reduction = 0;
 
     (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, &(const int64_t){1}, &reduction));
     return yg_binary_cross_entropy(in[0], in[1], in[2], reduction, &out[0]);
 }
 
@@ -123,7 +123,7 @@ yg_status yg__boxed_binary_cross_entropy_with_logits(const yg_ir_node *node,
     int64_t reduction = 0;
 
     (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, &(const int64_t){1}, &reduction));
     return yg_binary_cross_entropy_with_logits(in[0], in[1], in[2], in[3], reduction, &out[0]);
 }
 
@@ -139,7 +139,7 @@ yg_status yg__boxed_cross_entropy(const yg_ir_node *node,
     int64_t ignore_index = 0;
 
     (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, &(const int64_t){1}, &reduction));
     YG_RETURN_IF_ERROR(yg__box_int(node, "ignore_index", &(const int64_t){-100}, &ignore_index));
     return yg_cross_entropy(in[0], in[1], in[2], reduction, ignore_index, &out[0]);
 }

@@ -110,7 +110,7 @@ yg_status yg__boxed_replication_pad_backward(const yg_ir_node *node,
                                        &out[0]);
 }
 
-/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor */
+/* pad(Tensor self, int[] pad, PadMode mode=constant, float value=0) -> Tensor */
 yg_boxed_impl yg__boxed_pad; /* listed in boxed/table.c */
 yg_status yg__boxed_pad(const yg_ir_node *node,
                         yg_tensor *const *in,
@@ -118,12 +118,12 @@ yg_status yg__boxed_pad(const yg_ir_node *node,
                         yg_tensor **out)
 {
     yg_box_ints pad = {0};
-    const char *mode = NULL;
+    int64_t mode = 0;
     double value = 0;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "pad", NULL, YG_BOX_REQUIRED, 0, &pad));
-    YG_RETURN_IF_ERROR(yg__box_str(node, "mode", "constant", &mode));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "mode", yg_pad_mode_name, &(const int64_t){0}, &mode));
     YG_RETURN_IF_ERROR(yg__box_double(node, "value", &(const double){0}, &value));
     return yg_pad(in[0], pad.items, pad.len, mode, value, &out[0]);
 }

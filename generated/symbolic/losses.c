@@ -17,7 +17,7 @@ yg_status yg__symbolic_nll_loss(yg_sym *s, const yg_ir_node *node)
     int64_t ignore_index = 0;
     yg_ir_node *n = NULL;
 
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, &(const int64_t){1}, &reduction));
     YG_RETURN_IF_ERROR(yg__box_int(node, "ignore_index", &(const int64_t){-100}, &ignore_index));
     if (yg__sym_needs(s, 0)) {
         /* self: nll_loss_backward(grad, target, weight, sizes(self), reduction, ignore_index) */
@@ -26,7 +26,7 @@ yg_status yg__symbolic_nll_loss(yg_sym *s, const yg_ir_node *node)
         yg__sym_in(s, n, yg__sym_input(s, 1));
         yg__sym_in(s, n, yg__sym_input(s, 2));
         yg__sym_sizes(s, n, "self_sizes", 0);
-        yg__sym_int(s, n, "reduction", reduction);
+        yg__sym_str(s, n, "reduction", yg_reduction_name(reduction));
         yg__sym_int(s, n, "ignore_index", ignore_index);
         yg_ir_value *nll_loss_backward_tmp0 = yg__sym_out(s, n, 0);
         yg__sym_set_grad(s, 0, nll_loss_backward_tmp0);
@@ -43,7 +43,7 @@ yg_status yg__symbolic_nll_loss_backward(yg_sym *s, const yg_ir_node *node)
     int64_t ignore_index = 0;
     yg_ir_node *n = NULL;
 
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", NULL, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, NULL, &reduction));
     YG_RETURN_IF_ERROR(yg__box_int(node, "ignore_index", NULL, &ignore_index));
     if (yg__sym_needs(s, 0)) {
         /* grad_output: nll_loss(grad, target, weight, reduction, ignore_index) */
@@ -51,7 +51,7 @@ yg_status yg__symbolic_nll_loss_backward(yg_sym *s, const yg_ir_node *node)
         yg__sym_in(s, n, yg__sym_grad(s, 0));
         yg__sym_in(s, n, yg__sym_input(s, 1));
         yg__sym_in(s, n, yg__sym_input(s, 2));
-        yg__sym_int(s, n, "reduction", reduction);
+        yg__sym_str(s, n, "reduction", yg_reduction_name(reduction));
         yg__sym_int(s, n, "ignore_index", ignore_index);
         yg_ir_value *nll_loss_tmp0 = yg__sym_out(s, n, 0);
         yg__sym_set_grad(s, 0, nll_loss_tmp0);

@@ -74,14 +74,15 @@ static yg_status front(int32_t n,
     return st;
 }
 
-/* padding 'valid' or 'same' (stride 1; the odd element of a pad goes
- * right, as in PyTorch). */
-static yg_status front_str(int32_t n,
+/* padding valid or same (same: stride 1; the odd element of a pad goes
+ * right, as in PyTorch).  padding was checked by the generated entry
+ * point. */
+static yg_status front_rule(int32_t n,
                            const yg_tensor *input,
                            const yg_tensor *weight,
                            const yg_tensor *bias,
                            const int64_t *stride,
-                           const char *padding,
+                           int64_t padding,
                            const int64_t *dilation,
                            int64_t groups,
                            yg_tensor **out) {
@@ -92,16 +93,12 @@ static yg_status front_str(int32_t n,
     char buf[64];
 
     *out = NULL;
-    if (strcmp(padding, "valid") == 0)
+    if (padding == YG_CONV_PADDING_VALID)
         return front(n, input, weight, bias, stride, pad, dilation, false, NULL, groups, out);
-    if (strcmp(padding, "same") != 0)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "padding '%.40s' must be 'valid', 'same' or a list of sizes",
-                        padding);
     for (int32_t i = 0; i < n; i++) {
         if (stride[i] != 1)
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                            "padding 'same' needs stride 1, got stride %s",
+                            "padding same needs stride 1, got stride %s",
                             yg__format_sizes(stride, n, buf, sizeof buf));
     }
     if (yg_tensor_ndim(weight) != n + 2)
@@ -145,13 +142,13 @@ static yg_status front_str(int32_t n,
                                                const yg_tensor *bias,                              \
                                                const int64_t *stride,                              \
                                                int64_t stride_len,                                 \
-                                               const char *padding,                                \
+                                               int64_t padding,                                    \
                                                const int64_t *dilation,                            \
                                                int64_t dilation_len,                               \
                                                int64_t groups,                                     \
                                                yg_tensor **out) {                                  \
         (void)stride_len, (void)dilation_len;                                                      \
-        return front_str(N, input, weight, bias, stride, padding, dilation, groups, out);          \
+        return front_rule(N, input, weight, bias, stride, padding, dilation, groups, out);         \
     }                                                                                              \
     yg_status yg__composite_conv_transpose##N##d(const yg_tensor *input,                           \
                                                  const yg_tensor *weight,                          \

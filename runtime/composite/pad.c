@@ -1,7 +1,7 @@
 /*
  * composite/pad.c - pad, the mode-selecting entry of PyTorch's F.pad:
- * 'constant' is constant_pad_nd (any number of dims, negative amounts
- * crop), 'reflect' and 'replicate' are reflection_pad and replication_pad
+ * constant is constant_pad_nd (any number of dims, negative amounts
+ * crop), reflect and replicate are reflection_pad and replication_pad
  * (the last 1-3 dims, cpu/pad.c).  value is read in constant mode only.
  *
  * As for every composite, messages of our own checks carry no op name (the
@@ -10,25 +10,20 @@
 #include "composite/composite.h"
 #include "yagrad/ops_padding.h"
 
-#include <string.h>
 
 yg_status yg__composite_pad(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
-                            const char *mode,
+                            int64_t mode,
                             double value,
                             yg_tensor **out) {
-    *out = NULL;
-    if (mode == NULL)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "mode is NULL (expected constant, reflect or replicate)");
-    if (strcmp(mode, "constant") == 0)
+    /* mode was checked by the generated entry point. */
+    switch (mode) {
+    case YG_PAD_MODE_CONSTANT:
         return yg_constant_pad_nd(self, pad, pad_len, value, out);
-    if (strcmp(mode, "reflect") == 0)
+    case YG_PAD_MODE_REFLECT:
         return yg_reflection_pad(self, pad, pad_len, out);
-    if (strcmp(mode, "replicate") == 0)
+    default:
         return yg_replication_pad(self, pad, pad_len, out);
-    return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                    "unknown mode '%s' (expected constant, reflect or replicate)",
-                    mode);
+    }
 }

@@ -20,19 +20,11 @@
 
 yg_status yg__composite_div_mode(const yg_tensor *self,
                                  const yg_tensor *other,
-                                 const char *rounding_mode,
+                                 int64_t rounding_mode,
                                  yg_tensor **out) {
-    bool trunc = rounding_mode != NULL && strcmp(rounding_mode, "trunc") == 0;
-    bool floor = rounding_mode != NULL && strcmp(rounding_mode, "floor") == 0;
-
-    *out = NULL;
-    if (!trunc && !floor)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "rounding_mode must be \"trunc\" or \"floor\", got %s%s%s",
-                        rounding_mode ? "\"" : "",
-                        rounding_mode ? rounding_mode : "NULL",
-                        rounding_mode ? "\"" : "");
-    return trunc ? yg_div_trunc(self, other, out) : yg_div_floor(self, other, out);
+    /* rounding_mode was checked by the generated entry point. */
+    return rounding_mode == YG_ROUNDING_MODE_TRUNC ? yg_div_trunc(self, other, out)
+                                                   : yg_div_floor(self, other, out);
 }
 
 yg_status yg__composite_clamp_opt(const yg_tensor *self,

@@ -255,6 +255,46 @@ yg__box_str(const yg_ir_node *node, const char *name, const char *dflt, const ch
     return YG_OK;
 }
 
+yg_status yg__box_enum(const yg_ir_node *node,
+                       const char *name,
+                       const char *(*names)(int64_t),
+                       const int64_t *dflt,
+                       int64_t *out) {
+    const yg_ir_attr *a = yg__ir_node_attr(node, name);
+    char want[160] = "";
+    size_t len = 0;
+    int64_t n = 0;
+
+    while (names(n) != NULL)
+        n++;
+    for (int64_t v = 0; v < n && len < sizeof want; v++)
+        len += (size_t)snprintf(want + len,
+                                sizeof want - len,
+                                "%s\"%s\"",
+                                v == 0 ? "" : v + 1 == n ? " or " : ", ",
+                                names(v));
+    if (a == NULL) {
+        if (dflt == NULL)
+            return missing(node, name, want);
+        *out = *dflt;
+        return YG_OK;
+    }
+    if (a->kind != YG_IR_ATTR_STR)
+        return wrong_kind(node, a, want);
+    for (int64_t v = 0; v < n; v++) {
+        if (strcmp(a->u.s, names(v)) == 0) {
+            *out = v;
+            return YG_OK;
+        }
+    }
+    return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                    "%s: attribute '%s' must be %s, got \"%s\"",
+                    node->kind,
+                    name,
+                    want,
+                    a->u.s);
+}
+
 yg_status yg__box_dtype(const yg_ir_node *node, const char *name, yg_dtype *out) {
     const yg_ir_attr *a = yg__ir_node_attr(node, name);
     int64_t v = -1;

@@ -20,6 +20,7 @@
 #define YAGRAD_JIT_BOXING_H
 
 #include "jit/ir.h"
+#include "yagrad/enums.h" /* the yg_<enum>_name functions yg__box_enum takes */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -109,6 +110,15 @@ yg_status yg__box_bools(const yg_ir_node *node,
 
 /* str: *out is borrowed from the node (or is dflt). */
 yg_status yg__box_str(const yg_ir_node *node, const char *name, const char *dflt, const char **out);
+
+/* An enum argument (yagrad/enums.h): a str attribute naming one of its
+ * values, names being the enum's yg_<enum>_name; *out is the value's
+ * number.  dflt (NULL: required) when the attribute is absent. */
+yg_status yg__box_enum(const yg_ir_node *node,
+                       const char *name,
+                       const char *(*names)(int64_t),
+                       const int64_t *dflt,
+                       int64_t *out);
 
 /* ScalarType: an int attribute holding a yg_dtype, or a str attribute
  * naming one ("float32"). */

@@ -186,9 +186,9 @@ static yg_status f_max_pool1d_idx(yg_tensor *const *x, yg_tensor **o)
 }
 
 static const int64_t pad2[] = {1, 2, 2, 1};
-static yg_status f_pad_constant(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, "constant", 0.5, o); }
-static yg_status f_pad_reflect(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, "reflect", 0, o); }
-static yg_status f_pad_replicate(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, "replicate", 0, o); }
+static yg_status f_pad_constant(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, YG_PAD_MODE_CONSTANT, 0.5, o); }
+static yg_status f_pad_reflect(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, YG_PAD_MODE_REFLECT, 0, o); }
+static yg_status f_pad_replicate(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad2, 4, YG_PAD_MODE_REPLICATE, 0, o); }
 
 static yg_status f_batch_norm_train(yg_tensor *const *x, yg_tensor **o) { return yg_batch_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5, o); }
 
@@ -214,11 +214,11 @@ static yg_status f_type_as(yg_tensor *const *x, yg_tensor **o) { return yg_type_
 /* ---- convolution front ends ---- */
 static const int64_t fc1[3] = {1, 1, 1}, fc0[3] = {0, 0, 0}, fc2[3] = {2, 2, 2};
 static yg_status f_conv1d(yg_tensor *const *x, yg_tensor **o) { return yg_conv1d(x[0], x[1], x[2], fc2, 1, fc1, 1, fc1, 1, 1, o); }
-static yg_status f_conv1d_same(yg_tensor *const *x, yg_tensor **o) { return yg_conv1d_padding(x[0], x[1], NULL, fc1, 1, "same", fc2, 1, 1, o); }
+static yg_status f_conv1d_same(yg_tensor *const *x, yg_tensor **o) { return yg_conv1d_padding(x[0], x[1], NULL, fc1, 1, YG_CONV_PADDING_SAME, fc2, 1, 1, o); }
 static yg_status f_conv2d(yg_tensor *const *x, yg_tensor **o) { return yg_conv2d(x[0], x[1], x[2], fc1, 2, fc1, 2, fc1, 2, 2, o); }
 static yg_status f_conv2d_unbatched(yg_tensor *const *x, yg_tensor **o) { return yg_conv2d(x[0], x[1], NULL, fc2, 2, fc0, 2, fc1, 2, 1, o); }
-static yg_status f_conv2d_same(yg_tensor *const *x, yg_tensor **o) { return yg_conv2d_padding(x[0], x[1], x[2], fc1, 2, "same", fc1, 2, 1, o); }
-static yg_status f_conv2d_valid(yg_tensor *const *x, yg_tensor **o) { return yg_conv2d_padding(x[0], x[1], NULL, fc1, 2, "valid", fc1, 2, 1, o); }
+static yg_status f_conv2d_same(yg_tensor *const *x, yg_tensor **o) { return yg_conv2d_padding(x[0], x[1], x[2], fc1, 2, YG_CONV_PADDING_SAME, fc1, 2, 1, o); }
+static yg_status f_conv2d_valid(yg_tensor *const *x, yg_tensor **o) { return yg_conv2d_padding(x[0], x[1], NULL, fc1, 2, YG_CONV_PADDING_VALID, fc1, 2, 1, o); }
 /* samples have at most 4 dims: a 3-d weight [a, b, k...] comes as [a b, k...] */
 static yg_status weight5(const yg_tensor *w, int64_t a, int64_t b, yg_tensor **o)
 {
@@ -241,7 +241,7 @@ static yg_status f_conv3d_same(yg_tensor *const *x, yg_tensor **o)
     yg_tensor *w = NULL;
     yg_status st = weight5(x[1], 2, 1, &w);
     if (st == YG_OK)
-        st = yg_conv3d_padding(x[0], w, NULL, fc1, 3, "same", fc1, 3, 1, o);
+        st = yg_conv3d_padding(x[0], w, NULL, fc1, 3, YG_CONV_PADDING_SAME, fc1, 3, 1, o);
     yg_release(w);
     return st;
 }

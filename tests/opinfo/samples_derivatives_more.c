@@ -59,11 +59,11 @@ static const int64_t pad2d[] = {1, 2, 2, 1}, pad1d[] = {3, 4}, pad3d[] = {1, 1, 
 static const int64_t pad2d_self[] = {2, 3, 4};
 static yg_status f_reflect2d(yg_tensor *const *x, yg_tensor **o) { return yg_reflection_pad(x[0], pad2d, 4, o); }
 static yg_status f_reflect1d(yg_tensor *const *x, yg_tensor **o) { return yg_reflection_pad(x[0], pad1d, 2, o); }
-static yg_status f_reflect3d(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad3d, 6, "reflect", 0, o); }
+static yg_status f_reflect3d(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad3d, 6, YG_PAD_MODE_REFLECT, 0, o); }
 static yg_status f_reflect_bw(yg_tensor *const *x, yg_tensor **o) { return yg_reflection_pad_backward(x[0], pad2d_self, 3, pad2d, 4, o); }
 static yg_status f_replicate2d(yg_tensor *const *x, yg_tensor **o) { return yg_replication_pad(x[0], pad2d, 4, o); }
 static yg_status f_replicate1d(yg_tensor *const *x, yg_tensor **o) { return yg_replication_pad(x[0], pad1d, 2, o); }
-static yg_status f_replicate3d(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad3d, 6, "replicate", 0, o); }
+static yg_status f_replicate3d(yg_tensor *const *x, yg_tensor **o) { return yg_pad(x[0], pad3d, 6, YG_PAD_MODE_REPLICATE, 0, o); }
 static yg_status f_replicate_bw(yg_tensor *const *x, yg_tensor **o) { return yg_replication_pad_backward(x[0], pad2d_self, 3, pad2d, 4, o); }
 /* ---- shape-index: ops returning Tensor[] and advanced indexing ---- */
 

@@ -39,8 +39,8 @@ INPLACE_TWIN_SAMPLE(f_masked_fill_, yg_masked_fill_(self, x[1], 3.0, &same),
                     yg_masked_fill(self, x[1], 3.0, o))
 INPLACE_SAMPLE(f_fill_, yg_fill_(self, -1.25, &same))
 
-static yg_status f_div_trunc(yg_tensor *const *x, yg_tensor **o) { return yg_div_mode(x[0], x[1], "trunc", o); }
-static yg_status f_div_floor(yg_tensor *const *x, yg_tensor **o) { return yg_div_mode(x[0], x[1], "floor", o); }
+static yg_status f_div_trunc(yg_tensor *const *x, yg_tensor **o) { return yg_div_mode(x[0], x[1], YG_ROUNDING_MODE_TRUNC, o); }
+static yg_status f_div_floor(yg_tensor *const *x, yg_tensor **o) { return yg_div_mode(x[0], x[1], YG_ROUNDING_MODE_FLOOR, o); }
 
 const sample opinfo_inplace_samples[] = {
     {"add_.Scalar", "plus 1.5 * -2", 1, {F64(-1, 1, 2, 2, 3)}, f_add_scalar_, f_add_scalar__twin, OPINFO_FRACTIONAL_SCALAR},

@@ -3,8 +3,8 @@
  * yagrad/enums.h - the enum argument types of the ops (the `- enum:` items
  * of specs/native_functions.yaml).  An op refuses a value outside its
  * enum (YG_ERR_INVALID_ARGUMENT, naming the values); yg_<enum>_name gives
- * a value's name, for messages.  In graphs (yagrad/jit.h) a value is the
- * int attribute of its number.
+ * a value's name, for messages.  In graphs (yagrad/jit.h) a value is a
+ * str attribute naming it: mse_loss[reduction="none"].
  */
 #ifndef YAGRAD_ENUMS_H
 #define YAGRAD_ENUMS_H
@@ -14,6 +14,41 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* RoundingMode
+ *
+ * How div.mode rounds the quotient: trunc (toward zero, C's integer
+ * division) or floor (toward -inf, Python's //).
+ */
+typedef enum yg_rounding_mode {
+    YG_ROUNDING_MODE_TRUNC = 0,
+    YG_ROUNDING_MODE_FLOOR = 1,
+} yg_rounding_mode;
+
+/* The name of value v ("trunc", ...), NULL when v is none of them. */
+static inline const char *yg_rounding_mode_name(int64_t v)
+{
+    static const char *const names[] = {"trunc", "floor"};
+    return v >= 0 && v < 2 ? names[v] : (const char *)0;
+}
+
+/* PadMode
+ *
+ * The values pad fills in: constant (value), reflect (the input mirrored
+ * at its edge, the edge not repeated) or replicate (the edge repeated).
+ */
+typedef enum yg_pad_mode {
+    YG_PAD_MODE_CONSTANT = 0,
+    YG_PAD_MODE_REFLECT = 1,
+    YG_PAD_MODE_REPLICATE = 2,
+} yg_pad_mode;
+
+/* The name of value v ("constant", ...), NULL when v is none of them. */
+static inline const char *yg_pad_mode_name(int64_t v)
+{
+    static const char *const names[] = {"constant", "reflect", "replicate"};
+    return v >= 0 && v < 3 ? names[v] : (const char *)0;
+}
 
 /* Reduction
  *
@@ -32,6 +67,24 @@ static inline const char *yg_reduction_name(int64_t v)
 {
     static const char *const names[] = {"none", "mean", "sum"};
     return v >= 0 && v < 3 ? names[v] : (const char *)0;
+}
+
+/* ConvPadding
+ *
+ * The padding of conv*d.padding, by rule: valid (none) or same (the
+ * output has the input's sizes; stride must be 1; an odd total pad puts
+ * the extra element on the right).
+ */
+typedef enum yg_conv_padding {
+    YG_CONV_PADDING_VALID = 0,
+    YG_CONV_PADDING_SAME = 1,
+} yg_conv_padding;
+
+/* The name of value v ("valid", ...), NULL when v is none of them. */
+static inline const char *yg_conv_padding_name(int64_t v)
+{
+    static const char *const names[] = {"valid", "same"};
+    return v >= 0 && v < 2 ? names[v] : (const char *)0;
 }
 
 #ifdef __cplusplus

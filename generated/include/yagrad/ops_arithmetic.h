@@ -67,17 +67,17 @@ YG_NODISCARD yg_status yg_mul_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      yg_tensor **out);       /* out: new ref */
 
-/* div.mode(Tensor self, Tensor other, *, str rounding_mode) -> Tensor
+/* div.mode(Tensor self, Tensor other, *, RoundingMode rounding_mode) -> Tensor
  *
- * self / other rounded by rounding_mode: "trunc" (toward zero) or "floor"
- * (toward -inf); the gradient is zero, as the result is piecewise constant.
- * A composite over div.trunc and div.floor: on integers the quotient is an
- * integer, and a 0 divisor is an error.
+ * self / other rounded by rounding_mode (trunc or floor); the gradient is
+ * zero, as the result is piecewise constant.  A composite over div.trunc and
+ * div.floor: on integers the quotient is an integer, and a 0 divisor is an
+ * error.
  */
-YG_NODISCARD yg_status yg_div_mode(const yg_tensor *self,      /* borrowed */
-                                   const yg_tensor *other,     /* borrowed */
-                                   const char *rounding_mode,
-                                   yg_tensor **out);           /* out: new ref */
+YG_NODISCARD yg_status yg_div_mode(const yg_tensor *self,           /* borrowed */
+                                   const yg_tensor *other,          /* borrowed */
+                                   yg_rounding_mode rounding_mode,
+                                   yg_tensor **out);                /* out: new ref */
 
 /* div.trunc(Tensor self, Tensor other) -> Tensor
  *

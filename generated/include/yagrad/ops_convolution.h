@@ -57,10 +57,9 @@ YG_NODISCARD yg_status yg_conv1d_opt(
     yg_tensor **out);                  /* out: new ref */
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
- *   str padding='valid', int[1] dilation=1, int groups=1) -> Tensor
+ *   ConvPadding padding=valid, int[1] dilation=1, int groups=1) -> Tensor
  *
- * padding 'valid' (none) or 'same' (the output has input's sizes; stride
- * must be 1; an odd total pad puts the extra element on the right)
+ * conv1d with padding by rule (ConvPadding: valid or same)
  */
 YG_NODISCARD yg_status yg_conv1d_padding(
     const yg_tensor *input,   /* borrowed */
@@ -68,7 +67,7 @@ YG_NODISCARD yg_status yg_conv1d_padding(
     const yg_tensor *bias,    /* nullable, borrowed; default NULL */
     const int64_t *stride,    /* borrowed, stride_len entries (must be 1); default 1 */
     int64_t stride_len,
-    const char *padding,      /* default "valid" */
+    yg_conv_padding padding,  /* default YG_CONV_PADDING_VALID */
     const int64_t *dilation,  /* borrowed, dilation_len entries (must be 1); default 1 */
     int64_t dilation_len,
     int64_t groups,           /* default 1 */
@@ -82,7 +81,7 @@ YG_NODISCARD yg_status yg_conv1d_padding(
 typedef struct yg_conv1d_padding_options {
     const yg_tensor *bias; /* default None */
     yg_opt_ints stride;    /* default 1 */
-    const char *padding;   /* default 'valid' */
+    yg_opt_int padding;    /* default YG_CONV_PADDING_VALID */
     yg_opt_ints dilation;  /* default 1 */
     yg_opt_int groups;     /* default 1 */
 } yg_conv1d_padding_options;
@@ -129,9 +128,9 @@ YG_NODISCARD yg_status yg_conv2d_opt(
     yg_tensor **out);                  /* out: new ref */
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
- *   str padding='valid', int[2] dilation=1, int groups=1) -> Tensor
+ *   ConvPadding padding=valid, int[2] dilation=1, int groups=1) -> Tensor
  *
- * As conv1d.padding, for conv2d ('valid' or 'same' per spatial dim).
+ * As conv1d.padding, for conv2d (valid or same in every spatial dim).
  */
 YG_NODISCARD yg_status yg_conv2d_padding(
     const yg_tensor *input,   /* borrowed */
@@ -139,7 +138,7 @@ YG_NODISCARD yg_status yg_conv2d_padding(
     const yg_tensor *bias,    /* nullable, borrowed; default NULL */
     const int64_t *stride,    /* borrowed, stride_len entries (must be 2); default 1 */
     int64_t stride_len,
-    const char *padding,      /* default "valid" */
+    yg_conv_padding padding,  /* default YG_CONV_PADDING_VALID */
     const int64_t *dilation,  /* borrowed, dilation_len entries (must be 2); default 1 */
     int64_t dilation_len,
     int64_t groups,           /* default 1 */
@@ -153,7 +152,7 @@ YG_NODISCARD yg_status yg_conv2d_padding(
 typedef struct yg_conv2d_padding_options {
     const yg_tensor *bias; /* default None */
     yg_opt_ints stride;    /* default 1 */
-    const char *padding;   /* default 'valid' */
+    yg_opt_int padding;    /* default YG_CONV_PADDING_VALID */
     yg_opt_ints dilation;  /* default 1 */
     yg_opt_int groups;     /* default 1 */
 } yg_conv2d_padding_options;
@@ -200,9 +199,9 @@ YG_NODISCARD yg_status yg_conv3d_opt(
     yg_tensor **out);                  /* out: new ref */
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
- *   str padding='valid', int[3] dilation=1, int groups=1) -> Tensor
+ *   ConvPadding padding=valid, int[3] dilation=1, int groups=1) -> Tensor
  *
- * As conv1d.padding, for conv3d ('valid' or 'same' per spatial dim).
+ * As conv1d.padding, for conv3d (valid or same in every spatial dim).
  */
 YG_NODISCARD yg_status yg_conv3d_padding(
     const yg_tensor *input,   /* borrowed */
@@ -210,7 +209,7 @@ YG_NODISCARD yg_status yg_conv3d_padding(
     const yg_tensor *bias,    /* nullable, borrowed; default NULL */
     const int64_t *stride,    /* borrowed, stride_len entries (must be 3); default 1 */
     int64_t stride_len,
-    const char *padding,      /* default "valid" */
+    yg_conv_padding padding,  /* default YG_CONV_PADDING_VALID */
     const int64_t *dilation,  /* borrowed, dilation_len entries (must be 3); default 1 */
     int64_t dilation_len,
     int64_t groups,           /* default 1 */
@@ -224,7 +223,7 @@ YG_NODISCARD yg_status yg_conv3d_padding(
 typedef struct yg_conv3d_padding_options {
     const yg_tensor *bias; /* default None */
     yg_opt_ints stride;    /* default 1 */
-    const char *padding;   /* default 'valid' */
+    yg_opt_int padding;    /* default YG_CONV_PADDING_VALID */
     yg_opt_ints dilation;  /* default 1 */
     yg_opt_int groups;     /* default 1 */
 } yg_conv3d_padding_options;

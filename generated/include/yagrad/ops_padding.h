@@ -88,15 +88,15 @@ YG_NODISCARD yg_status yg_replication_pad_backward(
     int64_t pad_len,
     yg_tensor **out);              /* out: new ref */
 
-/* pad(Tensor self, int[] pad, str mode='constant', float value=0) -> Tensor
+/* pad(Tensor self, int[] pad, PadMode mode=constant, float value=0) -> Tensor
  *
- * F.pad: mode 'constant' (constant_pad_nd with value, any dims),
- * 'reflect' (reflection_pad) or 'replicate' (replication_pad)
+ * F.pad: mode constant (constant_pad_nd with value, any dims), reflect
+ * (reflection_pad) or replicate (replication_pad)
  */
 YG_NODISCARD yg_status yg_pad(const yg_tensor *self,  /* borrowed */
                               const int64_t *pad,     /* borrowed, pad_len entries */
                               int64_t pad_len,
-                              const char *mode,       /* default "constant" */
+                              yg_pad_mode mode,       /* default YG_PAD_MODE_CONSTANT */
                               double value,           /* default 0 */
                               yg_tensor **out);       /* out: new ref */
 
@@ -106,7 +106,7 @@ YG_NODISCARD yg_status yg_pad(const yg_tensor *self,  /* borrowed */
  * member left zero, means the argument's default (yagrad/options.h).
  */
 typedef struct yg_pad_options {
-    const char *mode;   /* default 'constant' */
+    yg_opt_int mode;    /* default YG_PAD_MODE_CONSTANT */
     yg_opt_float value; /* default 0 */
 } yg_pad_options;
 YG_NODISCARD yg_status yg_pad_opt(

@@ -584,11 +584,14 @@ static bool rule_embedding(shape_ctx *c) {
     return true;
 }
 
-/* Losses: reduction 0 (none) keeps the elementwise shape, 1 and 2 (mean,
- * sum) give a scalar. */
+/* Losses: reduction "none" keeps the elementwise shape, "mean" (the
+ * default) and "sum" give a scalar; a bad value is the op's error. */
 static bool rule_loss(shape_ctx *c) {
-    if (yg__pass_int_attr(c->n, "reduction", 1) != 0)
-        return rule_scalar(c);
+    const yg_ir_attr *r = yg__ir_node_attr(c->n, "reduction");
+    if (r == NULL || r->kind != YG_IR_ATTR_STR)
+        return r == NULL ? rule_scalar(c) : true;
+    if (strcmp(r->u.s, "none") != 0)
+        return strcmp(r->u.s, "mean") == 0 || strcmp(r->u.s, "sum") == 0 ? rule_scalar(c) : true;
     if (yg__pass_is(c->n, "nll_loss") || yg__pass_is(c->n, "cross_entropy")) {
         const yg_ir_type *t = in(c, 0);
         if (t->ndim == YG_IR_UNKNOWN)

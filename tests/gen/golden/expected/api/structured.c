@@ -1682,7 +1682,7 @@ static yg_status loss_traced(const yg_tensor *self,
     yg__trace_begin_node("loss");
     yg__trace_input(self);
     yg__trace_input(target);
-    yg__trace_attr_int("reduction", reduction);
+    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
     yg__trace_output(out, NULL);
     return yg__trace_end_node();
 }

@@ -336,6 +336,6 @@ yg_status yg__boxed_loss(const yg_ir_node *node,
     int64_t reduction = 0;
 
     (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_int(node, "reduction", &(const int64_t){1}, &reduction));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "reduction", yg_reduction_name, &(const int64_t){1}, &reduction));
     return yg_loss(in[0], in[1], reduction, &out[0]);
 }

@@ -3,8 +3,8 @@
  * yagrad/enums.h - the enum argument types of the ops (the `- enum:` items
  * of specs/native_functions.yaml).  An op refuses a value outside its
  * enum (YG_ERR_INVALID_ARGUMENT, naming the values); yg_<enum>_name gives
- * a value's name, for messages.  In graphs (yagrad/jit.h) a value is the
- * int attribute of its number.
+ * a value's name, for messages.  In graphs (yagrad/jit.h) a value is a
+ * str attribute naming it: mse_loss[reduction="none"].
  */
 #ifndef YAGRAD_ENUMS_H
 #define YAGRAD_ENUMS_H
