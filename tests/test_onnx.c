@@ -715,6 +715,16 @@ static const sym_case sym_cases[] = {
      "  return (%y)\n",
      false,
      0},
+    {"constant_pad_nd", G1("constant_pad_nd[pad=[1, 2, -1, 1], value=0.5]"), false, 0},
+    {"reflection_pad", G1("reflection_pad[pad=[2, 1]]"), false, 0},
+    {"replication_pad", G1("replication_pad[pad=[0, 3]]"), false, 0},
+    {"pad", G1("pad[mode=\"replicate\", pad=[1, 2]]"), false, 0},
+    {"pad", G1("pad[pad=[1, 0, 0, 2], value=2.0]"), false, 0},
+    {"pad",
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 4])):\n"
+     "  %y : Tensor = pad[mode=\"reflect\", pad=[1, 2, 2, 1]](%a)\n  return (%y)\n",
+     false,
+     0},
     {"conv2d",
      "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 5, 5]), %w : Tensor(dtype=float32, sizes=[4, "
      "1, 3, 3]),"
@@ -817,8 +827,16 @@ static yg_tensor *input_for(const yg_ir_value *v, const sym_case *c, uint64_t se
     return x;
 }
 
+/* "sym_<op>", and "sym_<op>_<k>" for the k-th further case of an op, so
+ * that no case's files overwrite another's. */
 static void case_name(const sym_case *c, char *buf, size_t n) {
-    snprintf(buf, n, "sym_%s", c->op);
+    int k = 0;
+    for (const sym_case *p = sym_cases; p < c; p++)
+        k += strcmp(p->op, c->op) == 0;
+    if (k == 0)
+        snprintf(buf, n, "sym_%s", c->op);
+    else
+        snprintf(buf, n, "sym_%s_%d", c->op, k);
     for (char *p = buf; *p != '\0'; p++)
         if (*p == '.')
             *p = '_';

@@ -29,6 +29,10 @@ yg_onnx_symbolic_fn yg__onnx_sym_stack; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_split; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_split_with_sizes; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_chunk; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_constant_pad_nd; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_reflection_pad; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_replication_pad; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_pad; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_index; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_layer_norm; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_group_norm; /* handwritten */

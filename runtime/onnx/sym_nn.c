@@ -459,3 +459,64 @@ yg_status yg__onnx_sym_ne_scalar(yg_onnx_ctx *cx, const yg_ir_node *node) {
     YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, d, other, &c));
     return not_equal(cx, node, c);
 }
+
+/* The pads are yagrad's (begin, end) pairs from the last dim backwards;
+ * ONNX Pad (opset 11: pads as an input) takes every begin, then every
+ * end, from the first dim.  mode is ONNX's name: "constant", "reflect" or
+ * "edge" (yagrad's replicate).  A negative amount crops in both. */
+static yg_status
+pad_as(yg_onnx_ctx *cx, const yg_ir_node *node, const char *mode, bool with_value) {
+    yg_ir_type x = yg__onnx_input_type(node, 0);
+    yg_box_ints pad = {0};
+    int64_t pads[2 * YG_MAX_DIMS] = {0};
+    double value = 0;
+    const char *fill = NULL;
+    yg_onnx_node *o = NULL;
+    YG_RETURN_IF_ERROR(yg__onnx_require_opset(cx, node, "Pad", 11));
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "pad", NULL, YG_BOX_REQUIRED, 0, &pad));
+    if (x.kind != YG_IR_TYPE_TENSOR || x.ndim == YG_IR_UNKNOWN || x.dtype == YG_IR_UNKNOWN)
+        return yg__onnx_unsupported(cx, node, "the input's rank and dtype must be known");
+    if (pad.len % 2 != 0 || pad.len / 2 > x.ndim)
+        return yg__onnx_unsupported(
+            cx, node, "pad of %d entries for %d dims", (int)pad.len, (int)x.ndim);
+    for (int64_t k = 0; k < pad.len / 2; k++) {
+        int64_t dim = x.ndim - 1 - k;
+        pads[dim] = pad.items[2 * k];
+        pads[x.ndim + dim] = pad.items[2 * k + 1];
+    }
+    if (with_value) {
+        YG_RETURN_IF_ERROR(yg__box_double(node, "value", &(const double){0}, &value));
+        YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, x.dtype, value, &fill));
+    }
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Pad", &o));
+    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
+    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, pads, 2 * x.ndim));
+    if (fill != NULL)
+        YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, fill));
+    YG_RETURN_IF_ERROR(yg__onnx_attr_str(cx, o, "mode", mode));
+    return yg__onnx_outputs(cx, o, node);
+}
+
+yg_status yg__onnx_sym_constant_pad_nd(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    return pad_as(cx, node, "constant", true);
+}
+
+yg_status yg__onnx_sym_reflection_pad(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    return pad_as(cx, node, "reflect", false);
+}
+
+yg_status yg__onnx_sym_replication_pad(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    return pad_as(cx, node, "edge", false);
+}
+
+/* pad's mode (an enum, named in the node) picks one of the three. */
+yg_status yg__onnx_sym_pad(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    static const char *const onnx_mode[] = {
+        [YG_PAD_MODE_CONSTANT] = "constant",
+        [YG_PAD_MODE_REFLECT] = "reflect",
+        [YG_PAD_MODE_REPLICATE] = "edge",
+    };
+    int64_t mode = YG_PAD_MODE_CONSTANT;
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "mode", yg_pad_mode_name, &mode, &mode));
+    return pad_as(cx, node, onnx_mode[mode], mode == YG_PAD_MODE_CONSTANT);
+}
