@@ -2478,9 +2478,17 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "interpolate",
+        .schema = "interpolate(Tensor self, int[] size=[], float scale_factor=0.0,"
+                  " InterpolationMode mode=nearest, bool align_corners=False) -> Tensor",
+        .location = "specs/native_functions.yaml:2064",
+        .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2051",
+        .location = "specs/native_functions.yaml:2069",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2489,7 +2497,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2056",
+        .location = "specs/native_functions.yaml:2074",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2498,7 +2506,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2062",
+        .location = "specs/native_functions.yaml:2080",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2507,14 +2515,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2075",
+        .location = "specs/native_functions.yaml:2093",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2081",
+        .location = "specs/native_functions.yaml:2099",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2522,21 +2530,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2088",
+        .location = "specs/native_functions.yaml:2106",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2094",
+        .location = "specs/native_functions.yaml:2112",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2101",
+        .location = "specs/native_functions.yaml:2119",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2544,7 +2552,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2108",
+        .location = "specs/native_functions.yaml:2126",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2552,28 +2560,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2114",
+        .location = "specs/native_functions.yaml:2132",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2120",
+        .location = "specs/native_functions.yaml:2138",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2126",
+        .location = "specs/native_functions.yaml:2144",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2132",
+        .location = "specs/native_functions.yaml:2150",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2582,7 +2590,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2137",
+        .location = "specs/native_functions.yaml:2155",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2592,7 +2600,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2143",
+        .location = "specs/native_functions.yaml:2161",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2601,7 +2609,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2149",
+        .location = "specs/native_functions.yaml:2167",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2611,7 +2619,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2160",
+        .location = "specs/native_functions.yaml:2178",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2619,7 +2627,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2166",
+        .location = "specs/native_functions.yaml:2184",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2627,21 +2635,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2172",
+        .location = "specs/native_functions.yaml:2190",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2178",
+        .location = "specs/native_functions.yaml:2196",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2184",
+        .location = "specs/native_functions.yaml:2202",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2651,7 +2659,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2191",
+        .location = "specs/native_functions.yaml:2209",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2659,21 +2667,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2195",
+        .location = "specs/native_functions.yaml:2213",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2200",
+        .location = "specs/native_functions.yaml:2218",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:2208",
+        .location = "specs/native_functions.yaml:2226",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2682,7 +2690,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2216",
+        .location = "specs/native_functions.yaml:2234",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2691,15 +2699,15 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:2221",
+        .location = "specs/native_functions.yaml:2239",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 308;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 308, "op table size");
+const int32_t yg__ops_count = 309;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 309, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

@@ -525,30 +525,35 @@ static yg_status losses_forward(void *ctx,
         st = yg_l1_loss(inputs[0], inputs[1], YG_REDUCTION_SUM, &outputs[1]);
     if (st == YG_OK)
         st = yg_pad(inputs[0], (const int64_t[]){1, 1}, 2, YG_PAD_MODE_REPLICATE, 0, &outputs[2]);
+    if (st == YG_OK)
+        st = yg_interpolate(
+            inputs[2], NULL, 0, 1.5, YG_INTERPOLATION_MODE_BILINEAR, false, &outputs[3]);
     return st;
 }
 
 static void test_trace_records_enum_arguments_by_name(void **state) {
     (void)state;
-    const int64_t xs[] = {2, 3};
-    yg_tensor *in[2] = {rand_tensor(xs, 2, 5), rand_tensor(xs, 2, 6)};
-    yg_tensor *eager[3] = {NULL, NULL, NULL}, *run[3] = {NULL, NULL, NULL};
+    const int64_t xs[] = {2, 3}, is[] = {1, 2, 3};
+    yg_tensor *in[3] = {rand_tensor(xs, 2, 5), rand_tensor(xs, 2, 6), rand_tensor(is, 3, 7)};
+    yg_tensor *eager[4] = {NULL, NULL, NULL, NULL}, *run[4] = {NULL, NULL, NULL, NULL};
     yg_trace_result *r = NULL;
     char *text = NULL;
-    YG_CHECK(yg_trace(losses_forward, NULL, in, 2, 3, NULL, &r));
+    YG_CHECK(yg_trace(losses_forward, NULL, in, 3, 4, NULL, &r));
     YG_CHECK(yg_graph_print(r->graph, &text));
     assert_non_null(strstr(text, "= mse_loss[reduction=\"none\"](%0, %1)"));
     assert_non_null(strstr(text, "= l1_loss[reduction=\"sum\"](%0, %1)"));
     assert_non_null(strstr(text, "= pad[mode=\"replicate\", pad=[1, 1], value=0.0](%0)"));
-    expect_types_recomputed(r->graph, 0); /* none: [2, 3]; sum: [] */
-    YG_CHECK(losses_forward(NULL, in, 2, eager, 3));
-    YG_CHECK(yg_graph_run(r->graph, in, 2, run, 3));
-    for (int i = 0; i < 3; i++)
+    assert_non_null(strstr(text, "= interpolate[align_corners=0, mode=\"bilinear\", "
+                                 "scale_factor=1.5, size=[]](%2)"));
+    expect_types_recomputed(r->graph, 0); /* none: [2, 3]; sum: []; [1, 3, 4] */
+    YG_CHECK(losses_forward(NULL, in, 3, eager, 4));
+    YG_CHECK(yg_graph_run(r->graph, in, 3, run, 4));
+    for (int i = 0; i < 4; i++)
         expect_same_values(eager[i], run[i]);
     yg_string_release(text);
-    release_all(eager, 3);
-    release_all(run, 3);
-    release_all(in, 2);
+    release_all(eager, 4);
+    release_all(run, 4);
+    release_all(in, 3);
     yg_trace_result_release(r);
 }
 

@@ -9,6 +9,7 @@
 #include "testutil.h"
 #include "yagrad/ops_views.h"
 #include "yagrad/ops_resampling.h"
+#include "yagrad/ops_slicing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -270,6 +271,74 @@ static void test_channel_shuffle_matches_naive_loops(void **state) {
         }
 }
 
+/* interpolate is the upsample op its mode names, with size or scale. */
+static void test_interpolate_is_the_upsample_op_of_its_mode(void **state) {
+    const int64_t s[] = {2, 3, 4, 5}, to[] = {7, 3}, scaled[] = {10, 12};
+    const int64_t s_to[] = {2, 3, 7, 3}, s_scaled[] = {2, 3, 10, 12}, s_six[] = {2, 3, 6, 6};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 4, -1, 1, 3), *x3 = NULL;
+    yg_tensor *a = NULL, *b = NULL, *y = NULL;
+    (void)state;
+    YG_CHECK(yg_interpolate(x, to, 2, 0, YG_INTERPOLATION_MODE_NEAREST, false, &a));
+    YG_CHECK(yg_upsample_nearest2d(x, to, 2, &b));
+    double *va = yg_test_values(b);
+    YG_EXPECT_CLOSE(a, s_to, 4, va, 0, 0);
+    free(va);
+    yg_release(a);
+    yg_release(b);
+    /* nearest by scale: the output size floor(in * 2.5), mapped by in / out */
+    YG_CHECK(yg_interpolate_opt(x, &(yg_interpolate_options){.scale_factor = YG_SET(2.5)}, &a));
+    YG_CHECK(yg_upsample_nearest2d(x, scaled, 2, &b));
+    va = yg_test_values(b);
+    YG_EXPECT_CLOSE(a, s_scaled, 4, va, 0, 0);
+    free(va);
+    yg_release(a);
+    yg_release(b);
+    /* bilinear by scale passes the scale on (coordinates by 1 / scale) */
+    YG_CHECK(yg_interpolate(x, NULL, 0, 2.5, YG_INTERPOLATION_MODE_BILINEAR, false, &a));
+    YG_CHECK(yg_upsample_bilinear2d(x, NULL, 0, false, 2.5, 2.5, &b));
+    va = yg_test_values(b);
+    YG_EXPECT_CLOSE(a, s_scaled, 4, va, 0, 0);
+    free(va);
+    yg_release(a);
+    yg_release(b);
+    YG_CHECK(yg_interpolate(x, (const int64_t[]){6}, 1, 0, YG_INTERPOLATION_MODE_BILINEAR, true, &a));
+    YG_CHECK(yg_upsample_bilinear2d(x, (const int64_t[]){6, 6}, 2, true, 0, 0, &b));
+    va = yg_test_values(b);
+    YG_EXPECT_CLOSE(a, s_six, 4, va, 0, 0);
+    free(va);
+    yg_release(a);
+    yg_release(b);
+    /* errors name the op and the values */
+    YG_EXPECT_ERROR(yg_interpolate(x, to, 2, 2.0, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "interpolate: give either size or a positive scale_factor, not both (size of 2 "
+                    "entries, scale_factor 2)");
+    YG_EXPECT_ERROR(yg_interpolate(x, NULL, 0, 0, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "interpolate: give either size or a positive scale_factor, not neither");
+    YG_EXPECT_ERROR(yg_interpolate(x, s, 3, 0, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "interpolate: size must have 1 or 2 entries ([s] for [s, s], or [oh, ow]), got 3");
+    YG_EXPECT_ERROR(yg_interpolate(x, to, 2, 0, YG_INTERPOLATION_MODE_NEAREST, true, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "interpolate: align_corners applies to mode bilinear only");
+    YG_EXPECT_ERROR(yg_interpolate(x, to, 2, 0, (yg_interpolation_mode)2, false, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "interpolate: mode must be nearest (0) or bilinear (1), not 2");
+    YG_EXPECT_ERROR(yg_interpolate(x, NULL, 0, 1e300, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+                    YG_ERR_SHAPE,
+                    "interpolate: self [2, 3, 4, 5] times scale_factor 1e+300 overflows int64");
+    YG_CHECK(yg_select(x, 0, 0, &x3));
+    YG_CHECK(yg_select(x3, 0, 0, &a));
+    YG_EXPECT_ERROR(yg_interpolate(a, to, 2, 0, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+                    YG_ERR_SHAPE,
+                    "interpolate: expected self of 3 or 4 dims ([C, H, W] or [N, C, H, W]), got [4, 5]");
+    assert_null(y);
+    yg_release(a);
+    yg_release(x3);
+    yg_release(x);
+}
+
 static void test_resampling_rejects_bad_arguments(void **state) {
     const int64_t s2[] = {3, 4}, s4[] = {1, 3, 2, 2}, s5[] = {1, 4, 3, 5}, o03[] = {0, 3};
     const int64_t o123[] = {1, 2, 3}, gs[] = {1, 2, 2, 2};
@@ -347,6 +416,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_upsample_bilinear2d_gradient_is_the_naive_adjoint),
         cmocka_unit_test(test_pixel_shuffle_and_unshuffle_match_naive_loops),
         cmocka_unit_test(test_channel_shuffle_matches_naive_loops),
+        cmocka_unit_test(test_interpolate_is_the_upsample_op_of_its_mode),
         cmocka_unit_test(test_resampling_rejects_bad_arguments),
     };
     return YG_TEST_RUN(tests, argc, argv);

@@ -626,6 +626,75 @@ yg_status yg_upsample_bilinear2d_to_opt(const yg_tensor *self,
         out);
 }
 
+/* Runs yg_interpolate with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status interpolate_traced(const yg_tensor *self,
+                                    const int64_t *size,
+                                    int64_t size_len,
+                                    double scale_factor,
+                                    yg_interpolation_mode mode,
+                                    bool align_corners,
+                                    yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_interpolate(self, size, size_len, scale_factor, mode, align_corners, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("interpolate");
+    yg__trace_input(self);
+    yg__trace_attr_ints("size", size, size_len);
+    yg__trace_attr_float("scale_factor", scale_factor);
+    yg__trace_attr_str("mode", yg_interpolation_mode_name(mode));
+    yg__trace_attr_int("align_corners", align_corners);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* interpolate(Tensor self, int[] size=[], float scale_factor=0.0,
+ *   InterpolationMode mode=nearest, bool align_corners=False) -> Tensor */
+yg_status yg_interpolate(const yg_tensor *self,
+                         const int64_t *size,
+                         int64_t size_len,
+                         double scale_factor,
+                         yg_interpolation_mode mode,
+                         bool align_corners,
+                         yg_tensor **out)
+{
+    yg_status st;
+
+    if (yg__trace_recording(true))
+        return interpolate_traced(self, size, size_len, scale_factor, mode, align_corners, out);
+    YG_RETURN_IF_ERROR(yg__check_out("interpolate", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("interpolate", "self", self));
+    if ((unsigned long long)mode >= 2)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "interpolate: mode must be nearest (0) or bilinear (1), not %d",
+                        (int)mode);
+    st = yg__composite_interpolate(self, size, size_len, scale_factor, mode, align_corners, out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "interpolate");
+    return YG_OK;
+}
+
+yg_status yg_interpolate_opt(const yg_tensor *self,
+                             const yg_interpolate_options *options,
+                             yg_tensor **out)
+{
+    static const yg_interpolate_options defaults = {0};
+    const yg_interpolate_options *o = options != NULL ? options : &defaults;
+    return yg_interpolate(
+        self,
+        o->size.set ? o->size.items : NULL,
+        o->size.set ? o->size.len : 0,
+        o->scale_factor.set ? o->scale_factor.value : 0.0,
+        o->mode.set ? o->mode.value : 0,
+        o->align_corners.set ? o->align_corners.value : false,
+        out);
+}
+
 /* Runs yg_pixel_shuffle with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status pixel_shuffle_traced(const yg_tensor *self,

@@ -133,6 +133,27 @@ yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
                                      &out[0]);
 }
 
+/* interpolate(Tensor self, int[] size=[], float scale_factor=0.0,
+ *   InterpolationMode mode=nearest, bool align_corners=False) -> Tensor */
+yg_boxed_impl yg__boxed_interpolate; /* listed in boxed/table.c */
+yg_status yg__boxed_interpolate(const yg_ir_node *node,
+                                yg_tensor *const *in,
+                                int32_t n_in,
+                                yg_tensor **out)
+{
+    yg_box_ints size = {0};
+    double scale_factor = 0;
+    int64_t mode = 0;
+    bool align_corners = false;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, 0, 0, &size));
+    YG_RETURN_IF_ERROR(yg__box_double(node, "scale_factor", &(const double){0.0}, &scale_factor));
+    YG_RETURN_IF_ERROR(yg__box_enum(node, "mode", yg_interpolation_mode_name, &(const int64_t){0}, &mode));
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", &(const bool){false}, &align_corners));
+    return yg_interpolate(in[0], size.items, size.len, scale_factor, mode, align_corners, &out[0]);
+}
+
 /* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor */
 yg_boxed_impl yg__boxed_pixel_shuffle; /* listed in boxed/table.c */
 yg_status yg__boxed_pixel_shuffle(const yg_ir_node *node,

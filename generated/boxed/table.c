@@ -287,6 +287,7 @@ yg_boxed_impl yg__boxed_upsample_nearest2d_to;
 yg_boxed_impl yg__boxed_upsample_bilinear2d;
 yg_boxed_impl yg__boxed_upsample_bilinear2d_backward;
 yg_boxed_impl yg__boxed_upsample_bilinear2d_to;
+yg_boxed_impl yg__boxed_interpolate;
 yg_boxed_impl yg__boxed_pixel_shuffle;
 yg_boxed_impl yg__boxed_pixel_unshuffle;
 yg_boxed_impl yg__boxed_channel_shuffle;
@@ -597,6 +598,7 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "upsample_bilinear2d", .fn = yg__boxed_upsample_bilinear2d},
     {.name = "upsample_bilinear2d_backward", .fn = yg__boxed_upsample_bilinear2d_backward},
     {.name = "upsample_bilinear2d_to", .fn = yg__boxed_upsample_bilinear2d_to},
+    {.name = "interpolate", .fn = yg__boxed_interpolate},
     {.name = "pixel_shuffle", .fn = yg__boxed_pixel_shuffle},
     {.name = "pixel_unshuffle", .fn = yg__boxed_pixel_unshuffle},
     {.name = "channel_shuffle", .fn = yg__boxed_channel_shuffle},
@@ -625,6 +627,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 308;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 308,
+const int32_t yg__boxed_ops_count = 309;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 309,
                "boxed table size");

@@ -766,6 +766,7 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* upsample_bilinear2d */
     {.n_inputs = 0}, /* upsample_bilinear2d_backward */
     {.n_inputs = 0}, /* upsample_bilinear2d_to */
+    {.n_inputs = 0}, /* interpolate */
     {.n_inputs = 0}, /* pixel_shuffle */
     {.n_inputs = 0}, /* pixel_unshuffle */
     {.n_inputs = 0}, /* channel_shuffle */
@@ -794,6 +795,6 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* to.dtype */
     {.n_inputs = 0}, /* type_as */
 };
-const int32_t yg__fuse_ops_count = 308;
-_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 308,
+const int32_t yg__fuse_ops_count = 309;
+_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 309,
                "fuser table size");

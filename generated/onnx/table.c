@@ -420,6 +420,7 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"upsample_bilinear2d_backward", NULL, 0, NULL,
      "a gradient op (export inference graphs)"},
     {"upsample_bilinear2d_to", NULL, 0, NULL, "Resize with align_corners; not written yet"},
+    {"interpolate", NULL, 0, NULL, "ONNX Resize; not written yet"},
     {"pixel_shuffle", NULL, 0, NULL, "DepthToSpace mode=CRD; not written yet"},
     {"pixel_unshuffle", NULL, 0, NULL, "SpaceToDepth with a CRD reorder; not written yet"},
     {"channel_shuffle", NULL, 0, NULL, "needs Reshape/Transpose/Reshape; not written yet"},
@@ -469,4 +470,4 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"type_as", yg__onnx_sym_type_as, 0, "custom", NULL},
 };
 
-const int32_t yg__onnx_symbolics_count = 308;
+const int32_t yg__onnx_symbolics_count = 309;

@@ -447,6 +447,7 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = yg__symbolic_upsample_bilinear2d}, /* upsample_bilinear2d */
     {.fn = yg__symbolic_upsample_bilinear2d_backward}, /* upsample_bilinear2d_backward */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* upsample_bilinear2d_to */
+    {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* interpolate */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* pixel_shuffle */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* pixel_unshuffle */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* channel_shuffle */
@@ -475,6 +476,6 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* to.dtype */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* type_as */
 };
-const int32_t yg__symbolic_ops_count = 308;
-_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 308,
+const int32_t yg__symbolic_ops_count = 309;
+_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 309,
                "symbolic table size");

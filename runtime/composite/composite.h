@@ -540,8 +540,8 @@ yg_status yg__composite_adaptive_avg_pool3d_to(const yg_tensor *self,
                                                int64_t sizes_len,
                                                yg_tensor **out);
 
-/* resample.c: upsample_bilinear2d_to (double-backward), pixel_shuffle,
- * pixel_unshuffle, channel_shuffle */
+/* resample.c: upsample_bilinear2d_to (double-backward), interpolate,
+ * pixel_shuffle, pixel_unshuffle, channel_shuffle */
 yg_status yg__composite_upsample_bilinear2d_to(const yg_tensor *self,
                                                const int64_t *sizes,
                                                int64_t sizes_len,
@@ -549,6 +549,13 @@ yg_status yg__composite_upsample_bilinear2d_to(const yg_tensor *self,
                                                double scales_h,
                                                double scales_w,
                                                yg_tensor **out);
+yg_status yg__composite_interpolate(const yg_tensor *self,
+                                    const int64_t *size,
+                                    int64_t size_len,
+                                    double scale_factor,
+                                    int64_t mode,
+                                    bool align_corners,
+                                    yg_tensor **out);
 yg_status
 yg__composite_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_tensor **out);
 yg_status

@@ -1,7 +1,8 @@
 /*
  * composite/resample.c - resampling ops written over public ops:
  * upsample_bilinear2d_to (the adjoint of upsample_bilinear2d_backward, for
- * double backward), and the channel-to-space rearrangements
+ * double backward), interpolate (F.interpolate: a mode picks the
+ * upsample op), and the channel-to-space rearrangements
  * pixel_shuffle, pixel_unshuffle and channel_shuffle, each one reshape,
  * one permute and one reshape (which copies), as PyTorch's math kernels
  * for them are.  Autograd flows through the reshapes and the permute, so
@@ -16,6 +17,7 @@
 #include "yagrad/ops_resampling.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +32,53 @@ yg_status yg__composite_upsample_bilinear2d_to(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_to_sizes(self, sizes, sizes_len, 2));
     return yg_upsample_bilinear2d(
         self, sizes + sizes_len - 2, 2, align_corners, scales_h, scales_w, out);
+}
+
+yg_status yg__composite_interpolate(const yg_tensor *self,
+                                    const int64_t *size,
+                                    int64_t size_len,
+                                    double scale_factor,
+                                    int64_t mode,
+                                    bool align_corners,
+                                    yg_tensor **out) {
+    int64_t nd = yg_tensor_ndim(self), to[2];
+    bool by_scale = size_len == 0;
+    char buf[128];
+
+    *out = NULL;
+    if (by_scale == !(scale_factor > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "give either size or a positive scale_factor, not %s (size of %" PRId64
+                        " entries, scale_factor %g)",
+                        by_scale ? "neither" : "both",
+                        size_len,
+                        scale_factor);
+    if (size_len > 2)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "size must have 1 or 2 entries ([s] for [s, s], or [oh, ow]), got %" PRId64,
+                        size_len);
+    if (mode == YG_INTERPOLATION_MODE_NEAREST && align_corners)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "align_corners applies to mode bilinear only");
+    if (nd != 3 && nd != 4)
+        return yg__fail(YG_ERR_SHAPE,
+                        "expected self of 3 or 4 dims ([C, H, W] or [N, C, H, W]), got %s",
+                        yg_tensor_format_sizes(self, buf, sizeof buf));
+    if (mode == YG_INTERPOLATION_MODE_BILINEAR) {
+        double s = by_scale ? scale_factor : 0;
+        return yg_upsample_bilinear2d(self, size, size_len, align_corners, s, s, out);
+    }
+    for (int64_t i = 0; i < 2 && !by_scale; i++)
+        to[i] = size[size_len == 1 ? 0 : i];
+    for (int64_t i = 0; i < 2 && by_scale; i++) {
+        double v = floor((double)yg_tensor_size(self, nd - 2 + i) * scale_factor);
+        if (!(v < 9223372036854775807.0))
+            return yg__fail(YG_ERR_SHAPE,
+                            "self %s times scale_factor %g overflows int64",
+                            yg_tensor_format_sizes(self, buf, sizeof buf),
+                            scale_factor);
+        to[i] = (int64_t)v;
+    }
+    return yg_upsample_nearest2d(self, to, 2, out);
 }
 
 /* reshape(self, a) -> permute(perm) -> reshape(b), into *out. */

@@ -268,6 +268,10 @@ static yg_status f_adaptive_avg_pool1d(yg_tensor *const *x, yg_tensor **o)
     return yg_adaptive_avg_pool1d(x[0], os, 1, o);
 }
 static yg_status f_pixel_shuffle(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_shuffle(x[0], 2, o); }
+static yg_status f_interp_nearest(yg_tensor *const *x, yg_tensor **o) { return yg_interpolate_opt(x[0], &(yg_interpolate_options){.size = YG_INTS(5, 7)}, o); }
+static yg_status f_interp_nearest_scale(yg_tensor *const *x, yg_tensor **o) { return yg_interpolate_opt(x[0], &(yg_interpolate_options){.scale_factor = YG_SET(2.5)}, o); }
+static yg_status f_interp_bilinear(yg_tensor *const *x, yg_tensor **o) { return yg_interpolate(x[0], (const int64_t[]){4}, 1, 0, YG_INTERPOLATION_MODE_BILINEAR, true, o); }
+static yg_status f_interp_bilinear_scale(yg_tensor *const *x, yg_tensor **o) { return yg_interpolate(x[0], NULL, 0, 1.5, YG_INTERPOLATION_MODE_BILINEAR, false, o); }
 static yg_status f_pixel_unshuffle(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_unshuffle(x[0], 2, o); }
 static yg_status f_pixel_shuffle_3(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_shuffle(x[0], 3, o); }
 static yg_status f_channel_shuffle(yg_tensor *const *x, yg_tensor **o) { return yg_channel_shuffle(x[0], 3, o); }
@@ -354,6 +358,10 @@ const sample opinfo_composite_samples[] = {
     {"avg_pool1d", "kernel 2, padding 1, ceil_mode, padding not counted", 1, {F64(-1, 1, 2, 3, 8)}, f_avg_pool1d_ceil},
     {"adaptive_avg_pool1d", "L 7 -> 4", 1, {F64(-1, 1, 3, 2, 3, 7)}, f_adaptive_avg_pool1d},
     {"pixel_shuffle", "factor 2, [1, 8, 2, 3]", 1, {F64(-1, 1, 4, 1, 8, 2, 3)}, f_pixel_shuffle},
+    {"interpolate", "nearest to [5, 7]", 1, {F64(-1, 1, 4, 1, 2, 3, 3)}, f_interp_nearest},
+    {"interpolate", "nearest, scale_factor 2.5", 1, {F64(-1, 1, 3, 2, 2, 3)}, f_interp_nearest_scale},
+    {"interpolate", "bilinear to [4] (4 x 4), align_corners", 1, {F64(-1, 1, 4, 1, 2, 3, 3)}, f_interp_bilinear},
+    {"interpolate", "bilinear, scale_factor 1.5", 1, {F64(-1, 1, 3, 2, 3, 4)}, f_interp_bilinear_scale},
     {"pixel_shuffle", "factor 3, [9, 2, 2] (no batch)", 1, {F64(-1, 1, 3, 9, 2, 2)}, f_pixel_shuffle_3},
     {"pixel_unshuffle", "factor 2, [2, 2, 4, 6]", 1, {F64(-1, 1, 4, 2, 2, 4, 6)}, f_pixel_unshuffle},
     {"channel_shuffle", "groups 3, [2, 6, 2, 2]", 1, {F64(-1, 1, 4, 2, 6, 2, 2)}, f_channel_shuffle},

@@ -87,6 +87,23 @@ static inline const char *yg_conv_padding_name(int64_t v)
     return v >= 0 && v < 2 ? names[v] : (const char *)0;
 }
 
+/* InterpolationMode
+ *
+ * How interpolate computes an output pixel: nearest (a copy of the source
+ * pixel, as upsample_nearest2d) or bilinear (as upsample_bilinear2d).
+ */
+typedef enum yg_interpolation_mode {
+    YG_INTERPOLATION_MODE_NEAREST = 0,
+    YG_INTERPOLATION_MODE_BILINEAR = 1,
+} yg_interpolation_mode;
+
+/* The name of value v ("nearest", ...), NULL when v is none of them. */
+static inline const char *yg_interpolation_mode_name(int64_t v)
+{
+    static const char *const names[] = {"nearest", "bilinear"};
+    return v >= 0 && v < 2 ? names[v] : (const char *)0;
+}
+
 #ifdef __cplusplus
 }
 #endif

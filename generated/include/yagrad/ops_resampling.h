@@ -151,6 +151,45 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_to_opt(
     const yg_upsample_bilinear2d_to_options *options,  /* nullable, borrowed: NULL is all defaults */
     yg_tensor **out);                                  /* out: new ref */
 
+/* interpolate(Tensor self, int[] size=[], float scale_factor=0.0,
+ *   InterpolationMode mode=nearest, bool align_corners=False) -> Tensor
+ *
+ * F.interpolate over the last two dims of [N, C, H, W] or [C, H, W]: to
+ * size ([oh, ow], or [s] for [s, s]) or, when size is [], to
+ * floor(in * scale_factor) in both dims.  bilinear with a scale_factor
+ * maps coordinates by 1 / scale_factor, as PyTorch does; nearest always
+ * maps by in / out (PyTorch's recompute_scale_factor=True).
+ * align_corners: bilinear only, as in upsample_bilinear2d.
+ *
+ * Errors: both or neither of size and a positive scale_factor; a size of
+ * more than 2 entries; align_corners with nearest; self of other than 3
+ * or 4 dims; an output size beyond int64 or below 1 (the upsample op's).
+ */
+YG_NODISCARD yg_status yg_interpolate(
+    const yg_tensor *self,       /* borrowed */
+    const int64_t *size,         /* borrowed, size_len entries; default [] */
+    int64_t size_len,
+    double scale_factor,         /* default 0.0 */
+    yg_interpolation_mode mode,  /* default YG_INTERPOLATION_MODE_NEAREST */
+    bool align_corners,          /* default false */
+    yg_tensor **out);            /* out: new ref */
+
+/* interpolate with options
+ *
+ * As yg_interpolate, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_interpolate_options {
+    yg_opt_ints size;          /* default [] */
+    yg_opt_float scale_factor; /* default 0.0 */
+    yg_opt_int mode;           /* default YG_INTERPOLATION_MODE_NEAREST */
+    yg_opt_bool align_corners; /* default False */
+} yg_interpolate_options;
+YG_NODISCARD yg_status yg_interpolate_opt(
+    const yg_tensor *self,                  /* borrowed */
+    const yg_interpolate_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out);                       /* out: new ref */
+
 /* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
  *
  * [*, C r^2, H, W] -> [*, C, H r, W r]: channel c r^2 + i r + j goes to

@@ -451,6 +451,35 @@ static bool rule_output_size(shape_ctx *c) {
     return true;
 }
 
+/* interpolate: [C, H, W] or [N, C, H, W] with H, W from size (1 or 2
+ * entries) or, when size is [], floor(in * scale_factor).  Arguments the
+ * op refuses leave the sizes unknown (the op's error is the message). */
+static bool rule_interpolate(shape_ctx *c) {
+    const yg_ir_type *x = in(c, 0);
+    int64_t o[2] = {0, 0}, given[3];
+    int32_t given_len = 0;
+    double sc = 0;
+    set_all(c, x->dtype, x->device);
+    if (x->ndim == YG_IR_UNKNOWN)
+        return true;
+    if (x->ndim != 3 && x->ndim != 4)
+        return fail(c, "expected input with 3 or 4 dims, got %d", x->ndim);
+    bool ok = window_pair(c, "size", 2, NULL, o);
+    if (!ok && (!yg__pass_ints_attr(c->n, "size", given, 3, &given_len) || given_len == 0) &&
+        scalar_attr(c, "scale_factor", &sc) && sc > 0 && isfinite(sc)) {
+        ok = true;
+        for (int32_t i = 0; i < 2; i++) {
+            double in_size = (double)x->sizes[x->ndim - 2 + i];
+            ok = ok && x->sizes[x->ndim - 2 + i] != YG_IR_UNKNOWN && in_size * sc < 9.0e18;
+            o[i] = ok ? (int64_t)floor(in_size * sc) : 0;
+        }
+    }
+    copy_sizes(&c->out[0], x);
+    for (int32_t i = 0; i < 2; i++)
+        c->out[0].sizes[x->ndim - 2 + i] = ok && o[i] >= 1 ? o[i] : YG_IR_UNKNOWN;
+    return true;
+}
+
 /* pixel_shuffle, pixel_unshuffle: [*, C, H, W] with C divided by r^2
  * and H, W multiplied by r (or the reverse).  A factor or sizes the op
  * refuses leave the sizes unknown. */
@@ -948,6 +977,7 @@ const shape_rule yg__shape_rules_nn[] = {
     {"adaptive_max_pool2d", rule_output_size, DT_RULE},
     {"upsample_nearest2d", rule_output_size, DT_RULE},
     {"upsample_bilinear2d", rule_output_size, DT_RULE},
+    {"interpolate", rule_interpolate, DT_RULE},
     {"pixel_shuffle", rule_pixel_shuffle, DT_RULE},
     {"pixel_unshuffle", rule_pixel_shuffle, DT_RULE},
     {"channel_shuffle", rule_self_type, DT_RULE},

@@ -1229,6 +1229,13 @@ REFS = {
         "[1, 2, 3, 3] to [1, 2, 5, 7], align_corners": lambda x: bilinear(x[0], (5, 7), True),
         "[2, 3, 4] to [2, 5, 9], scales 1.7, 2.3": lambda x: bilinear(x[0], (5, 9), False, 1.7, 2.3),
     },
+    "interpolate": {
+        "nearest to [5, 7]": lambda x: upsample_nearest2d(x[0], (5, 7)),
+        # [2, 2, 3] * 2.5 -> 5 x 7, mapped by in / out
+        "nearest, scale_factor 2.5": lambda x: upsample_nearest2d(x[0], (5, 7)),
+        "bilinear to [4] (4 x 4), align_corners": lambda x: bilinear(x[0], (4, 4), True),
+        "bilinear, scale_factor 1.5": lambda x: bilinear(x[0], None, False, 1.5, 1.5),
+    },
     "pixel_shuffle": {
         "factor 2, [1, 8, 2, 3]": lambda x: pixel_shuffle(x[0], 2),
         "factor 3, [9, 2, 2] (no batch)": lambda x: pixel_shuffle(x[0], 3),
