@@ -38,7 +38,13 @@ static const char ops_h_contract[] =
     " *\n"
     " * Failure (see status.h): on any status other than YG_OK every out-parameter\n"
     " * is NULL, the inputs are unchanged, nothing is leaked, and yg_last_error()\n"
-    " * names the op and the offending shapes, dtypes or devices.\n"
+    " * names the op and the offending shapes, dtypes or devices.  A declaration's\n"
+    " * \"Dtypes:\" line lists the dtypes its floating tensor inputs may have (the\n"
+    " * spec's claim, which the OpInfo tests check both ways); any other fails\n"
+    " * with YG_ERR_DTYPE unless its doc says otherwise.  Its \"Checked:\" line\n"
+    " * lists what the op checks before it runs (an enum argument's value, the\n"
+    " * length of an int[N] list); a violation fails with\n"
+    " * YG_ERR_INVALID_ARGUMENT.  The doc names the op's other errors.\n"
     " *\n"
     " * Autograd (see autograd.h): with grad mode on, an op with a formula in\n"
     " * specs/derivatives.yaml records a backward node when an input requires\n"
@@ -108,23 +114,92 @@ static void emit_doc_lines(gen_sb *sb, const char *doc)
     }
 }
 
+/* What the header says of an op besides its doc, from the spec alone:
+ * "Dtypes: float32, float64." (its claim, which OpInfo tests both ways)
+ * and "Checked: ..." for what its entry point checks before it runs (an
+ * enum value, the length of an int[N] list).  yagrad/ops.h says what
+ * failing either gives. */
+static void spec_facts(gen_sb *sb, const gen_op *op)
+{
+    uint32_t all = (UINT32_C(1) << gen_n_dtypes) - 1;
+    gen_sb checked = {0};
+    bool tensor_in = false;
+    int n = 0;
+
+    for (int i = 0; i < op->schema.n_args; i++)
+        tensor_in |= op->schema.args[i].type == GEN_T_TENSOR ||
+                     op->schema.args[i].type == GEN_T_TENSOR_LIST;
+    /* The claim is of floating tensor inputs: creation ops have none. */
+    if (tensor_in && (op->dtypes & all) == all) {
+        gen_sb_puts(sb, "Dtypes: any.");
+    } else if (tensor_in) {
+        gen_sb_puts(sb, "Dtypes:");
+        for (int d = 0, k = 0; d < gen_n_dtypes; d++)
+            if (op->dtypes & (UINT32_C(1) << d))
+                gen_sb_printf(sb, "%s %s", k++ == 0 ? "" : ",", gen_dtypes[d].name);
+        gen_sb_puts(sb, ".");
+    }
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        const gen_enum *e = gen_arg_enum(a);
+        if (e != NULL) {
+            gen_sb_printf(&checked, "%s%s is ", n++ == 0 ? "" : "; ", a->name);
+            for (int v = 0; v < e->n_values; v++)
+                gen_sb_printf(&checked, "%s%s", v == 0 ? "" : v + 1 == e->n_values ? " or " : ", ",
+                              e->values[v]);
+            continue;
+        }
+        /* bool[N] has no length to check: the pointer holds N entries. */
+        if (a->type != GEN_T_INT_LIST || a->fixed_len == 0)
+            continue;
+        /* int[N] lists with the same N, in a row, share one clause. */
+        int last = i, count = 1;
+        while (last + 1 < op->schema.n_args && op->schema.args[last + 1].type == GEN_T_INT_LIST &&
+               op->schema.args[last + 1].fixed_len == a->fixed_len) {
+            last++;
+            count++;
+        }
+        gen_sb_puts(&checked, n++ == 0 ? "" : "; ");
+        for (int k = i; k <= last; k++)
+            gen_sb_printf(&checked, "%s%s", k == i ? "" : k == last ? " and " : ", ",
+                          op->schema.args[k].name);
+        gen_sb_printf(&checked, " %s %d entr%s%s", count == 1 ? "has" : "have", a->fixed_len,
+                      a->fixed_len == 1 ? "y" : "ies", count == 1 ? "" : " each");
+        i = last;
+    }
+    if (n > 0)
+        gen_sb_printf(sb, "%sChecked: %s.", sb->len > 0 ? "  " : "", checked.buf);
+    gen_sb_free(&checked);
+}
+
 /* The op's schema comment, with its doc (if any) as a paragraph under the
- * schema inside the same comment. */
+ * schema inside the same comment, and then the spec's facts (spec_facts). */
 static void emit_schema_and_doc(gen_sb *sb, const gen_op *op)
 {
-    gen_sb schema = {0};
+    gen_sb schema = {0}, facts = {0};
 
     gen_emit_schema_only(&schema, "", op->func);
-    if (op->doc == NULL) {
+    spec_facts(&facts, op);
+    if (op->doc == NULL && facts.len == 0) {
         gen_sb_putn(sb, schema.buf, schema.len);
         gen_sb_free(&schema);
+        gen_sb_free(&facts);
         return;
     }
     gen_sb_putn(sb, schema.buf, schema.len - strlen(" */\n"));
-    gen_sb_puts(sb, "\n *\n");
-    emit_doc_lines(sb, op->doc);
+    if (op->doc != NULL) {
+        gen_sb_puts(sb, "\n *\n");
+        emit_doc_lines(sb, op->doc);
+    } else {
+        gen_sb_puts(sb, "\n");
+    }
+    if (facts.len > 0) {
+        gen_sb_puts(sb, " *\n");
+        emit_doc_lines(sb, facts.buf);
+    }
     gen_sb_puts(sb, " */\n");
     gen_sb_free(&schema);
+    gen_sb_free(&facts);
 }
 
 char *gen_emit_ops_section_h(const gen_model *model, int section)

@@ -23,6 +23,8 @@ extern "C" {
 /* sigmoid(Tensor self) -> Tensor
  *
  * The logistic function 1 / (1 + exp(-self)), elementwise, in (0, 1).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_sigmoid(const yg_tensor *self,  /* borrowed */
                                   yg_tensor **out);       /* out: new ref */
@@ -30,6 +32,8 @@ YG_NODISCARD yg_status yg_sigmoid(const yg_tensor *self,  /* borrowed */
 /* relu(Tensor self) -> Tensor
  *
  * max(self, 0), elementwise; the gradient at 0 is 0.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_relu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -37,6 +41,8 @@ YG_NODISCARD yg_status yg_relu(const yg_tensor *self,  /* borrowed */
 /* gelu(Tensor self) -> Tensor
  *
  * exact GELU, x * Phi(x); the constant is 1/sqrt(2)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_gelu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -45,6 +51,8 @@ YG_NODISCARD yg_status yg_gelu(const yg_tensor *self,  /* borrowed */
  *
  * GELU's tanh approximation (PyTorch's gelu(approximate="tanh")); 0.797...
  * is sqrt(2/pi)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_gelu_tanh(const yg_tensor *self,  /* borrowed */
                                     yg_tensor **out);       /* out: new ref */
@@ -52,6 +60,8 @@ YG_NODISCARD yg_status yg_gelu_tanh(const yg_tensor *self,  /* borrowed */
 /* silu(Tensor self) -> Tensor
  *
  * SiLU (swish): self * sigmoid(self), elementwise.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_silu(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -59,6 +69,8 @@ YG_NODISCARD yg_status yg_silu(const yg_tensor *self,  /* borrowed */
 /* elu(Tensor self, Scalar alpha=1) -> Tensor
  *
  * ELU: self where self > 0, alpha * (exp(self) - 1) elsewhere.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_elu(const yg_tensor *self,  /* borrowed */
                               double alpha,           /* default 1 */
@@ -67,6 +79,8 @@ YG_NODISCARD yg_status yg_elu(const yg_tensor *self,  /* borrowed */
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
  *
  * self where self > 0, negative_slope * self elsewhere.  Floating only.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_leaky_relu(const yg_tensor *self,  /* borrowed */
                                      double negative_slope,  /* default 0.01 */
@@ -76,6 +90,8 @@ YG_NODISCARD yg_status yg_leaky_relu(const yg_tensor *self,  /* borrowed */
  *
  * log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where
  * the two agree to float precision and exp would overflow)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_softplus(const yg_tensor *self,  /* borrowed */
                                    double beta,            /* default 1 */
@@ -100,6 +116,8 @@ YG_NODISCARD yg_status yg_softplus_opt(
  *
  * self clamped to [min_val, max_val]; the gradient is 0 at and beyond the
  * bounds.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_hardtanh(const yg_tensor *self,  /* borrowed */
                                    double min_val,         /* default -1 */

@@ -24,6 +24,8 @@ extern "C" {
  *
  * grad_output * (1 - output^2), where output = tanh(x): the gradient of tanh
  * from its output.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_tanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *output,       /* borrowed */
@@ -33,6 +35,8 @@ YG_NODISCARD yg_status yg_tanh_backward(const yg_tensor *grad_output,  /* borrow
  *
  * grad_output * output * (1 - output), where output = sigmoid(x): the
  * gradient of sigmoid from its output.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_sigmoid_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *output,       /* borrowed */
@@ -41,6 +45,8 @@ YG_NODISCARD yg_status yg_sigmoid_backward(const yg_tensor *grad_output,  /* bor
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor
  *
  * grad_output where output > 0, else 0 (output is relu's result).
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_relu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *output,       /* borrowed */
@@ -49,6 +55,8 @@ YG_NODISCARD yg_status yg_relu_backward(const yg_tensor *grad_output,  /* borrow
 /* gelu_backward(Tensor grad_output, Tensor self) -> Tensor
  *
  * d/dx of x Phi(x) = Phi(x) + x phi(x); 0.398... is 1/sqrt(2 pi)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_gelu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *self,         /* borrowed */
@@ -58,6 +66,8 @@ YG_NODISCARD yg_status yg_gelu_backward(const yg_tensor *grad_output,  /* borrow
  *
  * with u = sqrt(2/pi) (x + 0.044715 x^3): 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) du/dx,
  * du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                              const yg_tensor *self,         /* borrowed */
@@ -66,6 +76,8 @@ YG_NODISCARD yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,  /* b
 /* silu_backward(Tensor grad_output, Tensor self) -> Tensor
  *
  * d/dx of x s(x) = s(x) (1 + x (1 - s(x))), s the sigmoid
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_silu_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *self,         /* borrowed */
@@ -75,6 +87,8 @@ YG_NODISCARD yg_status yg_silu_backward(const yg_tensor *grad_output,  /* borrow
  *
  * The gradient of elu(self, alpha): grad_output where self > 0, else
  * grad_output * alpha * exp(self).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_elu_backward(const yg_tensor *grad_output,  /* borrowed */
                                        const yg_tensor *self,         /* borrowed */
@@ -85,6 +99,8 @@ YG_NODISCARD yg_status yg_elu_backward(const yg_tensor *grad_output,  /* borrowe
  *
  * The gradient of leaky_relu: grad_output where self > 0, else
  * grad_output * negative_slope.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,  /* borrowed */
                                               const yg_tensor *self,         /* borrowed */
@@ -95,6 +111,8 @@ YG_NODISCARD yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,  /* 
  *
  * The gradient of softplus(self, beta, threshold): grad_output * sigmoid(beta
  * self), and grad_output itself where beta self > threshold.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_softplus_backward(const yg_tensor *grad_output,  /* borrowed */
                                             const yg_tensor *self,         /* borrowed */
@@ -105,6 +123,8 @@ YG_NODISCARD yg_status yg_softplus_backward(const yg_tensor *grad_output,  /* bo
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
  *
  * zero at and beyond the bounds, as in PyTorch
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_hardtanh_backward(const yg_tensor *grad_output,  /* borrowed */
                                             const yg_tensor *self,         /* borrowed */

@@ -27,6 +27,8 @@ extern "C" {
  * past the list are kept).  The int64 tensors broadcast together to B,
  * which replaces the indexed dims when they are adjacent and comes first
  * otherwise (NumPy's rule).  Negative indices count from the end.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_index(
     const yg_tensor *self,            /* borrowed */
@@ -40,6 +42,8 @@ YG_NODISCARD yg_status yg_index(
  * have) written at the indexed positions, or added there with accumulate
  * (a position indexed twice then gets both; without accumulate, which of
  * its values lands is unspecified)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_index_put(
     const yg_tensor *self,            /* borrowed */
@@ -53,6 +57,8 @@ YG_NODISCARD yg_status yg_index_put(
  *   bool accumulate=False) -> Tensor(a!)
  *
  * As index_put, in place on self (in-place rules: see sub_).
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_index_put_(
     yg_tensor *self,                  /* in-out */
@@ -66,6 +72,8 @@ YG_NODISCARD yg_status yg_index_put_(
  *
  * zeros of self_sizes with grad_output added at the indexed positions:
  * the gradient of index
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_index_backward(
     const yg_tensor *grad_output,     /* borrowed */
@@ -79,6 +87,8 @@ YG_NODISCARD yg_status yg_index_backward(
  *
  * grad with the positions index_put overwrote zeroed (unchanged when it
  * accumulated): the gradient of self in index_put
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_index_put_self_backward(
     const yg_tensor *grad,            /* borrowed */

@@ -25,6 +25,8 @@ extern "C" {
  * self + alpha * other, elementwise, broadcasting self and other to a common
  * shape and promoting them to a common dtype (integers stay integers; there
  * alpha must be an integer).  Errors: shapes that do not broadcast.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_add(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
@@ -34,6 +36,8 @@ YG_NODISCARD yg_status yg_add(const yg_tensor *self,   /* borrowed */
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
  *
  * self - alpha * other, elementwise, broadcast and promoted as in add.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_sub(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
@@ -43,6 +47,8 @@ YG_NODISCARD yg_status yg_sub(const yg_tensor *self,   /* borrowed */
 /* mul(Tensor self, Tensor other) -> Tensor
  *
  * self * other, elementwise, broadcast and promoted as in add.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_mul(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
@@ -53,6 +59,8 @@ YG_NODISCARD yg_status yg_mul(const yg_tensor *self,   /* borrowed */
  * self / other, elementwise (true division), broadcast as in add; floating
  * dtypes only (integers: YG_ERR_DTYPE; see div.trunc, div.floor).  x / 0 is
  * inf or NaN, as in C.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_div(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
@@ -62,6 +70,8 @@ YG_NODISCARD yg_status yg_div(const yg_tensor *self,   /* borrowed */
  *
  * self * other for a number other, in self's dtype; on an integer self,
  * other must be an integer that dtype holds (else YG_ERR_DTYPE).
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_mul_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
@@ -73,6 +83,8 @@ YG_NODISCARD yg_status yg_mul_scalar(const yg_tensor *self,  /* borrowed */
  * zero, as the result is piecewise constant.  A composite over div.trunc and
  * div.floor: on integers the quotient is an integer, and a 0 divisor is an
  * error.
+ *
+ * Dtypes: float32, float64, int64, int32.  Checked: rounding_mode is trunc or floor.
  */
 YG_NODISCARD yg_status yg_div_mode(const yg_tensor *self,           /* borrowed */
                                    const yg_tensor *other,          /* borrowed */
@@ -84,6 +96,8 @@ YG_NODISCARD yg_status yg_div_mode(const yg_tensor *self,           /* borrowed 
  * self / other rounded toward zero (div.mode "trunc"); on int64 and int32
  * C's integer division, with INT_MIN / -1 wrapping, and a 0 in other an
  * error ("div: integer division by zero: other holds a 0 ...")
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_div_trunc(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
@@ -93,6 +107,8 @@ YG_NODISCARD yg_status yg_div_trunc(const yg_tensor *self,   /* borrowed */
  *
  * self / other rounded toward -inf (div.mode "floor", Python's //); on
  * integers exact, a 0 in other an error
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_div_floor(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
@@ -101,6 +117,8 @@ YG_NODISCARD yg_status yg_div_floor(const yg_tensor *self,   /* borrowed */
 /* div.Scalar(Tensor self, Scalar other) -> Tensor
  *
  * self / other for a number other; floating self only (true division).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_div_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
@@ -110,6 +128,8 @@ YG_NODISCARD yg_status yg_div_scalar(const yg_tensor *self,  /* borrowed */
  *
  * In place: self += alpha * other, other broadcast to self's shape.  See
  * sub_ for the in-place rules (shape and dtype of self kept, no autograd).
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
@@ -120,6 +140,8 @@ YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
  *
  * self + alpha * other for a number other, in self's dtype; on an integer
  * self, other and alpha must be integers that dtype holds.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_add_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
@@ -130,6 +152,8 @@ YG_NODISCARD yg_status yg_add_scalar(const yg_tensor *self,  /* borrowed */
  *
  * self - alpha * other for a number other, in self's dtype; on an integer
  * self, other and alpha must be integers that dtype holds.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_sub_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
@@ -139,6 +163,8 @@ YG_NODISCARD yg_status yg_sub_scalar(const yg_tensor *self,  /* borrowed */
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  *
  * other - alpha * self: `1 - x` without building a tensor of ones
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_rsub_scalar(const yg_tensor *self,  /* borrowed */
                                       double other,

@@ -24,6 +24,8 @@ extern "C" {
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
  *
  * count_include_pad: padded positions count in the divisor (as zeros)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_avg_pool2d(
     const yg_tensor *self,       /* borrowed */
@@ -60,6 +62,8 @@ YG_NODISCARD yg_status yg_avg_pool2d_opt(
  *
  * The gradient of avg_pool2d (same arguments) in self, of sizes
  * self_sizes: each window's grad_output shared out over its positions.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_avg_pool2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -81,6 +85,8 @@ YG_NODISCARD yg_status yg_avg_pool2d_backward(
  * 1-d average pooling of [N, C, L] or [C, L]: kernel_size, stride and
  * padding have 1 entry (stride [] means kernel_size).  Computed by
  * avg_pool2d over [..., 1, L].
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_avg_pool1d(
     const yg_tensor *self,       /* borrowed */
@@ -116,6 +122,8 @@ YG_NODISCARD yg_status yg_avg_pool1d_opt(
  *
  * output_size (1 or 2 entries) cells, cell i covering input rows
  * [floor(i H / oh), ceil((i + 1) H / oh))
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_adaptive_avg_pool2d(
     const yg_tensor *self,       /* borrowed */
@@ -127,6 +135,8 @@ YG_NODISCARD yg_status yg_adaptive_avg_pool2d(
  *
  * The gradient of adaptive_avg_pool2d in self, of sizes self_sizes: each
  * cell's grad_output shared out over the positions it covers.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_adaptive_avg_pool2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -140,6 +150,8 @@ YG_NODISCARD yg_status yg_adaptive_avg_pool2d_backward(
  * sizes, the result's full sizes (its leading dims must be self's): the
  * adjoints of their *_backward in grad_output, called by the derivative
  * formulas with sizes(grad_output)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_adaptive_avg_pool2d_to(
     const yg_tensor *self,  /* borrowed */
@@ -152,6 +164,8 @@ YG_NODISCARD yg_status yg_adaptive_avg_pool2d_to(
  *
  * divisor_override, when not 0, divides every window's sum instead of
  * the window size (0 is PyTorch's None, a value PyTorch refuses)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_avg_pool3d(
     const yg_tensor *self,       /* borrowed */
@@ -190,6 +204,8 @@ YG_NODISCARD yg_status yg_avg_pool3d_opt(
  *
  * The gradient of avg_pool3d (same arguments) in self, of sizes
  * self_sizes.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_avg_pool3d_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -209,6 +225,8 @@ YG_NODISCARD yg_status yg_avg_pool3d_backward(
 /* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor
  *
  * adaptive_avg_pool2d over [..., 1, L] of [N, C, L] or [C, L]
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_adaptive_avg_pool1d(
     const yg_tensor *self,       /* borrowed */
@@ -219,6 +237,8 @@ YG_NODISCARD yg_status yg_adaptive_avg_pool1d(
 /* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor
  *
  * output_size (1 or 3 entries) cells, as adaptive_avg_pool2d's per dim
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_adaptive_avg_pool3d(
     const yg_tensor *self,       /* borrowed */
@@ -229,6 +249,8 @@ YG_NODISCARD yg_status yg_adaptive_avg_pool3d(
 /* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
  *
  * The gradient of adaptive_avg_pool3d in self, of sizes self_sizes.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_adaptive_avg_pool3d_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -240,6 +262,8 @@ YG_NODISCARD yg_status yg_adaptive_avg_pool3d_backward(
  *
  * adaptive_avg_pool3d to the last three entries of sizes (the adjoint of
  * adaptive_avg_pool3d_backward, as adaptive_avg_pool2d_to)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_adaptive_avg_pool3d_to(
     const yg_tensor *self,  /* borrowed */

@@ -24,6 +24,8 @@ extern "C" {
  *
  * The elementwise larger of self and other, broadcast; NaN where either is
  * NaN.  At ties the gradient is split evenly between the two.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_maximum(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */
@@ -33,6 +35,8 @@ YG_NODISCARD yg_status yg_maximum(const yg_tensor *self,   /* borrowed */
  *
  * The elementwise smaller of self and other, broadcast; NaN where either is
  * NaN.  At ties the gradient is split evenly between the two.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_minimum(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */
@@ -42,6 +46,8 @@ YG_NODISCARD yg_status yg_minimum(const yg_tensor *self,   /* borrowed */
  *
  * atan2(self, other): the angle of the point (other, self) in (-pi, pi],
  * elementwise, broadcast; floating only.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_atan2(const yg_tensor *self,   /* borrowed */
                                 const yg_tensor *other,  /* borrowed */
@@ -51,6 +57,8 @@ YG_NODISCARD yg_status yg_atan2(const yg_tensor *self,   /* borrowed */
  *
  * Python's %: the result has the sign of other; on integers exact, a 0
  * in other an error ("remainder: integer division by zero: ...")
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_remainder(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
@@ -60,6 +68,8 @@ YG_NODISCARD yg_status yg_remainder(const yg_tensor *self,   /* borrowed */
  *
  * As remainder, with a number other: the result has the sign of other; on
  * integers a 0 other is an error.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_remainder_scalar(const yg_tensor *self,  /* borrowed */
                                            double other,
@@ -69,6 +79,8 @@ YG_NODISCARD yg_status yg_remainder_scalar(const yg_tensor *self,  /* borrowed *
  *
  * self ** exponent, elementwise, broadcast (C's pow: a negative base with a
  * non-integer exponent gives NaN).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_pow(const yg_tensor *self,      /* borrowed */
                               const yg_tensor *exponent,  /* borrowed */

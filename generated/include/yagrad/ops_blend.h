@@ -23,6 +23,8 @@ extern "C" {
 /* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
  *
  * As lerp, with a number as the weight.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_lerp_scalar(const yg_tensor *self,  /* borrowed */
                                       const yg_tensor *end,   /* borrowed */
@@ -33,6 +35,8 @@ YG_NODISCARD yg_status yg_lerp_scalar(const yg_tensor *self,  /* borrowed */
  *
  * Linear interpolation self + weight * (end - self), elementwise, the
  * three broadcast; weight 0 gives self, 1 gives end.  Floating dtypes only.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_lerp(const yg_tensor *self,    /* borrowed */
                                const yg_tensor *end,     /* borrowed */
@@ -42,6 +46,8 @@ YG_NODISCARD yg_status yg_lerp(const yg_tensor *self,    /* borrowed */
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
  *
  * self + value * tensor1 * tensor2, elementwise, all three broadcast.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_addcmul(const yg_tensor *self,     /* borrowed */
                                   const yg_tensor *tensor1,  /* borrowed */
@@ -52,6 +58,8 @@ YG_NODISCARD yg_status yg_addcmul(const yg_tensor *self,     /* borrowed */
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
  *
  * self + value * tensor1 / tensor2, elementwise, all three broadcast.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_addcdiv(const yg_tensor *self,     /* borrowed */
                                   const yg_tensor *tensor1,  /* borrowed */
@@ -63,6 +71,8 @@ YG_NODISCARD yg_status yg_addcdiv(const yg_tensor *self,     /* borrowed */
  *
  * condition is read as true where non-zero; give it dtype bool (a
  * condition of a wider dtype than self and other widens the result)
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_where(const yg_tensor *condition,  /* borrowed */
                                 const yg_tensor *self,       /* borrowed */
@@ -73,6 +83,8 @@ YG_NODISCARD yg_status yg_where(const yg_tensor *condition,  /* borrowed */
  *
  * As where, with the number other in place of a tensor where condition is
  * false.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_where_scalarother(const yg_tensor *condition,  /* borrowed */
                                             const yg_tensor *self,       /* borrowed */
@@ -83,6 +95,8 @@ YG_NODISCARD yg_status yg_where_scalarother(const yg_tensor *condition,  /* borr
  *
  * As where, with the number self in place of a tensor where condition is
  * true.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_where_scalarself(const yg_tensor *condition,  /* borrowed */
                                            double self,
@@ -92,6 +106,8 @@ YG_NODISCARD yg_status yg_where_scalarself(const yg_tensor *condition,  /* borro
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor
  *
  * self with value wherever mask is non-zero; mask broadcasts to self's shape.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_masked_fill(const yg_tensor *self,  /* borrowed */
                                       const yg_tensor *mask,  /* borrowed */

@@ -24,6 +24,8 @@ extern "C" {
  *
  * Inputs are promoted to a common dtype and compared; the result is bool.
  * Not differentiable.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_eq(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
@@ -33,6 +35,8 @@ YG_NODISCARD yg_status yg_eq(const yg_tensor *self,   /* borrowed */
  *
  * self != other, elementwise, broadcast; a bool tensor (NaN != NaN is true).
  * Not differentiable.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_ne(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
@@ -42,6 +46,8 @@ YG_NODISCARD yg_status yg_ne(const yg_tensor *self,   /* borrowed */
  *
  * self < other, elementwise, broadcast and promoted; a bool tensor.  Not
  * differentiable.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_lt(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
@@ -51,6 +57,8 @@ YG_NODISCARD yg_status yg_lt(const yg_tensor *self,   /* borrowed */
  *
  * self <= other, elementwise, broadcast and promoted; a bool tensor.  Not
  * differentiable.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_le(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
@@ -60,6 +68,8 @@ YG_NODISCARD yg_status yg_le(const yg_tensor *self,   /* borrowed */
  *
  * self > other, elementwise, broadcast and promoted; a bool tensor.  Not
  * differentiable.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_gt(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
@@ -69,6 +79,8 @@ YG_NODISCARD yg_status yg_gt(const yg_tensor *self,   /* borrowed */
  *
  * self >= other, elementwise, broadcast and promoted; a bool tensor.  Not
  * differentiable.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_ge(const yg_tensor *self,   /* borrowed */
                              const yg_tensor *other,  /* borrowed */
@@ -77,6 +89,8 @@ YG_NODISCARD yg_status yg_ge(const yg_tensor *self,   /* borrowed */
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor
  *
  * the Scalar overloads compare each element, as a double, with other
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_eq_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
@@ -85,6 +99,8 @@ YG_NODISCARD yg_status yg_eq_scalar(const yg_tensor *self,  /* borrowed */
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor
  *
  * self != other for a number other; a bool tensor.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_ne_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
@@ -93,6 +109,8 @@ YG_NODISCARD yg_status yg_ne_scalar(const yg_tensor *self,  /* borrowed */
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor
  *
  * self < other for a number other; a bool tensor.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_lt_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
@@ -101,6 +119,8 @@ YG_NODISCARD yg_status yg_lt_scalar(const yg_tensor *self,  /* borrowed */
 /* le.Scalar(Tensor self, Scalar other) -> Tensor
  *
  * self <= other for a number other; a bool tensor.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_le_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
@@ -109,6 +129,8 @@ YG_NODISCARD yg_status yg_le_scalar(const yg_tensor *self,  /* borrowed */
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor
  *
  * self > other for a number other; a bool tensor.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_gt_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
@@ -117,6 +139,8 @@ YG_NODISCARD yg_status yg_gt_scalar(const yg_tensor *self,  /* borrowed */
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor
  *
  * self >= other for a number other; a bool tensor.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_ge_scalar(const yg_tensor *self,  /* borrowed */
                                     double other,
@@ -125,6 +149,8 @@ YG_NODISCARD yg_status yg_ge_scalar(const yg_tensor *self,  /* borrowed */
 /* logical_and(Tensor self, Tensor other) -> Tensor
  *
  * non-zero is true
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_logical_and(const yg_tensor *self,   /* borrowed */
                                       const yg_tensor *other,  /* borrowed */
@@ -133,6 +159,8 @@ YG_NODISCARD yg_status yg_logical_and(const yg_tensor *self,   /* borrowed */
 /* logical_or(Tensor self, Tensor other) -> Tensor
  *
  * self || other, elementwise, broadcast (non-zero is true); a bool tensor.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_logical_or(const yg_tensor *self,   /* borrowed */
                                      const yg_tensor *other,  /* borrowed */
@@ -142,6 +170,8 @@ YG_NODISCARD yg_status yg_logical_or(const yg_tensor *self,   /* borrowed */
  *
  * Exactly one of self and other non-zero, elementwise, broadcast; a bool
  * tensor.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_logical_xor(const yg_tensor *self,   /* borrowed */
                                       const yg_tensor *other,  /* borrowed */
@@ -150,6 +180,8 @@ YG_NODISCARD yg_status yg_logical_xor(const yg_tensor *self,   /* borrowed */
 /* logical_not(Tensor self) -> Tensor
  *
  * self == 0, elementwise; a bool tensor.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_logical_not(const yg_tensor *self,  /* borrowed */
                                       yg_tensor **out);       /* out: new ref */

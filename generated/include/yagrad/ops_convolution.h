@@ -24,6 +24,8 @@ extern "C" {
  *   int[1] dilation=1, int groups=1) -> Tensor
  *
  * weight [C_out, C_in / groups, kW]; stride, padding, dilation: 1 entry
+ *
+ * Dtypes: float32, float64.  Checked: stride, padding and dilation have 1 entry each.
  */
 YG_NODISCARD yg_status yg_conv1d(
     const yg_tensor *input,   /* borrowed */
@@ -60,6 +62,9 @@ YG_NODISCARD yg_status yg_conv1d_opt(
  *   ConvPadding padding=valid, int[1] dilation=1, int groups=1) -> Tensor
  *
  * conv1d with padding by rule (ConvPadding: valid or same)
+ *
+ * Dtypes: float32, float64.  Checked: stride has 1 entry; padding is valid or same; dilation has 1
+ * entry.
  */
 YG_NODISCARD yg_status yg_conv1d_padding(
     const yg_tensor *input,   /* borrowed */
@@ -95,6 +100,8 @@ YG_NODISCARD yg_status yg_conv1d_padding_opt(
  *   int[2] dilation=1, int groups=1) -> Tensor
  *
  * weight [C_out, C_in / groups, kH, kW]
+ *
+ * Dtypes: float32, float64.  Checked: stride, padding and dilation have 2 entries each.
  */
 YG_NODISCARD yg_status yg_conv2d(
     const yg_tensor *input,   /* borrowed */
@@ -131,6 +138,9 @@ YG_NODISCARD yg_status yg_conv2d_opt(
  *   ConvPadding padding=valid, int[2] dilation=1, int groups=1) -> Tensor
  *
  * As conv1d.padding, for conv2d (valid or same in every spatial dim).
+ *
+ * Dtypes: float32, float64.  Checked: stride has 2 entries; padding is valid or same; dilation has
+ * 2 entries.
  */
 YG_NODISCARD yg_status yg_conv2d_padding(
     const yg_tensor *input,   /* borrowed */
@@ -166,6 +176,8 @@ YG_NODISCARD yg_status yg_conv2d_padding_opt(
  *   int[3] dilation=1, int groups=1) -> Tensor
  *
  * weight [C_out, C_in / groups, kD, kH, kW]
+ *
+ * Dtypes: float32, float64.  Checked: stride, padding and dilation have 3 entries each.
  */
 YG_NODISCARD yg_status yg_conv3d(
     const yg_tensor *input,   /* borrowed */
@@ -202,6 +214,9 @@ YG_NODISCARD yg_status yg_conv3d_opt(
  *   ConvPadding padding=valid, int[3] dilation=1, int groups=1) -> Tensor
  *
  * As conv1d.padding, for conv3d (valid or same in every spatial dim).
+ *
+ * Dtypes: float32, float64.  Checked: stride has 3 entries; padding is valid or same; dilation has
+ * 3 entries.
  */
 YG_NODISCARD yg_status yg_conv3d_padding(
     const yg_tensor *input,   /* borrowed */
@@ -239,6 +254,9 @@ YG_NODISCARD yg_status yg_conv3d_padding_opt(
  * the adjoint of conv1d in its input: weight [C_in, C_out / groups, kW];
  * output size (L - 1) stride - 2 padding + dilation (kW - 1) +
  * output_padding + 1, output_padding < stride
+ *
+ * Dtypes: float32, float64.  Checked: stride, padding and output_padding have 1 entry each;
+ * dilation has 1 entry.
  */
 YG_NODISCARD yg_status yg_conv_transpose1d(
     const yg_tensor *input,         /* borrowed */
@@ -279,6 +297,9 @@ YG_NODISCARD yg_status yg_conv_transpose1d_opt(
  *
  * As conv_transpose1d over two spatial dims: weight [C_in, C_out / groups,
  * kH, kW]; stride, padding, output_padding, dilation: 2 entries.
+ *
+ * Dtypes: float32, float64.  Checked: stride, padding and output_padding have 2 entries each;
+ * dilation has 2 entries.
  */
 YG_NODISCARD yg_status yg_conv_transpose2d(
     const yg_tensor *input,         /* borrowed */
@@ -320,6 +341,9 @@ YG_NODISCARD yg_status yg_conv_transpose2d_opt(
  * As conv_transpose1d over three spatial dims: weight [C_in, C_out /
  * groups, kD, kH, kW]; stride, padding, output_padding, dilation: 3
  * entries.
+ *
+ * Dtypes: float32, float64.  Checked: stride, padding and output_padding have 3 entries each;
+ * dilation has 3 entries.
  */
 YG_NODISCARD yg_status yg_conv_transpose3d(
     const yg_tensor *input,         /* borrowed */

@@ -26,6 +26,8 @@ extern "C" {
  * every convolution: stride, padding, dilation and output_padding have
  * one entry per spatial dim (input's dims - 2); output_padding is used
  * when transposed only
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_convolution(
     const yg_tensor *input,         /* borrowed */
@@ -52,6 +54,8 @@ YG_NODISCARD yg_status yg_convolution(
  * allow_backend_choice, the best available; native otherwise.  benchmark
  * and deterministic are recorded for the backends that would use them
  * (native is deterministic and has nothing to benchmark)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_convolution_dispatch(
     const yg_tensor *input,         /* borrowed */
@@ -82,6 +86,8 @@ YG_NODISCARD yg_status yg_convolution_dispatch(
  * record it runs the backend's fused backward in one call; otherwise
  * convolutions of grad_output, input and weight (ATen's
  * _convolution_double_backward), so it differentiates again
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_convolution_backward(
     const yg_tensor *grad_output,   /* borrowed */

@@ -260,6 +260,8 @@ YG_NODISCARD yg_status yg_eye_m_opt(
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
  * zeros with self's sizes (and self's dtype and device unless given).
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_zeros_like(const yg_tensor *self,    /* borrowed */
                                      const yg_dtype *dtype,    /* nullable; default NULL */
@@ -283,6 +285,8 @@ YG_NODISCARD yg_status yg_zeros_like_opt(
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
  * ones with self's sizes (and self's dtype and device unless given).
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_ones_like(const yg_tensor *self,    /* borrowed */
                                     const yg_dtype *dtype,    /* nullable; default NULL */
@@ -308,6 +312,8 @@ YG_NODISCARD yg_status yg_ones_like_opt(
  *
  * full(fill_value) with self's sizes (and self's dtype and device unless
  * given).
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_full_like(const yg_tensor *self,    /* borrowed */
                                     double fill_value,
@@ -334,6 +340,8 @@ YG_NODISCARD yg_status yg_full_like_opt(
  *
  * An uninitialised tensor with self's sizes (and self's dtype and device
  * unless given).
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_empty_like(const yg_tensor *self,    /* borrowed */
                                      const yg_dtype *dtype,    /* nullable; default NULL */

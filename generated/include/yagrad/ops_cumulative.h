@@ -23,6 +23,8 @@ extern "C" {
 /* cumsum(Tensor self, int dim) -> Tensor
  *
  * running sum / product along dim (int64 and bool inputs give int64)
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_cumsum(const yg_tensor *self,  /* borrowed */
                                  int64_t dim,
@@ -32,6 +34,8 @@ YG_NODISCARD yg_status yg_cumsum(const yg_tensor *self,  /* borrowed */
  *
  * The running product along dim: out[i] = self[0] * ... * self[i]; int64
  * and bool inputs give int64.  Errors: dim out of range.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_cumprod(const yg_tensor *self,  /* borrowed */
                                   int64_t dim,
@@ -40,6 +44,8 @@ YG_NODISCARD yg_status yg_cumprod(const yg_tensor *self,  /* borrowed */
 /* cumsum_backward(Tensor grad, int dim) -> Tensor
  *
  * the gradient of cumsum: the reversed running sum of grad
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_cumsum_backward(const yg_tensor *grad,  /* borrowed */
                                           int64_t dim,
@@ -49,6 +55,8 @@ YG_NODISCARD yg_status yg_cumsum_backward(const yg_tensor *grad,  /* borrowed */
  *
  * The gradient of cumprod(self, dim) for grad_output; exact where self holds
  * zeros (no division).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_cumprod_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *self,         /* borrowed */
@@ -61,6 +69,8 @@ YG_NODISCARD yg_status yg_cumprod_backward(const yg_tensor *grad_output,  /* bor
  * is the e part of cumprod, the adjoint of cumprod_backward in grad_output;
  * cumprod_double_backward the e part of cumprod_backward(grad_output, .),
  * its self gradient.  Exact where self holds zeros (no division)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_cumprod_jvp(const yg_tensor *grad,  /* borrowed */
                                       const yg_tensor *self,  /* borrowed */
@@ -71,6 +81,8 @@ YG_NODISCARD yg_status yg_cumprod_jvp(const yg_tensor *grad,  /* borrowed */
  *
  * The self gradient of cumprod_backward(grad_output, self, dim), for grad of
  * self's sizes (see cumprod_jvp); exact where self holds zeros.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_cumprod_double_backward(const yg_tensor *grad,         /* borrowed */
                                                   const yg_tensor *grad_output,  /* borrowed */

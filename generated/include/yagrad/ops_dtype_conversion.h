@@ -24,6 +24,8 @@ extern "C" {
  *
  * self converted to dtype, always a new contiguous tensor (the kernel
  * behind to.dtype and type_as); conversion rules in yagrad/tensor.h
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_to_copy(const yg_tensor *self,  /* borrowed */
                                   yg_dtype dtype,
@@ -33,6 +35,8 @@ YG_NODISCARD yg_status yg_to_copy(const yg_tensor *self,  /* borrowed */
  *
  * self itself (a new reference, history kept) when it already has dtype
  * and copy is false, as in PyTorch; otherwise to_copy(self, dtype)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_to_dtype(const yg_tensor *self,  /* borrowed */
                                    yg_dtype dtype,
@@ -42,6 +46,8 @@ YG_NODISCARD yg_status yg_to_dtype(const yg_tensor *self,  /* borrowed */
 /* type_as(Tensor self, Tensor other) -> Tensor
  *
  * self converted to other's dtype: to.dtype(self, dtype of other)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_type_as(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */

@@ -23,6 +23,8 @@ extern "C" {
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
  *
  * NaN if a reduced element is NaN; fails on an empty reduction
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_amax(const yg_tensor *self,  /* borrowed */
                                const int64_t *dim,     /* borrowed, dim_len entries; default [] */
@@ -49,6 +51,8 @@ YG_NODISCARD yg_status yg_amax_opt(
  * The smallest element over the dimensions dim ([] takes every dimension),
  * removed unless keepdim; NaN if a reduced element is NaN.  The gradient is
  * split evenly between equal minima.  Errors: an empty reduction.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_amin(const yg_tensor *self,  /* borrowed */
                                const int64_t *dim,     /* borrowed, dim_len entries; default [] */
@@ -73,6 +77,8 @@ YG_NODISCARD yg_status yg_amin_opt(
 /* max(Tensor self) -> Tensor
  *
  * the largest / smallest element, 0-dim
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_max(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -81,6 +87,8 @@ YG_NODISCARD yg_status yg_max(const yg_tensor *self,  /* borrowed */
  *
  * The smallest element of self, a 0-d tensor (NaN if any is NaN).  Errors:
  * an empty self.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_min(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -90,6 +98,8 @@ YG_NODISCARD yg_status yg_min(const yg_tensor *self,  /* borrowed */
  * the largest / smallest element along dim and its int64 index (the
  * first one on ties; NaN counts as the largest and the smallest); the
  * gradient goes to that index only
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_max_dim(const yg_tensor *self,    /* borrowed */
                                   int64_t dim,
@@ -100,6 +110,8 @@ YG_NODISCARD yg_status yg_max_dim(const yg_tensor *self,    /* borrowed */
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
  *
  * As max.dim, for the smallest element along dim and its int64 index.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_min_dim(const yg_tensor *self,    /* borrowed */
                                   int64_t dim,
@@ -112,6 +124,8 @@ YG_NODISCARD yg_status yg_min_dim(const yg_tensor *self,    /* borrowed */
  *
  * the gradient of max.dim and min.dim: zeros of sizes with grad placed at
  * indices along dim (the reduced dim put back first unless keepdim)
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_value_selecting_reduction_backward(
     const yg_tensor *grad,     /* borrowed */
@@ -127,6 +141,8 @@ YG_NODISCARD yg_status yg_value_selecting_reduction_backward(
  *
  * the gradient of amax, amin, max and min: grad split evenly between the
  * elements equal to output (the forward result)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_minmax_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -141,6 +157,8 @@ YG_NODISCARD yg_status yg_minmax_backward(
  *
  * int64 index of the first largest / smallest element (of the flattened
  * self, or along dim); NaN counts as the largest and the smallest
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_argmax(const yg_tensor *self,  /* borrowed */
                                  yg_tensor **out);       /* out: new ref */
@@ -148,6 +166,8 @@ YG_NODISCARD yg_status yg_argmax(const yg_tensor *self,  /* borrowed */
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
  *
  * As argmax, along dim: an int64 tensor with dim removed unless keepdim.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_argmax_dim(const yg_tensor *self,  /* borrowed */
                                      int64_t dim,
@@ -158,6 +178,8 @@ YG_NODISCARD yg_status yg_argmax_dim(const yg_tensor *self,  /* borrowed */
  *
  * The int64 index of the first smallest element of the flattened self
  * (NaN counts as the smallest), 0-d.  Errors: an empty self.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_argmin(const yg_tensor *self,  /* borrowed */
                                  yg_tensor **out);       /* out: new ref */
@@ -165,6 +187,8 @@ YG_NODISCARD yg_status yg_argmin(const yg_tensor *self,  /* borrowed */
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
  *
  * As argmin, along dim: an int64 tensor with dim removed unless keepdim.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_argmin_dim(const yg_tensor *self,  /* borrowed */
                                      int64_t dim,
@@ -174,6 +198,8 @@ YG_NODISCARD yg_status yg_argmin_dim(const yg_tensor *self,  /* borrowed */
 /* all(Tensor self) -> Tensor
  *
  * bool: whether every / some element is non-zero (true / false when empty)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_all(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -182,6 +208,8 @@ YG_NODISCARD yg_status yg_all(const yg_tensor *self,  /* borrowed */
  *
  * As all, over the dimensions dim ([] takes every one), removed unless
  * keepdim; a bool tensor.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_all_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
@@ -192,6 +220,8 @@ YG_NODISCARD yg_status yg_all_dim(const yg_tensor *self,  /* borrowed */
 /* any(Tensor self) -> Tensor
  *
  * bool, 0-d: whether some element of self is non-zero (false when empty).
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_any(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -200,6 +230,8 @@ YG_NODISCARD yg_status yg_any(const yg_tensor *self,  /* borrowed */
  *
  * As any, over the dimensions dim ([] takes every one), removed unless
  * keepdim; a bool tensor.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_any_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */

@@ -23,6 +23,8 @@ extern "C" {
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
  *
  * index: int64, 0-D or 1-D, each in [0, size(dim))
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_index_select(const yg_tensor *self,   /* borrowed */
                                        int64_t dim,
@@ -33,6 +35,8 @@ YG_NODISCARD yg_status yg_index_select(const yg_tensor *self,   /* borrowed */
  *
  * zeros of self_sizes with grad rows added at index: the gradient of
  * index_select
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_index_select_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -47,6 +51,8 @@ YG_NODISCARD yg_status yg_index_select_backward(
  * out[i][j] = self[index[i][j]][j] for dim 0 (and likewise for other dims);
  * index is int64 with self's number of dims and sizes no larger than
  * self's outside dim
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_gather(const yg_tensor *self,   /* borrowed */
                                  int64_t dim,
@@ -57,6 +63,8 @@ YG_NODISCARD yg_status yg_gather(const yg_tensor *self,   /* borrowed */
  *
  * zeros of self_sizes with grad scattered-added at index: the gradient of
  * gather
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_gather_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -70,6 +78,8 @@ YG_NODISCARD yg_status yg_gather_backward(
  *
  * a copy of self with out[index[i][j]][j] = src[i][j] (dim 0); when index
  * repeats a position, which src element lands there is unspecified
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_scatter(const yg_tensor *self,   /* borrowed */
                                   int64_t dim,
@@ -80,6 +90,8 @@ YG_NODISCARD yg_status yg_scatter(const yg_tensor *self,   /* borrowed */
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
  *
  * As scatter, with the number value written at every position index names.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_scatter_value(const yg_tensor *self,   /* borrowed */
                                         int64_t dim,
@@ -90,6 +102,8 @@ YG_NODISCARD yg_status yg_scatter_value(const yg_tensor *self,   /* borrowed */
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
  *
  * a copy of self with out[index[i][j]][j] += src[i][j] (dim 0)
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_scatter_add(const yg_tensor *self,   /* borrowed */
                                       int64_t dim,
@@ -101,6 +115,8 @@ YG_NODISCARD yg_status yg_scatter_add(const yg_tensor *self,   /* borrowed */
  *
  * the gradient of src in scatter and scatter_add: grad gathered at index,
  * zero-padded to src_sizes (src may be larger than index)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_scatter_src_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -114,6 +130,8 @@ YG_NODISCARD yg_status yg_scatter_src_backward(
  *
  * lower / upper triangle of the last two dims: elements with
  * col - row <= diagonal (tril) or >= diagonal (triu) kept, others zero
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_tril(const yg_tensor *self,  /* borrowed */
                                int64_t diagonal,       /* default 0 */
@@ -123,6 +141,8 @@ YG_NODISCARD yg_status yg_tril(const yg_tensor *self,  /* borrowed */
  *
  * The upper triangle of the last two dims of self: elements below diagonal
  * (0 the main one, > 0 above it, < 0 below) set to 0.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_triu(const yg_tensor *self,  /* borrowed */
                                int64_t diagonal,       /* default 0 */

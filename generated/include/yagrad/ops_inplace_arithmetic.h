@@ -26,6 +26,8 @@ extern "C" {
  * The result must keep self's shape and dtype.  In-place ops have no
  * derivatives: they refuse inputs that require grad while grad mode is on
  * (optimizers call them with grad mode off).
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_sub_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
@@ -36,6 +38,8 @@ YG_NODISCARD yg_status yg_sub_(yg_tensor *self,         /* in-out */
  *
  * In place: self *= other, other broadcast to self's shape (in-place rules:
  * see sub_).
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_mul_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
@@ -45,6 +49,8 @@ YG_NODISCARD yg_status yg_mul_(yg_tensor *self,         /* in-out */
  *
  * In place: self /= other, other broadcast to self's shape (in-place rules:
  * see sub_); self must be floating.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_div_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
@@ -54,6 +60,8 @@ YG_NODISCARD yg_status yg_div_(yg_tensor *self,         /* in-out */
  *
  * In place: self += alpha * other for a number other (in-place rules: see
  * sub_).
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_add_scalar_(yg_tensor *self,  /* in-out */
                                       double other,
@@ -63,6 +71,8 @@ YG_NODISCARD yg_status yg_add_scalar_(yg_tensor *self,  /* in-out */
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  *
  * In place: self *= other for a number other (in-place rules: see sub_).
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_mul_scalar_(yg_tensor *self,  /* in-out */
                                       double other,
@@ -71,6 +81,8 @@ YG_NODISCARD yg_status yg_mul_scalar_(yg_tensor *self,  /* in-out */
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
  *
  * In place: self /= other for a number other (in-place rules: see sub_).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_div_scalar_(yg_tensor *self,  /* in-out */
                                       double other,
@@ -80,6 +92,8 @@ YG_NODISCARD yg_status yg_div_scalar_(yg_tensor *self,  /* in-out */
  *
  * In place: self += value * tensor1 * tensor2, broadcast to self's shape
  * (the optimizers' second-moment update; in-place rules: see sub_).
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_addcmul_(yg_tensor *self,           /* in-out */
                                    const yg_tensor *tensor1,  /* borrowed */
@@ -91,6 +105,8 @@ YG_NODISCARD yg_status yg_addcmul_(yg_tensor *self,           /* in-out */
  *
  * In place: self += value * tensor1 / tensor2, broadcast to self's shape
  * (the Adam step; in-place rules: see sub_).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_addcdiv_(yg_tensor *self,           /* in-out */
                                    const yg_tensor *tensor1,  /* borrowed */
@@ -102,6 +118,8 @@ YG_NODISCARD yg_status yg_addcdiv_(yg_tensor *self,           /* in-out */
  *
  * In place: self += weight * (end - self) (running averages; in-place rules:
  * see sub_).  Floating only.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_lerp_scalar_(yg_tensor *self,       /* in-out */
                                        const yg_tensor *end,  /* borrowed */

@@ -24,6 +24,8 @@ extern "C" {
  *
  * In place: self = max(self, 0).  In-place ops refuse inputs that require
  * grad while grad mode is on; self keeps its shape and dtype.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_relu_(yg_tensor *self,  /* in-out */
                                 yg_tensor **out); /* out: new ref to self */
@@ -31,6 +33,8 @@ YG_NODISCARD yg_status yg_relu_(yg_tensor *self,  /* in-out */
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)
  *
  * In place: self = min(max(self, min), max); NaN stays NaN.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_clamp_(yg_tensor *self,  /* in-out */
                                  double min,
@@ -40,6 +44,8 @@ YG_NODISCARD yg_status yg_clamp_(yg_tensor *self,  /* in-out */
 /* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
  *
  * In place: self = max(self, min); NaN stays NaN.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_clamp_min_(yg_tensor *self,  /* in-out */
                                      double min,
@@ -48,6 +54,8 @@ YG_NODISCARD yg_status yg_clamp_min_(yg_tensor *self,  /* in-out */
 /* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
  *
  * In place: self = min(self, max); NaN stays NaN.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_clamp_max_(yg_tensor *self,  /* in-out */
                                      double max,
@@ -57,6 +65,8 @@ YG_NODISCARD yg_status yg_clamp_max_(yg_tensor *self,  /* in-out */
  *
  * In place: self = value wherever mask (broadcast to self's shape) is
  * non-zero.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_masked_fill_(yg_tensor *self,        /* in-out */
                                        const yg_tensor *mask,  /* borrowed */
@@ -67,6 +77,8 @@ YG_NODISCARD yg_status yg_masked_fill_(yg_tensor *self,        /* in-out */
  *
  * every element of self set to value (converted to self's dtype; bool
  * gets value != 0)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_fill_(yg_tensor *self,  /* in-out */
                                 double value,
@@ -75,6 +87,8 @@ YG_NODISCARD yg_status yg_fill_(yg_tensor *self,  /* in-out */
 /* zero_(Tensor(a!) self) -> Tensor(a!)
  *
  * In place: every element of self set to 0 (false for bool); any dtype.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_zero_(yg_tensor *self,  /* in-out */
                                 yg_tensor **out); /* out: new ref to self */
@@ -82,6 +96,8 @@ YG_NODISCARD yg_status yg_zero_(yg_tensor *self,  /* in-out */
 /* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)
  *
  * src is broadcast to self's shape and converted to self's dtype
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_copy_(yg_tensor *self,       /* in-out */
                                 const yg_tensor *src,  /* borrowed */

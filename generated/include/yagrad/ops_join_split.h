@@ -24,6 +24,8 @@ extern "C" {
  *
  * self tiled repeats[i] times along dim i (repeats may have more dims than
  * self: self is then treated as having leading dims of size 1)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_repeat(const yg_tensor *self,   /* borrowed */
                                  const int64_t *repeats,  /* borrowed, repeats_len entries */
@@ -35,6 +37,8 @@ YG_NODISCARD yg_status yg_repeat(const yg_tensor *self,   /* borrowed */
  * tensors joined along dim (all of the same sizes except along dim;
  * dtypes promote as in PyTorch); the result is allocated once and each
  * piece copied into its slot
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_cat(const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
                               int64_t tensors_len,
@@ -44,6 +48,8 @@ YG_NODISCARD yg_status yg_cat(const yg_tensor *const *tensors,  /* borrowed, ten
 /* stack(Tensor[] tensors, int dim=0) -> Tensor
  *
  * tensors (all of the same sizes) joined along a new dim
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_stack(
     const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
@@ -54,6 +60,8 @@ YG_NODISCARD yg_status yg_stack(
 /* flip(Tensor self, int[] dims) -> Tensor
  *
  * a copy with the order of elements reversed along each of dims
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_flip(const yg_tensor *self,  /* borrowed */
                                const int64_t *dims,    /* borrowed, dims_len entries */
@@ -66,6 +74,8 @@ YG_NODISCARD yg_status yg_flip(const yg_tensor *self,  /* borrowed */
  * is refused: each one's gradient is part of one node's).
  * pieces of split_size elements, the last one shorter; split_size larger
  * than the dim gives the whole dim, a dim of size 0 one empty piece
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_split(
     const yg_tensor *self,  /* borrowed */
@@ -77,6 +87,8 @@ YG_NODISCARD yg_status yg_split(
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
  *
  * pieces of the given sizes, which must sum to the size of dim
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_split_with_sizes(
     const yg_tensor *self,       /* borrowed */
@@ -90,6 +102,8 @@ YG_NODISCARD yg_status yg_split_with_sizes(
  *
  * pieces of ceil(size / chunks) elements: at most chunks of them (5 in 4
  * chunks gives 2, 2, 1)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_chunk(
     const yg_tensor *self,  /* borrowed */
@@ -102,6 +116,8 @@ YG_NODISCARD yg_status yg_chunk(
  *
  * self[i] along dim for every i, dim removed (an empty list when the dim
  * has size 0)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_unbind(
     const yg_tensor *self,  /* borrowed */

@@ -24,6 +24,8 @@ extern "C" {
  *
  * rows of weight [V, D] picked by int64 indices (any shape) -> indices'
  * shape + [D]; rows equal to padding_idx get no gradient (-1: none)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_embedding(const yg_tensor *weight,   /* borrowed */
                                     const yg_tensor *indices,  /* borrowed */
@@ -35,6 +37,8 @@ YG_NODISCARD yg_status yg_embedding(const yg_tensor *weight,   /* borrowed */
  *
  * The gradient of embedding in weight (of sizes weight_sizes): zeros with
  * each row of grad_output added at its index, none for padding_idx.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_embedding_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -50,6 +54,8 @@ YG_NODISCARD yg_status yg_embedding_backward(
  * One LSTM step.  input [N, I] (or [I]), hx and cx [N, H] (or [H]),
  * w_ih [4H, I], w_hh [4H, H], biases [4H]; the gates are stacked in
  * PyTorch's order (input, forget, cell, output).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_lstm_cell(const yg_tensor *input,  /* borrowed */
                                     const yg_tensor *hx,     /* borrowed */
@@ -87,6 +93,8 @@ YG_NODISCARD yg_status yg_lstm_cell_opt(
  * [4H]) are the two projections, summed into the stacked gates i, f, g, o;
  * cx [N, H] (or [H]).  cy = sigmoid(f) cx + sigmoid(i) tanh(g),
  * hy = sigmoid(o) tanh(cy)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_lstm_cell_gates(const yg_tensor *input_gates,   /* borrowed */
                                           const yg_tensor *hidden_gates,  /* borrowed */
@@ -103,6 +111,8 @@ YG_NODISCARD yg_status yg_lstm_cell_gates(const yg_tensor *input_gates,   /* bor
  * computed when its grad_input_mask entry is set (else NULL).  Composite:
  * one fused pass when nothing records its parts, else differentiable ops
  * (double backward)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_lstm_cell_gates_backward(
     const yg_tensor *grad_hy,           /* borrowed */
@@ -120,6 +130,8 @@ YG_NODISCARD yg_status yg_lstm_cell_gates_backward(
  *
  * One GRU step (gates reset, update, new as in PyTorch): w_ih [3H, I],
  * w_hh [3H, H], biases [3H]
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_gru_cell(const yg_tensor *input,  /* borrowed */
                                    const yg_tensor *hx,     /* borrowed */
@@ -153,6 +165,8 @@ YG_NODISCARD yg_status yg_gru_cell_opt(
  * (batch dims broadcast).  attn_mask: bool (true = attend) or floating
  * (added); is_causal masks key positions after the query's; scale
  * defaults to 1/sqrt(E), E the last dim of query.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_scaled_dot_product_attention(
     const yg_tensor *query,      /* borrowed */

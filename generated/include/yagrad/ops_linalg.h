@@ -24,6 +24,8 @@ extern "C" {
  *
  * The matrix product self [n, k] @ mat2 [k, m] -> [n, m]; both 2-D of one
  * floating dtype.  Errors: inner sizes that differ, other ranks.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *mat2,  /* borrowed */
@@ -38,6 +40,8 @@ YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
  * leaf behind it is row-major and is stored as its .grad without a copy
  * (PyTorch's mm_mat1_backward / mm_mat2_backward); composite, so they
  * differentiate again
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_mm_mat1_backward(const yg_tensor *grad,  /* borrowed */
                                            const yg_tensor *mat1,  /* borrowed */
@@ -48,6 +52,8 @@ YG_NODISCARD yg_status yg_mm_mat1_backward(const yg_tensor *grad,  /* borrowed *
  *
  * The mat2 gradient of mm(mat1, mat2): mm(t(mat1), grad), laid out as mat2
  * (see mm_mat1_backward).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_mm_mat2_backward(const yg_tensor *grad,  /* borrowed */
                                            const yg_tensor *mat1,  /* borrowed */
@@ -57,6 +63,8 @@ YG_NODISCARD yg_status yg_mm_mat2_backward(const yg_tensor *grad,  /* borrowed *
 /* bmm(Tensor self, Tensor mat2) -> Tensor
  *
  * batched matrix product: self [b, n, k] @ mat2 [b, k, m] -> [b, n, m]
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_bmm(const yg_tensor *self,  /* borrowed */
                               const yg_tensor *mat2,  /* borrowed */
@@ -66,6 +74,8 @@ YG_NODISCARD yg_status yg_bmm(const yg_tensor *self,  /* borrowed */
  *
  * NumPy's matmul: 1-D operands are vectors, the last two dims of N-D ones
  * are matrices and the leading (batch) dims broadcast
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_matmul(const yg_tensor *self,   /* borrowed */
                                  const yg_tensor *other,  /* borrowed */
@@ -74,6 +84,8 @@ YG_NODISCARD yg_status yg_matmul(const yg_tensor *self,   /* borrowed */
 /* dot(Tensor self, Tensor tensor) -> Tensor
  *
  * the inner product of two 1-D tensors of equal length (0-dim result)
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_dot(const yg_tensor *self,    /* borrowed */
                               const yg_tensor *tensor,  /* borrowed */
@@ -82,6 +94,8 @@ YG_NODISCARD yg_status yg_dot(const yg_tensor *self,    /* borrowed */
 /* mv(Tensor self, Tensor vec) -> Tensor
  *
  * matrix [n, m] @ vector [m] -> [n]
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_mv(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *vec,   /* borrowed */
@@ -90,6 +104,8 @@ YG_NODISCARD yg_status yg_mv(const yg_tensor *self,  /* borrowed */
 /* outer(Tensor self, Tensor vec2) -> Tensor
  *
  * vectors [n] and [m] -> [n, m] with out[i][j] = self[i] vec2[j]
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_outer(const yg_tensor *self,  /* borrowed */
                                 const yg_tensor *vec2,  /* borrowed */
@@ -99,6 +115,8 @@ YG_NODISCARD yg_status yg_outer(const yg_tensor *self,  /* borrowed */
  *
  * beta self + alpha (mat1 @ mat2); self broadcasts to the product's shape,
  * and with beta 0 it is not read (NaN in it does not propagate)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_addmm(const yg_tensor *self,  /* borrowed */
                                 const yg_tensor *mat1,  /* borrowed */
@@ -126,6 +144,8 @@ YG_NODISCARD yg_status yg_addmm_opt(
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  *
  * beta self + alpha bmm(batch1, batch2)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_baddbmm(const yg_tensor *self,    /* borrowed */
                                   const yg_tensor *batch1,  /* borrowed */
@@ -154,6 +174,8 @@ YG_NODISCARD yg_status yg_baddbmm_opt(
  *
  * input @ t(weight) + bias: input [*, in], weight [out, in], bias [out] or
  * NULL -> [*, out].
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_linear(const yg_tensor *input,   /* borrowed */
                                  const yg_tensor *weight,  /* borrowed */

@@ -26,6 +26,8 @@ extern "C" {
  * -weight[t] self[i, t] per sample (t = target[i]; weight [C], all ones
  * when None); ignored targets give 0.  mean divides the sum by the sum of
  * weight[t] over the targets not ignored (NaN when that is 0, as in PyTorch)
+ *
+ * Dtypes: float32, float64.  Checked: reduction is none, mean or sum.
  */
 YG_NODISCARD yg_status yg_nll_loss(const yg_tensor *self,    /* borrowed */
                                    const yg_tensor *target,  /* borrowed */
@@ -56,6 +58,8 @@ YG_NODISCARD yg_status yg_nll_loss_opt(
  * The gradient of nll_loss in self (of sizes self_sizes): -weight[t] *
  * grad_output at each sample's target t, scaled as reduction did, 0 at
  * ignored targets and elsewhere.
+ *
+ * Dtypes: float32, float64.  Checked: reduction is none, mean or sum.
  */
 YG_NODISCARD yg_status yg_nll_loss_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -69,7 +73,10 @@ YG_NODISCARD yg_status yg_nll_loss_backward(
 
 /* mse_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor
  *
- * (self - target)^2
+ * (self - target)^2.  Integer inputs (int64, int32) also work with
+ * reduction none or sum, in their dtype; mean refuses them.
+ *
+ * Dtypes: float32, float64.  Checked: reduction is none, mean or sum.
  */
 YG_NODISCARD yg_status yg_mse_loss(const yg_tensor *self,    /* borrowed */
                                    const yg_tensor *target,  /* borrowed */
@@ -78,7 +85,10 @@ YG_NODISCARD yg_status yg_mse_loss(const yg_tensor *self,    /* borrowed */
 
 /* l1_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor
  *
- * |self - target|
+ * |self - target|.  Integer inputs (int64, int32) also work with reduction
+ * none or sum, in their dtype; mean refuses them.
+ *
+ * Dtypes: float32, float64.  Checked: reduction is none, mean or sum.
  */
 YG_NODISCARD yg_status yg_l1_loss(const yg_tensor *self,    /* borrowed */
                                   const yg_tensor *target,  /* borrowed */
@@ -89,6 +99,8 @@ YG_NODISCARD yg_status yg_l1_loss(const yg_tensor *self,    /* borrowed */
  *
  * 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = self - target);
  * beta 0 is l1_loss
+ *
+ * Dtypes: float32, float64.  Checked: reduction is none, mean or sum.
  */
 YG_NODISCARD yg_status yg_smooth_l1_loss(const yg_tensor *self,    /* borrowed */
                                          const yg_tensor *target,  /* borrowed */
@@ -116,6 +128,8 @@ YG_NODISCARD yg_status yg_smooth_l1_loss_opt(
  *
  * -weight (target log(self) + (1 - target) log(1 - self)), self in [0, 1];
  * each log is clamped at -100 (as in PyTorch) so 0 and 1 stay finite
+ *
+ * Dtypes: float32, float64.  Checked: reduction is none, mean or sum.
  */
 YG_NODISCARD yg_status yg_binary_cross_entropy(
     const yg_tensor *self,    /* borrowed */
@@ -144,6 +158,8 @@ YG_NODISCARD yg_status yg_binary_cross_entropy_opt(
  *
  * binary_cross_entropy of sigmoid(self), computed from the logits without
  * overflow; pos_weight scales the positive term (broadcast over classes)
+ *
+ * Dtypes: float32, float64.  Checked: reduction is none, mean or sum.
  */
 YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits(
     const yg_tensor *self,        /* borrowed */
@@ -177,6 +193,8 @@ YG_NODISCARD yg_status yg_binary_cross_entropy_with_logits_opt(
  * probabilities of self's shape and dtype (then ignore_index is unused).
  * weight [C] scales each class as in nll_loss (with probabilities, each
  * class's term; mean then divides by the number of samples)
+ *
+ * Dtypes: float32, float64.  Checked: reduction is none, mean or sum.
  */
 YG_NODISCARD yg_status yg_cross_entropy(
     const yg_tensor *self,    /* borrowed */

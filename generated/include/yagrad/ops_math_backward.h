@@ -24,6 +24,8 @@ extern "C" {
  *
  * The gradient of pow(self, exponent) for a number exponent: grad_output *
  * exponent * self^(exponent - 1), and 0 for exponent 0.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_pow_backward(const yg_tensor *grad_output,  /* borrowed */
                                        const yg_tensor *self,         /* borrowed */
@@ -33,6 +35,8 @@ YG_NODISCARD yg_status yg_pow_backward(const yg_tensor *grad_output,  /* borrowe
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor
  *
  * the gradient passes where min <= self <= max (bounds included, as in PyTorch)
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_clamp_backward(const yg_tensor *grad_output,  /* borrowed */
                                          const yg_tensor *self,         /* borrowed */
@@ -43,6 +47,8 @@ YG_NODISCARD yg_status yg_clamp_backward(const yg_tensor *grad_output,  /* borro
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor
  *
  * The gradient of clamp_min: grad_output where self >= min, else 0.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_clamp_min_backward(const yg_tensor *grad_output,  /* borrowed */
                                              const yg_tensor *self,         /* borrowed */
@@ -52,6 +58,8 @@ YG_NODISCARD yg_status yg_clamp_min_backward(const yg_tensor *grad_output,  /* b
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor
  *
  * The gradient of clamp_max: grad_output where self <= max, else 0.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_clamp_max_backward(const yg_tensor *grad_output,  /* borrowed */
                                              const yg_tensor *self,         /* borrowed */
@@ -63,6 +71,8 @@ YG_NODISCARD yg_status yg_clamp_max_backward(const yg_tensor *grad_output,  /* b
  * maximum and minimum split the gradient evenly between equal operands (as
  * PyTorch does); the gradient of other is the same call with the operands
  * swapped
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_maximum_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *self,         /* borrowed */
@@ -73,6 +83,8 @@ YG_NODISCARD yg_status yg_maximum_backward(const yg_tensor *grad_output,  /* bor
  *
  * The gradient of minimum for self: grad_output where self < other, half of
  * it where they are equal, 0 elsewhere (swap the operands for other's).
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_minimum_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *self,         /* borrowed */
@@ -86,6 +98,8 @@ YG_NODISCARD yg_status yg_minimum_backward(const yg_tensor *grad_output,  /* bor
  * and -grad * self / (self^2 + other^2), each computed only when its
  * grad_input_mask entry is set (else that output is NULL); composite, so
  * differentiable again
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_atan2_backward(const yg_tensor *grad,        /* borrowed */
                                          const yg_tensor *self,        /* borrowed */
@@ -98,6 +112,8 @@ YG_NODISCARD yg_status yg_atan2_backward(const yg_tensor *grad,        /* borrow
  *
  * The gradient of pow for self: grad_output * exponent *
  * self^(exponent - 1), and 0 where exponent is 0.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_pow_backward_self(const yg_tensor *grad_output,  /* borrowed */
                                             const yg_tensor *self,         /* borrowed */
@@ -109,6 +125,8 @@ YG_NODISCARD yg_status yg_pow_backward_self(const yg_tensor *grad_output,  /* bo
  *
  * 0 where self == 0 and exponent >= 0 (where pow is 0 or 1 and log(self)
  * would give NaN), as in PyTorch
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,  /* borrowed */
                                                 const yg_tensor *self,         /* borrowed */

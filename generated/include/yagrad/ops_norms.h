@@ -25,6 +25,8 @@ extern "C" {
  *
  * normalizes over the last len(normalized_shape) dims (which must equal
  * normalized_shape) with the biased variance, then scales and shifts
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_layer_norm(
     const yg_tensor *input,           /* borrowed */
@@ -57,6 +59,8 @@ YG_NODISCARD yg_status yg_layer_norm_opt(
  *
  * input [N, C, *] normalized over groups of C / num_groups channels (and
  * all spatial positions) with the biased variance; weight and bias [C]
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_group_norm(
     const yg_tensor *input,   /* borrowed */
@@ -91,6 +95,8 @@ YG_NODISCARD yg_status yg_group_norm_opt(
  * running_var, if given, move by momentum towards the batch mean and the
  * unbiased variance), with running_mean and running_var otherwise;
  * weight, bias and the running statistics are [C]
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_batch_norm(
     const yg_tensor *input,   /* borrowed */
@@ -128,6 +134,8 @@ YG_NODISCARD yg_status yg_batch_norm_opt(
  * layer_norm's fused kernel: output, and each row's mean and rstd = 1 /
  * sqrt(var + eps) (biased variance) with input's sizes but 1 for each
  * normalized dim; one read of each row (runtime/cpu/norm.c)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_native_layer_norm(
     const yg_tensor *input,           /* borrowed */
@@ -150,6 +158,8 @@ YG_NODISCARD yg_status yg_native_layer_norm(
  * without a graph to record it runs native_layer_norm_backward_fused;
  * otherwise it recomputes the statistics from input with differentiable
  * ops, so it differentiates again (double backward)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_native_layer_norm_backward(
     const yg_tensor *grad_out,        /* borrowed */
@@ -171,6 +181,8 @@ YG_NODISCARD yg_status yg_native_layer_norm_backward(
  *
  * native_layer_norm_backward in one kernel: two passes over each row of
  * grad_out and input, grad_weight and grad_bias summed per thread
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_native_layer_norm_backward_fused(
     const yg_tensor *grad_out,        /* borrowed */
@@ -193,6 +205,8 @@ YG_NODISCARD yg_status yg_native_layer_norm_backward_fused(
  * invstd = 1 / sqrt(var + eps) it normalized with (the batch's when
  * training, then running_mean and running_var move as batch_norm says;
  * the running statistics' otherwise)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_native_batch_norm(
     const yg_tensor *input,       /* borrowed */
@@ -216,6 +230,8 @@ YG_NODISCARD yg_status yg_native_batch_norm(
  * native_batch_norm's.  Composite as native_layer_norm_backward: fused
  * without a graph to record, else differentiable ops (when training, the
  * batch statistics recomputed from input with eps)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_native_batch_norm_backward(
     const yg_tensor *grad_out,     /* borrowed */
@@ -235,6 +251,8 @@ YG_NODISCARD yg_status yg_native_batch_norm_backward(
  *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
  *
  * native_batch_norm_backward in one kernel: two passes per channel
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_native_batch_norm_backward_fused(
     const yg_tensor *grad_out,     /* borrowed */

@@ -24,6 +24,8 @@ extern "C" {
  *
  * pad = (before, after) pairs starting from the last dim; negative
  * amounts crop.  New elements are value.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_constant_pad_nd(const yg_tensor *self,  /* borrowed */
                                           const int64_t *pad,     /* borrowed, pad_len entries */
@@ -34,6 +36,8 @@ YG_NODISCARD yg_status yg_constant_pad_nd(const yg_tensor *self,  /* borrowed */
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor
  *
  * the gradient of constant_pad_nd: grad cropped (padded) back
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_constant_pad_nd_backward(
     const yg_tensor *grad,  /* borrowed */
@@ -47,6 +51,8 @@ YG_NODISCARD yg_status yg_constant_pad_nd_backward(
  * ((before, after) pairs from the last dim, 2, 4 or 6 entries, none
  * negative) with the input reflected about its edges, edges not repeated
  * (every amount below its dim's size)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_reflection_pad(const yg_tensor *self,  /* borrowed */
                                          const int64_t *pad,     /* borrowed, pad_len entries */
@@ -57,6 +63,8 @@ YG_NODISCARD yg_status yg_reflection_pad(const yg_tensor *self,  /* borrowed */
  *
  * the gradient of reflection_pad: each element of grad_output added into
  * the position of self it was read from
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_reflection_pad_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -69,6 +77,8 @@ YG_NODISCARD yg_status yg_reflection_pad_backward(
 /* replication_pad(Tensor self, int[] pad) -> Tensor
  *
  * as reflection_pad, with the edge elements repeated
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_replication_pad(const yg_tensor *self,  /* borrowed */
                                           const int64_t *pad,     /* borrowed, pad_len entries */
@@ -79,6 +89,8 @@ YG_NODISCARD yg_status yg_replication_pad(const yg_tensor *self,  /* borrowed */
  *
  * The gradient of replication_pad: each element of grad_output added into
  * the position of self it was read from (edges accumulate).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_replication_pad_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -92,6 +104,8 @@ YG_NODISCARD yg_status yg_replication_pad_backward(
  *
  * F.pad: mode constant (constant_pad_nd with value, any dims), reflect
  * (reflection_pad) or replicate (replication_pad)
+ *
+ * Dtypes: any.  Checked: mode is constant, reflect or replicate.
  */
 YG_NODISCARD yg_status yg_pad(const yg_tensor *self,  /* borrowed */
                               const int64_t *pad,     /* borrowed, pad_len entries */

@@ -26,6 +26,8 @@ extern "C" {
  * kernel_size, stride, padding, dilation: 1 or 2 entries (one means both
  * dims); stride [] means kernel_size.  Padded positions never win a max.
  * (the values of max_pool2d_with_indices, whose kernel it shares)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_max_pool2d(
     const yg_tensor *self,       /* borrowed */
@@ -64,6 +66,8 @@ YG_NODISCARD yg_status yg_max_pool2d_opt(
  * max_pool2d with the position h W + w of each window's maximum in its
  * input plane (int64; the first maximum on ties).  A window that covers
  * only padding (dilation over a tiny input) is an error.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_max_pool2d_with_indices(
     const yg_tensor *self,       /* borrowed */
@@ -103,6 +107,8 @@ YG_NODISCARD yg_status yg_max_pool2d_with_indices_opt(
  *
  * zeros of self_sizes with grad_output ([..., oh, ow]) added at indices,
  * positions h W + w in the last two dims: the gradient of max pooling
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_max_pool2d_with_indices_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -117,6 +123,8 @@ YG_NODISCARD yg_status yg_max_pool2d_with_indices_backward(
  * 1-d max pooling of [N, C, L] or [C, L]: kernel_size, stride, padding and
  * dilation have 1 entry (stride [] means kernel_size); indices are
  * positions in L.  Computed by max_pool2d_with_indices over [..., 1, L].
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_max_pool1d_with_indices(
     const yg_tensor *self,       /* borrowed */
@@ -155,6 +163,8 @@ YG_NODISCARD yg_status yg_max_pool1d_with_indices_opt(
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
  *
  * The values of max_pool1d_with_indices (same arguments).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_max_pool1d(
     const yg_tensor *self,       /* borrowed */
@@ -194,6 +204,8 @@ YG_NODISCARD yg_status yg_max_pool1d_opt(
  * padding and dilation have 1 or 3 entries (one means every dim); the
  * same kernels as the 2-d ops.  Indices are positions (z H + y) W + x in
  * the input volume.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_max_pool3d_with_indices(
     const yg_tensor *self,       /* borrowed */
@@ -232,6 +244,8 @@ YG_NODISCARD yg_status yg_max_pool3d_with_indices_opt(
  *   int[] dilation=[1], bool ceil_mode=False) -> Tensor
  *
  * The values of max_pool3d_with_indices (same arguments).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_max_pool3d(
     const yg_tensor *self,       /* borrowed */
@@ -269,6 +283,8 @@ YG_NODISCARD yg_status yg_max_pool3d_opt(
  *
  * zeros of self_sizes with grad_output ([..., od, oh, ow]) added at
  * indices, positions in the last three dims
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_max_pool3d_with_indices_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -282,6 +298,8 @@ YG_NODISCARD yg_status yg_max_pool3d_with_indices_backward(
  * the maximum of each adaptive_avg_pool2d cell (see average_pooling) and its position h W + w in
  * the input plane (int64; the first maximum on ties), as
  * max_pool2d_with_indices gives them
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_adaptive_max_pool2d(
     const yg_tensor *self,       /* borrowed */

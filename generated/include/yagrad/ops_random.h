@@ -117,6 +117,8 @@ YG_NODISCARD yg_status yg_randint_opt(
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
  *
  * 1 with probability self (each element in [0, 1]), else 0; self's dtype
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_bernoulli(
     const yg_tensor *self,    /* borrowed */
@@ -126,6 +128,8 @@ YG_NODISCARD yg_status yg_bernoulli(
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
  *
  * shaped like self (and of its dtype), 1 with probability p
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_bernoulli_p(
     const yg_tensor *self,    /* borrowed */
@@ -137,6 +141,8 @@ YG_NODISCARD yg_status yg_bernoulli_p(
  *   Device? device=None) -> Tensor
  *
  * rand with self's sizes (and self's dtype and device unless given).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_rand_like(
     const yg_tensor *self,    /* borrowed */
@@ -164,6 +170,8 @@ YG_NODISCARD yg_status yg_rand_like_opt(
  *   Device? device=None) -> Tensor
  *
  * randn with self's sizes (and self's dtype and device unless given).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_randn_like(
     const yg_tensor *self,    /* borrowed */
@@ -191,6 +199,8 @@ YG_NODISCARD yg_status yg_randn_like_opt(
  *
  * input * mask / (1 - p), mask 0 with probability p; with train false
  * (or p 0) a copy of input.  Differentiable through its parts.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_dropout(
     const yg_tensor *input,   /* borrowed */

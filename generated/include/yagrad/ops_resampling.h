@@ -23,6 +23,8 @@ extern "C" {
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor
  *
  * output pixel (i, j) copies input (floor(i H / oh), floor(j W / ow))
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_upsample_nearest2d(
     const yg_tensor *self,       /* borrowed */
@@ -34,6 +36,8 @@ YG_NODISCARD yg_status yg_upsample_nearest2d(
  *
  * The gradient of upsample_nearest2d in self, of sizes self_sizes: each
  * output pixel's grad_output added to the input pixel it copied.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_upsample_nearest2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -45,6 +49,8 @@ YG_NODISCARD yg_status yg_upsample_nearest2d_backward(
  *
  * upsample_nearest2d to the last two entries of sizes (see
  * adaptive_avg_pool2d_to).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_upsample_nearest2d_to(
     const yg_tensor *self,  /* borrowed */
@@ -60,6 +66,8 @@ YG_NODISCARD yg_status yg_upsample_nearest2d_to(
  * (i + 0.5) r - 0.5 clamped at 0, with r = 1 / scale when the scale is
  * positive (0, the default, is PyTorch's None), else in / out.
  * output_size [] means floor(in * scale) per dim (both scales > 0 then).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_upsample_bilinear2d(
     const yg_tensor *self,       /* borrowed */
@@ -92,6 +100,8 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_opt(
  *
  * The gradient of upsample_bilinear2d (same align_corners and scales) in
  * self, of sizes self_sizes.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_upsample_bilinear2d_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -124,6 +134,8 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_backward_opt(
  *
  * upsample_bilinear2d to the last two entries of sizes (the adjoint of
  * upsample_bilinear2d_backward in grad_output)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_upsample_bilinear2d_to(
     const yg_tensor *self,  /* borrowed */
@@ -164,6 +176,8 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_to_opt(
  * Errors: both or neither of size and a positive scale_factor; a size of
  * more than 2 entries; align_corners with nearest; self of other than 3
  * or 4 dims; an output size beyond int64 or below 1 (the upsample op's).
+ *
+ * Dtypes: float32, float64.  Checked: mode is nearest or bilinear.
  */
 YG_NODISCARD yg_status yg_interpolate(
     const yg_tensor *self,       /* borrowed */
@@ -194,6 +208,8 @@ YG_NODISCARD yg_status yg_interpolate_opt(
  *
  * [*, C r^2, H, W] -> [*, C, H r, W r]: channel c r^2 + i r + j goes to
  * pixel (h r + i, w r + j) of channel c
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_pixel_shuffle(const yg_tensor *self,   /* borrowed */
                                         int64_t upscale_factor,
@@ -202,6 +218,8 @@ YG_NODISCARD yg_status yg_pixel_shuffle(const yg_tensor *self,   /* borrowed */
 /* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
  *
  * the inverse of pixel_shuffle: [*, C, H r, W r] -> [*, C r^2, H, W]
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_pixel_unshuffle(const yg_tensor *self,     /* borrowed */
                                           int64_t downscale_factor,
@@ -211,6 +229,8 @@ YG_NODISCARD yg_status yg_pixel_unshuffle(const yg_tensor *self,     /* borrowed
  *
  * [N, C, *]: channels viewed as [groups, C / groups] and transposed, so
  * channel g (C / groups) + k goes to k groups + g
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_channel_shuffle(const yg_tensor *self,  /* borrowed */
                                           int64_t groups,

@@ -23,6 +23,8 @@ extern "C" {
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor
  *
  * NaN stays NaN (both comparisons are false)
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_clamp(const yg_tensor *self,  /* borrowed */
                                 double min,
@@ -32,6 +34,8 @@ YG_NODISCARD yg_status yg_clamp(const yg_tensor *self,  /* borrowed */
 /* clamp_min(Tensor self, Scalar min) -> Tensor
  *
  * max(self, min), elementwise; NaN stays NaN.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_clamp_min(const yg_tensor *self,  /* borrowed */
                                     double min,
@@ -40,6 +44,8 @@ YG_NODISCARD yg_status yg_clamp_min(const yg_tensor *self,  /* borrowed */
 /* clamp_max(Tensor self, Scalar max) -> Tensor
  *
  * min(self, max), elementwise; NaN stays NaN.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_clamp_max(const yg_tensor *self,  /* borrowed */
                                     double max,
@@ -49,6 +55,8 @@ YG_NODISCARD yg_status yg_clamp_max(const yg_tensor *self,  /* borrowed */
  *
  * clamp with either bound optional (PyTorch's clamp): clamp, clamp_min or
  * clamp_max by which bounds are given; at least one must be
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_clamp_opt(const yg_tensor *self,  /* borrowed */
                                     const double *min,      /* nullable; default NULL */
@@ -73,6 +81,8 @@ YG_NODISCARD yg_status yg_clamp_opt_opt(
  *
  * The largest integer value <= self, elementwise, in self's dtype; the
  * gradient is zero.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_floor(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
@@ -81,6 +91,8 @@ YG_NODISCARD yg_status yg_floor(const yg_tensor *self,  /* borrowed */
  *
  * The smallest integer value >= self, elementwise, in self's dtype; the
  * gradient is zero.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_ceil(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -91,6 +103,8 @@ YG_NODISCARD yg_status yg_ceil(const yg_tensor *self,  /* borrowed */
  * 1.5 -> 2, as PyTorch and nearbyint do), in self's dtype; the gradient is
  * zero.  C's round() rounds half away from zero, so exact
  * halves go through 2 * round(x / 2).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_round(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
@@ -99,6 +113,8 @@ YG_NODISCARD yg_status yg_round(const yg_tensor *self,  /* borrowed */
  *
  * self rounded toward zero, elementwise, in self's dtype; the gradient is
  * zero.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_trunc(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */

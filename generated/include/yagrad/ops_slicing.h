@@ -23,6 +23,8 @@ extern "C" {
 /* select(Tensor(a) self, int dim, int index) -> Tensor(a)
  *
  * self with dim removed, at position index (negative counts from the end)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_select(const yg_tensor *self,  /* borrowed */
                                  int64_t dim,
@@ -35,6 +37,8 @@ YG_NODISCARD yg_status yg_select(const yg_tensor *self,  /* borrowed */
  * elements start, start + step, ... before end along dim.  start and end
  * may be negative (counted from the end) and are clamped to the size, as
  * in Python slicing; step must be positive.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_slice(const yg_tensor *self,  /* borrowed */
                                 int64_t dim,            /* default 0 */
@@ -62,6 +66,8 @@ YG_NODISCARD yg_status yg_slice_opt(
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
  *
  * length elements from start along dim (a view; start may be negative)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_narrow(const yg_tensor *self,  /* borrowed */
                                  int64_t dim,
@@ -73,6 +79,8 @@ YG_NODISCARD yg_status yg_narrow(const yg_tensor *self,  /* borrowed */
  *
  * zeros of input_sizes with grad_output written into the selected part:
  * the gradients of select and slice
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_select_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -87,6 +95,8 @@ YG_NODISCARD yg_status yg_select_backward(
  *
  * See select_backward: zeros of input_sizes with grad_output written at the
  * slice (dim, start, end, step).
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_slice_backward(
     const yg_tensor *grad_output,  /* borrowed */

@@ -24,6 +24,8 @@ extern "C" {
  *
  * self - logsumexp(self, dim, keepdim): the log of softmax along dim,
  * computed without overflow.  Floating only.  Errors: dim out of range.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_log_softmax(const yg_tensor *self,  /* borrowed */
                                       int64_t dim,
@@ -33,6 +35,8 @@ YG_NODISCARD yg_status yg_log_softmax(const yg_tensor *self,  /* borrowed */
  *
  * The gradient of log_softmax from its output: grad_output -
  * exp(output) * sum(grad_output, dim).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_log_softmax_backward(const yg_tensor *grad_output,  /* borrowed */
                                                const yg_tensor *output,       /* borrowed */
@@ -44,6 +48,8 @@ YG_NODISCARD yg_status yg_log_softmax_backward(const yg_tensor *grad_output,  /*
  * grad - sum(grad * exp(output), dim, keepdim): the adjoint of
  * log_softmax_backward in its grad_output (output: the log_softmax), which
  * is linear there; composite, so it differentiates again
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_log_softmax_jvp(const yg_tensor *grad,    /* borrowed */
                                           const yg_tensor *output,  /* borrowed */
@@ -55,6 +61,8 @@ YG_NODISCARD yg_status yg_log_softmax_jvp(const yg_tensor *grad,    /* borrowed 
  * exp(self) / sum(exp(self), dim) along dim (the maximum subtracted first,
  * so no overflow); each slice sums to 1.  Floating only.  Errors: dim out of
  * range.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_softmax(const yg_tensor *self,  /* borrowed */
                                   int64_t dim,
@@ -64,6 +72,8 @@ YG_NODISCARD yg_status yg_softmax(const yg_tensor *self,  /* borrowed */
  *
  * output * (grad_output - sum(grad_output * output, dim)): the gradient of
  * softmax (output: the softmax)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_softmax_backward(const yg_tensor *grad_output,  /* borrowed */
                                            const yg_tensor *output,       /* borrowed */

@@ -24,6 +24,8 @@ extern "C" {
  *
  * sum of squared deviations from the mean over (N - correction): correction
  * 1 is the unbiased estimate, 0 the population variance
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_var(const yg_tensor *self,  /* borrowed */
                               const int64_t *dim,     /* borrowed, dim_len entries; default [] */
@@ -51,6 +53,8 @@ YG_NODISCARD yg_status yg_var_opt(
  *
  * The standard deviation, sqrt(var(self, dim, correction, keepdim)); see
  * var for correction.  Floating only.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_std(const yg_tensor *self,  /* borrowed */
                               const int64_t *dim,     /* borrowed, dim_len entries; default [] */
@@ -78,6 +82,8 @@ YG_NODISCARD yg_status yg_std_opt(
  *   Tensor mean)
  *
  * var and mean of the same dims in one call
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_var_mean(
     const yg_tensor *self,  /* borrowed */
@@ -107,6 +113,8 @@ YG_NODISCARD yg_status yg_var_mean_opt(
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor
  *
  * the gradient of var: 2 (self - mean) grad / (N - correction)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_var_backward(const yg_tensor *grad,  /* borrowed */
                                        const yg_tensor *self,  /* borrowed */
@@ -120,6 +128,8 @@ YG_NODISCARD yg_status yg_var_backward(const yg_tensor *grad,  /* borrowed */
  *
  * (sum |x|^p)^(1/p); p = inf is max |x|, -inf min |x|, 0 the count of
  * non-zeros; p = 2 over every dim is the Frobenius norm
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_norm(const yg_tensor *self,  /* borrowed */
                                double p,               /* default 2 */
@@ -148,6 +158,8 @@ YG_NODISCARD yg_status yg_norm_opt(
  *
  * The gradient of norm(self, p, dim, keepdim) for grad_output, from its
  * forward result output; 0 where the norm is 0.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_norm_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -162,6 +174,8 @@ YG_NODISCARD yg_status yg_norm_backward(
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  *
  * log(sum(exp(self))), computed without overflow
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_logsumexp(const yg_tensor *self,  /* borrowed */
                                     const int64_t *dim,     /* borrowed, dim_len entries */
@@ -173,6 +187,8 @@ YG_NODISCARD yg_status yg_logsumexp(const yg_tensor *self,  /* borrowed */
  *
  * grad * exp(self - output), with the reduced dims restored (output: the
  * logsumexp)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_logsumexp_backward(
     const yg_tensor *grad,    /* borrowed */

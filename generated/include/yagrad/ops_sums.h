@@ -24,6 +24,8 @@ extern "C" {
  *
  * The sum of all elements, a 0-d tensor; integer and bool inputs sum as
  * int64, floating ones in their own dtype.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_sum(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -33,6 +35,8 @@ YG_NODISCARD yg_status yg_sum(const yg_tensor *self,  /* borrowed */
  * The sum over the dimensions dim (negative counts from the end; [] sums
  * every dimension), which are removed unless keepdim; dtype as in sum.
  * Errors: a dimension out of range or repeated.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_sum_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
@@ -44,6 +48,8 @@ YG_NODISCARD yg_status yg_sum_dim(const yg_tensor *self,  /* borrowed */
  *
  * The mean of all elements, a 0-d tensor; floating inputs only.  NaN for
  * an empty tensor.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_mean(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -52,6 +58,8 @@ YG_NODISCARD yg_status yg_mean(const yg_tensor *self,  /* borrowed */
  *
  * The mean over the dimensions dim, removed unless keepdim; floating inputs
  * only.  Errors: a dimension out of range or repeated.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_mean_dim(const yg_tensor *self,  /* borrowed */
                                    const int64_t *dim,     /* borrowed, dim_len entries */
@@ -62,6 +70,8 @@ YG_NODISCARD yg_status yg_mean_dim(const yg_tensor *self,  /* borrowed */
 /* prod(Tensor self) -> Tensor
  *
  * int64 and bool inputs multiply in int64 (the result is int64)
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_prod(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -70,6 +80,8 @@ YG_NODISCARD yg_status yg_prod(const yg_tensor *self,  /* borrowed */
  *
  * The product over the dimensions dim ([] takes every dimension), removed
  * unless keepdim; int64 and bool inputs multiply in int64.
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_prod_dim(const yg_tensor *self,  /* borrowed */
                                    const int64_t *dim,     /* borrowed, dim_len entries */
@@ -80,6 +92,8 @@ YG_NODISCARD yg_status yg_prod_dim(const yg_tensor *self,  /* borrowed */
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor
  *
  * exact where self holds zeros (prefix and suffix products, no division)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_prod_backward(
     const yg_tensor *grad_output,  /* borrowed */
@@ -95,6 +109,8 @@ YG_NODISCARD yg_status yg_prod_backward(
  * the self gradient of prod_backward: grad_output sum_{i != k} grad_i
  * prod_{j != i, k} self_j for each self_k (grad has self's sizes,
  * grad_output the reduced ones); exact where self holds zeros
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_prod_double_backward(
     const yg_tensor *grad,         /* borrowed */
@@ -108,6 +124,8 @@ YG_NODISCARD yg_status yg_prod_double_backward(
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
  *
  * gradient of sum.dim: grad broadcast back to the input's sizes
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_sum_backward(const yg_tensor *grad,  /* borrowed */
                                        const int64_t *sizes,   /* borrowed, sizes_len entries */
@@ -120,6 +138,8 @@ YG_NODISCARD yg_status yg_sum_backward(const yg_tensor *grad,  /* borrowed */
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor
  *
  * gradient of mean.dim: sum_backward divided by the reduced count
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
                                         const int64_t *sizes,   /* borrowed, sizes_len entries */
@@ -132,6 +152,8 @@ YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
 /* sum_to(Tensor self, int[] size) -> Tensor
  *
  * sums self over the dims that broadcasting expanded to reach self's sizes
+ *
+ * Dtypes: float32, float64, int64, bool, int32.
  */
 YG_NODISCARD yg_status yg_sum_to(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */

@@ -23,6 +23,8 @@ extern "C" {
 /* tanh(Tensor self) -> Tensor
  *
  * The hyperbolic tangent, elementwise, in (-1, 1).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_tanh(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -30,6 +32,8 @@ YG_NODISCARD yg_status yg_tanh(const yg_tensor *self,  /* borrowed */
 /* sin(Tensor self) -> Tensor
  *
  * The sine of self (radians), elementwise.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_sin(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -37,6 +41,8 @@ YG_NODISCARD yg_status yg_sin(const yg_tensor *self,  /* borrowed */
 /* cos(Tensor self) -> Tensor
  *
  * The cosine of self (radians), elementwise.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_cos(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -44,6 +50,8 @@ YG_NODISCARD yg_status yg_cos(const yg_tensor *self,  /* borrowed */
 /* tan(Tensor self) -> Tensor
  *
  * The tangent of self (radians), elementwise.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_tan(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -52,6 +60,8 @@ YG_NODISCARD yg_status yg_tan(const yg_tensor *self,  /* borrowed */
  *
  * The error function 2/sqrt(pi) * integral from 0 to self of exp(-t^2) dt,
  * elementwise, in (-1, 1).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_erf(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */

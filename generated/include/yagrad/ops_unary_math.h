@@ -23,6 +23,8 @@ extern "C" {
 /* neg(Tensor self) -> Tensor
  *
  * -self, elementwise.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_neg(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -30,6 +32,8 @@ YG_NODISCARD yg_status yg_neg(const yg_tensor *self,  /* borrowed */
 /* exp(Tensor self) -> Tensor
  *
  * e ** self, elementwise; floating dtypes only.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_exp(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -37,6 +41,8 @@ YG_NODISCARD yg_status yg_exp(const yg_tensor *self,  /* borrowed */
 /* log(Tensor self) -> Tensor
  *
  * The natural logarithm, elementwise: -inf at 0, NaN below 0.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_log(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -44,6 +50,8 @@ YG_NODISCARD yg_status yg_log(const yg_tensor *self,  /* borrowed */
 /* sqrt(Tensor self) -> Tensor
  *
  * The square root, elementwise: NaN below 0.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_sqrt(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -51,6 +59,8 @@ YG_NODISCARD yg_status yg_sqrt(const yg_tensor *self,  /* borrowed */
 /* pow.Scalar(Tensor self, Scalar exponent) -> Tensor
  *
  * self ** exponent for a number exponent, elementwise (C's pow).
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_pow_scalar(const yg_tensor *self,  /* borrowed */
                                      double exponent,
@@ -59,6 +69,8 @@ YG_NODISCARD yg_status yg_pow_scalar(const yg_tensor *self,  /* borrowed */
 /* abs(Tensor self) -> Tensor
  *
  * |self|, elementwise, in self's dtype.
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_abs(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -66,6 +78,8 @@ YG_NODISCARD yg_status yg_abs(const yg_tensor *self,  /* borrowed */
 /* sign(Tensor self) -> Tensor
  *
  * -1, 0 or 1 (0 for NaN, as in PyTorch)
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_sign(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -73,6 +87,8 @@ YG_NODISCARD yg_status yg_sign(const yg_tensor *self,  /* borrowed */
 /* expm1(Tensor self) -> Tensor
  *
  * e ** self - 1, elementwise, accurate near 0.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_expm1(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
@@ -80,6 +96,8 @@ YG_NODISCARD yg_status yg_expm1(const yg_tensor *self,  /* borrowed */
 /* log1p(Tensor self) -> Tensor
  *
  * log(1 + self), elementwise, accurate near 0; NaN below -1.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_log1p(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
@@ -87,6 +105,8 @@ YG_NODISCARD yg_status yg_log1p(const yg_tensor *self,  /* borrowed */
 /* log2(Tensor self) -> Tensor
  *
  * The base-2 logarithm, elementwise: -inf at 0, NaN below 0.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_log2(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -94,6 +114,8 @@ YG_NODISCARD yg_status yg_log2(const yg_tensor *self,  /* borrowed */
 /* rsqrt(Tensor self) -> Tensor
  *
  * 1 / sqrt(self), elementwise: inf at 0, NaN below 0.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_rsqrt(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
@@ -101,6 +123,8 @@ YG_NODISCARD yg_status yg_rsqrt(const yg_tensor *self,  /* borrowed */
 /* reciprocal(Tensor self) -> Tensor
  *
  * 1 / self, elementwise: inf at 0.
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_reciprocal(const yg_tensor *self,  /* borrowed */
                                      yg_tensor **out);       /* out: new ref */

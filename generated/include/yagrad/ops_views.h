@@ -24,6 +24,8 @@ extern "C" {
  *
  * A view of self with dims dim0 and dim1 swapped (negative counts from the
  * end); shares self's storage.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_transpose(const yg_tensor *self,  /* borrowed */
                                     int64_t dim0,
@@ -34,6 +36,8 @@ YG_NODISCARD yg_status yg_transpose(const yg_tensor *self,  /* borrowed */
  *
  * The transpose of a 2-D self (a 0-D or 1-D self is returned as a view of
  * itself); a view.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_t(const yg_tensor *self,  /* borrowed */
                             yg_tensor **out);       /* out: new ref, a view of self */
@@ -43,6 +47,8 @@ YG_NODISCARD yg_status yg_t(const yg_tensor *self,  /* borrowed */
  * A view of self with the sizes size (one entry may be -1, inferred); self's
  * elements must be laid out so that no copy is needed (contiguous suffices),
  * else it fails: use reshape.  The element count must match.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_view(const yg_tensor *self,  /* borrowed */
                                const int64_t *size,    /* borrowed, size_len entries */
@@ -53,6 +59,8 @@ YG_NODISCARD yg_status yg_view(const yg_tensor *self,  /* borrowed */
  *
  * A view of self broadcast to size (-1 keeps a dim; new leading dims may be
  * added; only dims of size 1 grow, with stride 0).  Do not write to it.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_expand(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */
@@ -63,6 +71,8 @@ YG_NODISCARD yg_status yg_expand(const yg_tensor *self,  /* borrowed */
  *
  * A view of self with a dim of size 1 inserted at dim (in [-ndim - 1,
  * ndim]).
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_unsqueeze(const yg_tensor *self,  /* borrowed */
                                     int64_t dim,
@@ -72,6 +82,8 @@ YG_NODISCARD yg_status yg_unsqueeze(const yg_tensor *self,  /* borrowed */
  *
  * A copy of self with its own contiguous storage; the gradient flows back
  * unchanged.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_clone(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
@@ -80,6 +92,8 @@ YG_NODISCARD yg_status yg_clone(const yg_tensor *self,  /* borrowed */
  *
  * self with the sizes shape (one entry may be -1): a view when the layout
  * allows, otherwise a contiguous copy.  The element count must match.
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_reshape(const yg_tensor *self,  /* borrowed */
                                   const int64_t *shape,   /* borrowed, shape_len entries */
@@ -89,6 +103,8 @@ YG_NODISCARD yg_status yg_reshape(const yg_tensor *self,  /* borrowed */
 /* squeeze(Tensor(a) self) -> Tensor(a)
  *
  * every dim of size 1 removed
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_squeeze(const yg_tensor *self,  /* borrowed */
                                   yg_tensor **out);       /* out: new ref, a view of self */
@@ -96,6 +112,8 @@ YG_NODISCARD yg_status yg_squeeze(const yg_tensor *self,  /* borrowed */
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
  *
  * dim removed if its size is 1; otherwise a view of self unchanged
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_squeeze_dim(const yg_tensor *self,  /* borrowed */
                                       int64_t dim,
@@ -104,6 +122,8 @@ YG_NODISCARD yg_status yg_squeeze_dim(const yg_tensor *self,  /* borrowed */
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a)
  *
  * dim i of the result is dim dims[i] of self
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_permute(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dims,    /* borrowed, dims_len entries */
@@ -113,6 +133,8 @@ YG_NODISCARD yg_status yg_permute(const yg_tensor *self,  /* borrowed */
 /* permute_backward(Tensor grad, int[] dims) -> Tensor
  *
  * the inverse permutation of grad: the gradient of permute
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_permute_backward(const yg_tensor *grad,  /* borrowed */
                                            const int64_t *dims,    /* borrowed, dims_len entries */
@@ -122,6 +144,8 @@ YG_NODISCARD yg_status yg_permute_backward(const yg_tensor *grad,  /* borrowed *
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
  *
  * dims start_dim..end_dim merged into one (a view when possible)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_flatten(const yg_tensor *self,  /* borrowed */
                                   int64_t start_dim,      /* default 0 */
@@ -145,6 +169,8 @@ YG_NODISCARD yg_status yg_flatten_opt(
 /* contiguous(Tensor self) -> Tensor
  *
  * self when already contiguous, else a contiguous copy
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_contiguous(const yg_tensor *self,  /* borrowed */
                                      yg_tensor **out);       /* out: new ref */

@@ -21,7 +21,13 @@
  *
  * Failure (see status.h): on any status other than YG_OK every out-parameter
  * is NULL, the inputs are unchanged, nothing is leaked, and yg_last_error()
- * names the op and the offending shapes, dtypes or devices.
+ * names the op and the offending shapes, dtypes or devices.  A declaration's
+ * "Dtypes:" line lists the dtypes its floating tensor inputs may have (the
+ * spec's claim, which the OpInfo tests check both ways); any other fails
+ * with YG_ERR_DTYPE unless its doc says otherwise.  Its "Checked:" line
+ * lists what the op checks before it runs (an enum argument's value, the
+ * length of an int[N] list); a violation fails with
+ * YG_ERR_INVALID_ARGUMENT.  The doc names the op's other errors.
  *
  * Autograd (see autograd.h): with grad mode on, an op with a formula in
  * specs/derivatives.yaml records a backward node when an input requires

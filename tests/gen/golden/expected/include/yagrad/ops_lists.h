@@ -23,6 +23,8 @@ extern "C" {
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]
  *
  * a list of views (Tensor(a)[]): (yg_tensor ***out, int64_t *out_len)
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_split(
     const yg_tensor *self,  /* borrowed */
@@ -34,6 +36,8 @@ YG_NODISCARD yg_status yg_split(
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
  *
  * pieces of the given sizes: the gradient of a Tensor[] input of cat
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_split_with_sizes(
     const yg_tensor *self,       /* borrowed */
@@ -46,6 +50,8 @@ YG_NODISCARD yg_status yg_split_with_sizes(
 /* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]
  *
  * a list of views without a derivative: marked on the out-parameters
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_unbind(
     const yg_tensor *self,  /* borrowed */
@@ -56,6 +62,8 @@ YG_NODISCARD yg_status yg_unbind(
 /* chunk(Tensor self, int chunks) -> Tensor[]
  *
  * a composite op returning Tensor[]
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_chunk(
     const yg_tensor *self,  /* borrowed */
@@ -66,6 +74,8 @@ YG_NODISCARD yg_status yg_chunk(
 /* index(Tensor self, Tensor?[] indices) -> Tensor
  *
  * Tensor?[]: a list whose items may be NULL (not checked, no device from it)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_index(
     const yg_tensor *self,            /* borrowed */
@@ -73,7 +83,10 @@ YG_NODISCARD yg_status yg_index(
     int64_t indices_len,
     yg_tensor **out);                 /* out: new ref */
 
-/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
+/* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor
+ *
+ * Dtypes: float32, float64.
+ */
 YG_NODISCARD yg_status yg_index_backward(
     const yg_tensor *grad_output,     /* borrowed */
     const int64_t *self_sizes,        /* borrowed, self_sizes_len entries */
@@ -87,6 +100,8 @@ YG_NODISCARD yg_status yg_index_backward(
  * jit-trace: a Tensor after a Tensor[] cannot be recorded (the IR's list
  * inputs come last), so the wrapper refuses to be traced instead of getting
  * a traced helper
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_cat_then(
     const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
@@ -99,6 +114,8 @@ YG_NODISCARD yg_status yg_cat_then(
  * dtype(x) and ScalarType arguments in formulas: a conversion whose
  * gradient needs only self's dtype (beside an argument named dtype), and a
  * reduction with an optional dtype to compute in
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_convert(const yg_tensor *self,  /* borrowed */
                                   yg_dtype dtype,
@@ -107,18 +124,26 @@ YG_NODISCARD yg_status yg_convert(const yg_tensor *self,  /* borrowed */
 /* round_trip(Tensor self, ScalarType via) -> Tensor
  *
  * self rounded through dtype via and converted back
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_round_trip(const yg_tensor *self,  /* borrowed */
                                      yg_dtype via,
                                      yg_tensor **out);       /* out: new ref */
 
-/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor */
+/* total(Tensor self, *, ScalarType? dtype=None) -> Tensor
+ *
+ * Dtypes: float32, float64.
+ */
 YG_NODISCARD yg_status yg_total(const yg_tensor *self,  /* borrowed */
                                 const yg_dtype *dtype,  /* nullable; default NULL */
                                 yg_tensor **out);       /* out: new ref */
 
 /* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,
- *   ScalarType? dtype) -> Tensor */
+ *   ScalarType? dtype) -> Tensor
+ *
+ * Dtypes: float32, float64.
+ */
 YG_NODISCARD yg_status yg_total_backward(
     const yg_tensor *grad,      /* borrowed */
     const int64_t *self_sizes,  /* borrowed, self_sizes_len entries */
@@ -131,6 +156,8 @@ YG_NODISCARD yg_status yg_total_backward(
  *
  * size(x, d) in formulas: each op's gradient is the other op with the
  * counts read from one dim's size, saved as sizes (not the tensor)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_narrow_copy(const yg_tensor *self,  /* borrowed */
                                       int64_t dim,
@@ -138,7 +165,10 @@ YG_NODISCARD yg_status yg_narrow_copy(const yg_tensor *self,  /* borrowed */
                                       int64_t length,
                                       yg_tensor **out);       /* out: new ref */
 
-/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor */
+/* pad_dim(Tensor self, int dim, int before, int after) -> Tensor
+ *
+ * Dtypes: float32, float64.
+ */
 YG_NODISCARD yg_status yg_pad_dim(const yg_tensor *self,  /* borrowed */
                                   int64_t dim,
                                   int64_t before,

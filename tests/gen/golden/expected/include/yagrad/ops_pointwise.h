@@ -29,6 +29,8 @@ extern "C" {
  * space.)
  *   - an indented line keeps its indentation when it is wrapped, because it runs past column 100 of
  *   the header
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_add(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
@@ -38,6 +40,8 @@ YG_NODISCARD yg_status yg_add(const yg_tensor *self,   /* borrowed */
 /* exp(Tensor self) -> Tensor
  *
  * pointwise with a math call: float loops only (no int64 loop)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_exp(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -45,12 +49,17 @@ YG_NODISCARD yg_status yg_exp(const yg_tensor *self,  /* borrowed */
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor
  *
  * overload name: C name mul_scalar
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_mul_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
                                      yg_tensor **out);       /* out: new ref */
 
-/* mul(Tensor self, Tensor other) -> Tensor */
+/* mul(Tensor self, Tensor other) -> Tensor
+ *
+ * Dtypes: float32, float64, int64, int32.
+ */
 YG_NODISCARD yg_status yg_mul(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
                               yg_tensor **out);        /* out: new ref */
@@ -59,6 +68,8 @@ YG_NODISCARD yg_status yg_mul(const yg_tensor *self,   /* borrowed */
  *
  * the classification functions and INFINITY (a stable logaddexp: equal
  * infinities give themselves, not NaN)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_logaddexp(const yg_tensor *self,   /* borrowed */
                                     const yg_tensor *other,  /* borrowed */
@@ -69,12 +80,17 @@ YG_NODISCARD yg_status yg_logaddexp(const yg_tensor *self,   /* borrowed */
  * integer loops from pointwise_int (the float expression has '/'), and a
  * zero-divisor check before the iterator for int_divisor (a Tensor here,
  * a Scalar in floor_divide.Scalar)
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_floor_divide(const yg_tensor *self,   /* borrowed */
                                        const yg_tensor *other,  /* borrowed */
                                        yg_tensor **out);        /* out: new ref */
 
-/* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor */
+/* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+ *
+ * Dtypes: float32, float64, int64, int32.
+ */
 YG_NODISCARD yg_status yg_floor_divide_scalar(const yg_tensor *self,  /* borrowed */
                                               double other,
                                               yg_tensor **out);       /* out: new ref */
@@ -82,6 +98,8 @@ YG_NODISCARD yg_status yg_floor_divide_scalar(const yg_tensor *self,  /* borrowe
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
  *
  * in-place: name ends in '_', writes and returns its (a!) self
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
@@ -92,12 +110,17 @@ YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
  *
  * in-place with a derivative that reads the old self (saved as a copy made
  * by clone before the kernel) and one that reads the result
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_mul_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */
                                yg_tensor **out);        /* out: new ref to self */
 
-/* exp_(Tensor(a!) self) -> Tensor(a!) */
+/* exp_(Tensor(a!) self) -> Tensor(a!)
+ *
+ * Dtypes: float32, float64.
+ */
 YG_NODISCARD yg_status yg_exp_(yg_tensor *self,  /* in-out */
                                yg_tensor **out); /* out: new ref to self */
 

@@ -20,13 +20,18 @@
 extern "C" {
 #endif
 
-/* clone(Tensor self) -> Tensor */
+/* clone(Tensor self) -> Tensor
+ *
+ * Dtypes: float32, float64, int64, bool.
+ */
 YG_NODISCARD yg_status yg_clone(const yg_tensor *self,  /* borrowed */
                                 yg_tensor **out);       /* out: new ref */
 
 /* sign_backward(Tensor grad_output, Tensor self) -> Tensor
  *
  * pointwise gradient helper: gives its section a kernels/structured.c
+ *
+ * Dtypes: float32, float64, int64, int32.
  */
 YG_NODISCARD yg_status yg_sign_backward(const yg_tensor *grad_output,  /* borrowed */
                                         const yg_tensor *self,         /* borrowed */
@@ -35,6 +40,8 @@ YG_NODISCARD yg_status yg_sign_backward(const yg_tensor *grad_output,  /* borrow
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  *
  * kernel op, one CPU kernel; int[] and bool with a default
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_sum_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
@@ -45,6 +52,8 @@ YG_NODISCARD yg_status yg_sum_dim(const yg_tensor *self,  /* borrowed */
 /* mm(Tensor self, Tensor mat2) -> Tensor
  *
  * one kernel for two backends
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *mat2,  /* borrowed */
@@ -53,11 +62,16 @@ YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
 /* t(Tensor(a) self) -> Tensor(a)
  *
  * views: Tensor(a) in, Tensor(a) out
+ *
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_t(const yg_tensor *self,  /* borrowed */
                             yg_tensor **out);       /* out: new ref, a view of self */
 
-/* expand(Tensor(a) self, int[] size) -> Tensor(a) */
+/* expand(Tensor(a) self, int[] size) -> Tensor(a)
+ *
+ * Dtypes: any.
+ */
 YG_NODISCARD yg_status yg_expand(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */
                                  int64_t size_len,
@@ -66,6 +80,8 @@ YG_NODISCARD yg_status yg_expand(const yg_tensor *self,  /* borrowed */
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
  *
  * composite: no dispatch, no pointwise; Tensor? with default None
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_linear(const yg_tensor *input,   /* borrowed */
                                  const yg_tensor *weight,  /* borrowed */
@@ -75,6 +91,8 @@ YG_NODISCARD yg_status yg_linear(const yg_tensor *input,   /* borrowed */
 /* cat(Tensor[] tensors, int dim=0) -> Tensor
  *
  * Tensor[]: the device comes from the first element
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_cat(const yg_tensor *const *tensors,  /* borrowed, tensors_len entries */
                               int64_t tensors_len,
@@ -84,6 +102,8 @@ YG_NODISCARD yg_status yg_cat(const yg_tensor *const *tensors,  /* borrowed, ten
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
  *
  * int? and a derivative with a non-differentiable output
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_argmax(const yg_tensor *self,  /* borrowed */
                                  const int64_t *dim,     /* nullable; default NULL */
@@ -109,6 +129,8 @@ YG_NODISCARD yg_status yg_argmax_opt(
  *
  * int[N] (length-checked) with a scalar default, float?, Scalar?, str,
  * ScalarType?
+ *
+ * Dtypes: float32, float64.  Checked: kernel_size and stride have 2 entries each.
  */
 YG_NODISCARD yg_status yg_pool(
     const yg_tensor *self,       /* borrowed */
@@ -145,6 +167,8 @@ YG_NODISCARD yg_status yg_pool_opt(
  *   Tensor grad_scale)
  *
  * bool[N] and named multiple returns
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_pool_backward(const yg_tensor *grad,       /* borrowed */
                                         const yg_tensor *self,       /* borrowed */
@@ -155,13 +179,18 @@ YG_NODISCARD yg_status yg_pool_backward(const yg_tensor *grad,       /* borrowed
 /* max.dim(Tensor self, int dim) -> (Tensor, Tensor)
  *
  * unnamed multiple returns
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_max_dim(const yg_tensor *self,  /* borrowed */
                                   int64_t dim,
                                   yg_tensor **out0,       /* out: new ref */
                                   yg_tensor **out1);      /* out: new ref */
 
-/* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor */
+/* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor
+ *
+ * Dtypes: float32, float64.
+ */
 YG_NODISCARD yg_status yg_max_dim_backward(
     const yg_tensor *grad,     /* borrowed */
     int64_t dim,
@@ -173,6 +202,8 @@ YG_NODISCARD yg_status yg_max_dim_backward(
 /* sincos(Tensor self) -> (Tensor sin, Tensor cos)
  *
  * named multiple returns, both differentiable
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_sincos(const yg_tensor *self,  /* borrowed */
                                  yg_tensor **out_sin,    /* out: new ref */
@@ -181,13 +212,18 @@ YG_NODISCARD yg_status yg_sincos(const yg_tensor *self,  /* borrowed */
 /* scaled(Tensor self, Tensor scale) -> Tensor
  *
  * two inputs whose gradients one call computes (a shared formula)
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_scaled(const yg_tensor *self,   /* borrowed */
                                  const yg_tensor *scale,  /* borrowed */
                                  yg_tensor **out);        /* out: new ref */
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
- *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale) */
+ *   bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)
+ *
+ * Dtypes: float32, float64.
+ */
 YG_NODISCARD yg_status yg_scaled_backward(const yg_tensor *grad,        /* borrowed */
                                           const yg_tensor *self,        /* borrowed */
                                           const yg_tensor *scale,       /* borrowed */
@@ -198,6 +234,8 @@ YG_NODISCARD yg_status yg_scaled_backward(const yg_tensor *grad,        /* borro
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)
  *
  * out variant: writes a keyword-only (a!) argument
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_mul_out(const yg_tensor *self,   /* borrowed */
                                   const yg_tensor *other,  /* borrowed */
@@ -207,6 +245,8 @@ YG_NODISCARD yg_status yg_mul_out(const yg_tensor *self,   /* borrowed */
 /* sign(Tensor self) -> Tensor
  *
  * a derivative whose formula is not implemented
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_sign(const yg_tensor *self,  /* borrowed */
                                yg_tensor **out);       /* out: new ref */
@@ -244,6 +284,8 @@ YG_NODISCARD yg_status yg_noise_opt(
 /* noise_like(Tensor self, Device device) -> Tensor
  *
  * a tensor and a Device: the Device wins when given, else the tensor's
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_noise_like(const yg_tensor *self,  /* borrowed */
                                      yg_device device,
@@ -252,6 +294,8 @@ YG_NODISCARD yg_status yg_noise_like(const yg_tensor *self,  /* borrowed */
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor
  *
  * optional state updated in place (Tensor(a!)?), as running statistics are
+ *
+ * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_running_scale(
     const yg_tensor *self,  /* borrowed */
@@ -259,7 +303,10 @@ YG_NODISCARD yg_status yg_running_scale(
     double momentum,        /* default 0.1 */
     yg_tensor **out);       /* out: new ref */
 
-/* loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
+/* loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor
+ *
+ * Dtypes: float32, float64.  Checked: reduction is none, mean or sum.
+ */
 YG_NODISCARD yg_status yg_loss(const yg_tensor *self,    /* borrowed */
                                const yg_tensor *target,  /* borrowed */
                                yg_reduction reduction,   /* default YG_REDUCTION_MEAN */
