@@ -369,6 +369,46 @@ static void emit_device_choice(gen_sb *sb, const gen_op *op, const char *device_
     gen_sb_printf(sb, "    dev = yg_tensor_device(%s);\n", device_of);
 }
 
+/* Emits the check that the op's tensors (those given: nullable ones may
+ * be NULL) are on one device, when it takes more than one; a kernel of one
+ * device must never see another's memory. */
+static void emit_same_device_check(gen_sb *sb, const gen_op *op)
+{
+    gen_sb ts = {0}, names = {0};
+    const char *list = NULL;
+    int n = 0;
+
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->type == GEN_T_TENSOR_LIST) {
+            list = a->name;
+        } else if (a->type == GEN_T_TENSOR) {
+            gen_sb_printf(&ts, "%s%s", n == 0 ? "" : ", ", a->name);
+            gen_sb_printf(&names, "%s\"%s\"", n == 0 ? "" : ", ", a->name);
+            n++;
+        }
+    }
+    if (n + (list != NULL) >= 2 || (list != NULL && n == 0)) {
+        char *fixed = n > 0 ? gen_xprintf("(const yg_tensor *const[]){%s}", ts.buf) : gen_xstrdup("NULL");
+        char *fixed_names = n > 0 ? gen_xprintf("(const char *const[]){%s}", names.buf)
+                                  : gen_xstrdup("NULL");
+        char *lst = list != NULL ? gen_xprintf("%s, %s_len, \"%s\"", list, list, list)
+                                 : gen_xstrdup("NULL, 0, NULL");
+        gen_sb_printf(sb,
+                      "    YG_RETURN_IF_ERROR(yg__check_devices(\"%s\",\n"
+                      "                                         %d,\n"
+                      "                                         %s,\n"
+                      "                                         %s,\n"
+                      "                                         %s));\n",
+                      op->display, n, fixed, fixed_names, lst);
+        free(fixed);
+        free(fixed_names);
+        free(lst);
+    }
+    gen_sb_free(&ts);
+    gen_sb_free(&names);
+}
+
 static void emit_kernel_table(gen_sb *sb, const gen_op *op)
 {
     gen_params params;
@@ -801,6 +841,7 @@ static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const 
     for (int j = 0; j < d->n_saves; j++)
         saves_result |= d->saves[j].arg_index < 0;
     emit_device_choice(sb, op, device_of);
+    emit_same_device_check(sb, op);
     gen_sb_printf(sb,
                   "    kernel = %s_kernels[dev];\n"
                   "    if (kernel == NULL)\n"
@@ -932,6 +973,7 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
         return;
     }
     emit_device_choice(sb, op, device_of);
+    emit_same_device_check(sb, op);
     gen_sb_printf(sb,
                   "    kernel = %s_kernels[dev];\n"
                   "    if (kernel == NULL)\n"

@@ -105,6 +105,11 @@ yg_status yg_tanh_backward(const yg_tensor *grad_output, const yg_tensor *output
     YG_RETURN_IF_ERROR(yg__check_defined("tanh_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("tanh_backward", "output", output));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("tanh_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, output},
+                                         (const char *const[]){"grad_output", "output"},
+                                         NULL, 0, NULL));
     kernel = tanh_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "tanh_backward: no kernel for device %s",
@@ -209,6 +214,11 @@ yg_status yg_sigmoid_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("sigmoid_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("sigmoid_backward", "output", output));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("sigmoid_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, output},
+                                         (const char *const[]){"grad_output", "output"},
+                                         NULL, 0, NULL));
     kernel = sigmoid_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "sigmoid_backward: no kernel for device %s",
@@ -303,6 +313,11 @@ yg_status yg_relu_backward(const yg_tensor *grad_output, const yg_tensor *output
     YG_RETURN_IF_ERROR(yg__check_defined("relu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("relu_backward", "output", output));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("relu_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, output},
+                                         (const char *const[]){"grad_output", "output"},
+                                         NULL, 0, NULL));
     kernel = relu_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "relu_backward: no kernel for device %s",
@@ -405,6 +420,11 @@ yg_status yg_gelu_backward(const yg_tensor *grad_output, const yg_tensor *self, 
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("gelu_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = gelu_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "gelu_backward: no kernel for device %s",
@@ -509,6 +529,11 @@ yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_tanh_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_tanh_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("gelu_tanh_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = gelu_tanh_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "gelu_tanh_backward: no kernel for device %s",
@@ -611,6 +636,11 @@ yg_status yg_silu_backward(const yg_tensor *grad_output, const yg_tensor *self, 
     YG_RETURN_IF_ERROR(yg__check_defined("silu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("silu_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("silu_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = silu_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "silu_backward: no kernel for device %s",
@@ -721,6 +751,11 @@ yg_status yg_elu_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("elu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("elu_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("elu_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = elu_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "elu_backward: no kernel for device %s",
@@ -823,6 +858,11 @@ yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("leaky_relu_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("leaky_relu_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("leaky_relu_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = leaky_relu_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "leaky_relu_backward: no kernel for device %s",
@@ -939,6 +979,11 @@ yg_status yg_softplus_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("softplus_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("softplus_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("softplus_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = softplus_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "softplus_backward: no kernel for device %s",
@@ -1047,6 +1092,11 @@ yg_status yg_hardtanh_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("hardtanh_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("hardtanh_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("hardtanh_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = hardtanh_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "hardtanh_backward: no kernel for device %s",

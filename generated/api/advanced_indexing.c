@@ -104,6 +104,11 @@ yg_status yg_index(const yg_tensor *self,
                         indices == NULL ? "NULL" : "given",
                         (long long)indices_len);
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("index",
+                                         1,
+                                         (const yg_tensor *const[]){self},
+                                         (const char *const[]){"self"},
+                                         indices, indices_len, "indices"));
     kernel = index_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "index: no kernel for device %s",
@@ -223,6 +228,11 @@ yg_status yg_index_put(const yg_tensor *self,
                         (long long)indices_len);
     YG_RETURN_IF_ERROR(yg__check_defined("index_put", "values", values));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("index_put",
+                                         2,
+                                         (const yg_tensor *const[]){self, values},
+                                         (const char *const[]){"self", "values"},
+                                         indices, indices_len, "indices"));
     kernel = index_put_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "index_put: no kernel for device %s",
@@ -347,6 +357,11 @@ yg_status yg_index_put_(yg_tensor *self,
                         (long long)indices_len);
     YG_RETURN_IF_ERROR(yg__check_defined("index_put_", "values", values));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("index_put_",
+                                         2,
+                                         (const yg_tensor *const[]){self, values},
+                                         (const char *const[]){"self", "values"},
+                                         indices, indices_len, "indices"));
     kernel = index_put__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "index_put_: no kernel for device %s",

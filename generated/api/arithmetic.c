@@ -98,6 +98,11 @@ yg_status yg_add(const yg_tensor *self, const yg_tensor *other, double alpha, yg
     YG_RETURN_IF_ERROR(yg__check_defined("add", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("add", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("add",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = add_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "add: no kernel for device %s",
@@ -193,6 +198,11 @@ yg_status yg_sub(const yg_tensor *self, const yg_tensor *other, double alpha, yg
     YG_RETURN_IF_ERROR(yg__check_defined("sub", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("sub", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("sub",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = sub_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "sub: no kernel for device %s",
@@ -287,6 +297,11 @@ yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("mul",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = mul_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "mul: no kernel for device %s",
@@ -379,6 +394,11 @@ yg_status yg_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("div",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = div_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "div: no kernel for device %s",
@@ -589,6 +609,11 @@ yg_status yg_div_trunc(const yg_tensor *self, const yg_tensor *other, yg_tensor 
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("div",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = div_trunc_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "div: no kernel for device %s",
@@ -673,6 +698,11 @@ yg_status yg_div_floor(const yg_tensor *self, const yg_tensor *other, yg_tensor 
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("div",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = div_floor_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "div: no kernel for device %s",
@@ -853,6 +883,11 @@ yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("add_",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = add__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "add_: no kernel for device %s",

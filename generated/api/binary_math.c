@@ -93,6 +93,11 @@ yg_status yg_maximum(const yg_tensor *self, const yg_tensor *other, yg_tensor **
     YG_RETURN_IF_ERROR(yg__check_defined("maximum", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("maximum",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = maximum_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "maximum: no kernel for device %s",
@@ -183,6 +188,11 @@ yg_status yg_minimum(const yg_tensor *self, const yg_tensor *other, yg_tensor **
     YG_RETURN_IF_ERROR(yg__check_defined("minimum", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("minimum",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = minimum_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "minimum: no kernel for device %s",
@@ -273,6 +283,11 @@ yg_status yg_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor **ou
     YG_RETURN_IF_ERROR(yg__check_defined("atan2", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("atan2", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("atan2",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = atan2_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "atan2: no kernel for device %s",
@@ -369,6 +384,11 @@ yg_status yg_remainder(const yg_tensor *self, const yg_tensor *other, yg_tensor 
     YG_RETURN_IF_ERROR(yg__check_defined("remainder", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("remainder", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("remainder",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = remainder_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "remainder: no kernel for device %s",
@@ -546,6 +566,11 @@ yg_status yg_pow(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **o
     YG_RETURN_IF_ERROR(yg__check_defined("pow", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("pow", "exponent", exponent));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("pow",
+                                         2,
+                                         (const yg_tensor *const[]){self, exponent},
+                                         (const char *const[]){"self", "exponent"},
+                                         NULL, 0, NULL));
     kernel = pow_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "pow: no kernel for device %s",

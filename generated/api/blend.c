@@ -101,6 +101,11 @@ yg_status yg_lerp_scalar(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "end", end));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("lerp",
+                                         2,
+                                         (const yg_tensor *const[]){self, end},
+                                         (const char *const[]){"self", "end"},
+                                         NULL, 0, NULL));
     kernel = lerp_scalar_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "lerp: no kernel for device %s",
@@ -217,6 +222,11 @@ yg_status yg_lerp(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "end", end));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "weight", weight));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("lerp",
+                                         3,
+                                         (const yg_tensor *const[]){self, end, weight},
+                                         (const char *const[]){"self", "end", "weight"},
+                                         NULL, 0, NULL));
     kernel = lerp_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "lerp: no kernel for device %s",
@@ -334,6 +344,11 @@ yg_status yg_addcmul(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul", "tensor1", tensor1));
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul", "tensor2", tensor2));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("addcmul",
+                                         3,
+                                         (const yg_tensor *const[]){self, tensor1, tensor2},
+                                         (const char *const[]){"self", "tensor1", "tensor2"},
+                                         NULL, 0, NULL));
     kernel = addcmul_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "addcmul: no kernel for device %s",
@@ -451,6 +466,11 @@ yg_status yg_addcdiv(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv", "tensor1", tensor1));
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv", "tensor2", tensor2));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("addcdiv",
+                                         3,
+                                         (const yg_tensor *const[]){self, tensor1, tensor2},
+                                         (const char *const[]){"self", "tensor1", "tensor2"},
+                                         NULL, 0, NULL));
     kernel = addcdiv_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "addcdiv: no kernel for device %s",
@@ -552,6 +572,11 @@ yg_status yg_where(const yg_tensor *condition,
     YG_RETURN_IF_ERROR(yg__check_defined("where", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "other", other));
     dev = yg_tensor_device(condition);
+    YG_RETURN_IF_ERROR(yg__check_devices("where",
+                                         3,
+                                         (const yg_tensor *const[]){condition, self, other},
+                                         (const char *const[]){"condition", "self", "other"},
+                                         NULL, 0, NULL));
     kernel = where_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "where: no kernel for device %s",
@@ -652,6 +677,11 @@ yg_status yg_where_scalarother(const yg_tensor *condition,
     YG_RETURN_IF_ERROR(yg__check_defined("where", "condition", condition));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "self", self));
     dev = yg_tensor_device(condition);
+    YG_RETURN_IF_ERROR(yg__check_devices("where",
+                                         2,
+                                         (const yg_tensor *const[]){condition, self},
+                                         (const char *const[]){"condition", "self"},
+                                         NULL, 0, NULL));
     kernel = where_scalarother_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "where: no kernel for device %s",
@@ -752,6 +782,11 @@ yg_status yg_where_scalarself(const yg_tensor *condition,
     YG_RETURN_IF_ERROR(yg__check_defined("where", "condition", condition));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "other", other));
     dev = yg_tensor_device(condition);
+    YG_RETURN_IF_ERROR(yg__check_devices("where",
+                                         2,
+                                         (const yg_tensor *const[]){condition, other},
+                                         (const char *const[]){"condition", "other"},
+                                         NULL, 0, NULL));
     kernel = where_scalarself_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "where: no kernel for device %s",
@@ -848,6 +883,11 @@ yg_status yg_masked_fill(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill", "mask", mask));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("masked_fill",
+                                         2,
+                                         (const yg_tensor *const[]){self, mask},
+                                         (const char *const[]){"self", "mask"},
+                                         NULL, 0, NULL));
     kernel = masked_fill_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "masked_fill: no kernel for device %s",

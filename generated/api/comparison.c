@@ -58,6 +58,11 @@ yg_status yg_eq(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("eq", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("eq", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("eq",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = eq_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "eq: no kernel for device %s",
@@ -102,6 +107,11 @@ yg_status yg_ne(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("ne", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("ne", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("ne",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = ne_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "ne: no kernel for device %s",
@@ -146,6 +156,11 @@ yg_status yg_lt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("lt", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lt", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("lt",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = lt_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "lt: no kernel for device %s",
@@ -190,6 +205,11 @@ yg_status yg_le(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("le", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("le", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("le",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = le_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "le: no kernel for device %s",
@@ -234,6 +254,11 @@ yg_status yg_gt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("gt", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("gt", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("gt",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = gt_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "gt: no kernel for device %s",
@@ -278,6 +303,11 @@ yg_status yg_ge(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("ge", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("ge", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("ge",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = ge_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "ge: no kernel for device %s",
@@ -584,6 +614,11 @@ yg_status yg_logical_and(const yg_tensor *self, const yg_tensor *other, yg_tenso
     YG_RETURN_IF_ERROR(yg__check_defined("logical_and", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_and", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("logical_and",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = logical_and_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "logical_and: no kernel for device %s",
@@ -630,6 +665,11 @@ yg_status yg_logical_or(const yg_tensor *self, const yg_tensor *other, yg_tensor
     YG_RETURN_IF_ERROR(yg__check_defined("logical_or", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_or", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("logical_or",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = logical_or_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "logical_or: no kernel for device %s",
@@ -678,6 +718,11 @@ yg_status yg_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_tenso
     YG_RETURN_IF_ERROR(yg__check_defined("logical_xor", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_xor", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("logical_xor",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = logical_xor_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "logical_xor: no kernel for device %s",

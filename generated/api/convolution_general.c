@@ -325,6 +325,11 @@ yg_status yg_convolution_dispatch(const yg_tensor *input,
     YG_RETURN_IF_ERROR(yg__check_defined("convolution_dispatch", "input", input));
     YG_RETURN_IF_ERROR(yg__check_defined("convolution_dispatch", "weight", weight));
     dev = yg_tensor_device(input);
+    YG_RETURN_IF_ERROR(yg__check_devices("convolution_dispatch",
+                                         3,
+                                         (const yg_tensor *const[]){input, weight, bias},
+                                         (const char *const[]){"input", "weight", "bias"},
+                                         NULL, 0, NULL));
     kernel = convolution_dispatch_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "convolution_dispatch: no kernel for device %s",

@@ -310,6 +310,11 @@ yg_status yg_cumprod_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("cumprod_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = cumprod_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "cumprod_backward: no kernel for device %s",
@@ -381,6 +386,11 @@ yg_status yg_cumprod_jvp(const yg_tensor *grad,
                         "cumprod_jvp: not differentiable (a part of cumprod's second derivative; cumprod has no third), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
+    YG_RETURN_IF_ERROR(yg__check_devices("cumprod_jvp",
+                                         2,
+                                         (const yg_tensor *const[]){grad, self},
+                                         (const char *const[]){"grad", "self"},
+                                         NULL, 0, NULL));
     kernel = cumprod_jvp_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "cumprod_jvp: no kernel for device %s",
@@ -445,6 +455,11 @@ yg_status yg_cumprod_double_backward(const yg_tensor *grad,
                         "cumprod_double_backward: not differentiable (the second derivative of cumprod; cumprod has no third), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
+    YG_RETURN_IF_ERROR(yg__check_devices("cumprod_double_backward",
+                                         3,
+                                         (const yg_tensor *const[]){grad, grad_output, self},
+                                         (const char *const[]){"grad", "grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = cumprod_double_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "cumprod_double_backward: no kernel for device %s",

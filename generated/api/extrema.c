@@ -720,6 +720,11 @@ yg_status yg_minmax_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("minmax_backward", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("minmax_backward", "output", output));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("minmax_backward",
+                                         3,
+                                         (const yg_tensor *const[]){grad_output, self, output},
+                                         (const char *const[]){"grad_output", "self", "output"},
+                                         NULL, 0, NULL));
     kernel = minmax_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "minmax_backward: no kernel for device %s",

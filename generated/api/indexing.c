@@ -105,6 +105,11 @@ yg_status yg_index_select(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("index_select", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select", "index", index));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("index_select",
+                                         2,
+                                         (const yg_tensor *const[]){self, index},
+                                         (const char *const[]){"self", "index"},
+                                         NULL, 0, NULL));
     kernel = index_select_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "index_select: no kernel for device %s",
@@ -219,6 +224,11 @@ yg_status yg_index_select_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("index_select_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select_backward", "index", index));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("index_select_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, index},
+                                         (const char *const[]){"grad_output", "index"},
+                                         NULL, 0, NULL));
     kernel = index_select_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "index_select_backward: no kernel for device %s",
@@ -315,6 +325,11 @@ yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, 
     YG_RETURN_IF_ERROR(yg__check_defined("gather", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("gather", "index", index));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("gather",
+                                         2,
+                                         (const yg_tensor *const[]){self, index},
+                                         (const char *const[]){"self", "index"},
+                                         NULL, 0, NULL));
     kernel = gather_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "gather: no kernel for device %s",
@@ -424,6 +439,11 @@ yg_status yg_gather_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("gather_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("gather_backward", "index", index));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("gather_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, index},
+                                         (const char *const[]){"grad_output", "index"},
+                                         NULL, 0, NULL));
     kernel = gather_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "gather_backward: no kernel for device %s",
@@ -534,6 +554,11 @@ yg_status yg_scatter(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "index", index));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "src", src));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("scatter",
+                                         3,
+                                         (const yg_tensor *const[]){self, index, src},
+                                         (const char *const[]){"self", "index", "src"},
+                                         NULL, 0, NULL));
     kernel = scatter_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "scatter: no kernel for device %s",
@@ -640,6 +665,11 @@ yg_status yg_scatter_value(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "index", index));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("scatter",
+                                         2,
+                                         (const yg_tensor *const[]){self, index},
+                                         (const char *const[]){"self", "index"},
+                                         NULL, 0, NULL));
     kernel = scatter_value_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "scatter: no kernel for device %s",
@@ -752,6 +782,11 @@ yg_status yg_scatter_add(const yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("scatter_add", "index", index));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter_add", "src", src));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("scatter_add",
+                                         3,
+                                         (const yg_tensor *const[]){self, index, src},
+                                         (const char *const[]){"self", "index", "src"},
+                                         NULL, 0, NULL));
     kernel = scatter_add_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "scatter_add: no kernel for device %s",

@@ -103,6 +103,11 @@ yg_status yg_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
     YG_RETURN_IF_ERROR(yg__check_defined("sub_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("sub_", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("sub_",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = sub__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "sub_: no kernel for device %s",
@@ -215,6 +220,11 @@ yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("mul_",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = mul__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "mul_: no kernel for device %s",
@@ -315,6 +325,11 @@ yg_status yg_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("div_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("div_", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("div_",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = div__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "div_: no kernel for device %s",
@@ -732,6 +747,11 @@ yg_status yg_addcmul_(yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul_", "tensor1", tensor1));
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul_", "tensor2", tensor2));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("addcmul_",
+                                         3,
+                                         (const yg_tensor *const[]){self, tensor1, tensor2},
+                                         (const char *const[]){"self", "tensor1", "tensor2"},
+                                         NULL, 0, NULL));
     kernel = addcmul__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "addcmul_: no kernel for device %s",
@@ -862,6 +882,11 @@ yg_status yg_addcdiv_(yg_tensor *self,
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv_", "tensor1", tensor1));
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv_", "tensor2", tensor2));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("addcdiv_",
+                                         3,
+                                         (const yg_tensor *const[]){self, tensor1, tensor2},
+                                         (const char *const[]){"self", "tensor1", "tensor2"},
+                                         NULL, 0, NULL));
     kernel = addcdiv__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "addcdiv_: no kernel for device %s",
@@ -974,6 +999,11 @@ yg_status yg_lerp_scalar_(yg_tensor *self, const yg_tensor *end, double weight, 
     YG_RETURN_IF_ERROR(yg__check_defined("lerp_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp_", "end", end));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("lerp_",
+                                         2,
+                                         (const yg_tensor *const[]){self, end},
+                                         (const char *const[]){"self", "end"},
+                                         NULL, 0, NULL));
     kernel = lerp_scalar__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "lerp_: no kernel for device %s",

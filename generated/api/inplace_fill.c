@@ -506,6 +506,11 @@ yg_status yg_masked_fill_(yg_tensor *self, const yg_tensor *mask, double value, 
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill_", "mask", mask));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("masked_fill_",
+                                         2,
+                                         (const yg_tensor *const[]){self, mask},
+                                         (const char *const[]){"self", "mask"},
+                                         NULL, 0, NULL));
     kernel = masked_fill__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "masked_fill_: no kernel for device %s",
@@ -782,6 +787,11 @@ yg_status yg_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("copy_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("copy_", "src", src));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("copy_",
+                                         2,
+                                         (const yg_tensor *const[]){self, src},
+                                         (const char *const[]){"self", "src"},
+                                         NULL, 0, NULL));
     kernel = copy__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "copy_: no kernel for device %s",

@@ -156,6 +156,11 @@ yg_status yg_cat(const yg_tensor *const *tensors,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "cat: expected at least one tensor in tensors");
     dev = yg_tensor_device(tensors[0]);
+    YG_RETURN_IF_ERROR(yg__check_devices("cat",
+                                         0,
+                                         NULL,
+                                         NULL,
+                                         tensors, tensors_len, "tensors"));
     kernel = cat_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "cat: no kernel for device %s",

@@ -101,6 +101,11 @@ yg_status yg_embedding(const yg_tensor *weight,
     YG_RETURN_IF_ERROR(yg__check_defined("embedding", "weight", weight));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding", "indices", indices));
     dev = yg_tensor_device(weight);
+    YG_RETURN_IF_ERROR(yg__check_devices("embedding",
+                                         2,
+                                         (const yg_tensor *const[]){weight, indices},
+                                         (const char *const[]){"weight", "indices"},
+                                         NULL, 0, NULL));
     kernel = embedding_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "embedding: no kernel for device %s",
@@ -221,6 +226,11 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("embedding_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding_backward", "indices", indices));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("embedding_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, indices},
+                                         (const char *const[]){"grad_output", "indices"},
+                                         NULL, 0, NULL));
     kernel = embedding_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "embedding_backward: no kernel for device %s",
@@ -437,6 +447,11 @@ yg_status yg_lstm_cell_gates(const yg_tensor *input_gates,
     YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates", "hidden_gates", hidden_gates));
     YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates", "cx", cx));
     dev = yg_tensor_device(input_gates);
+    YG_RETURN_IF_ERROR(yg__check_devices("lstm_cell_gates",
+                                         3,
+                                         (const yg_tensor *const[]){input_gates, hidden_gates, cx},
+                                         (const char *const[]){"input_gates", "hidden_gates", "cx"},
+                                         NULL, 0, NULL));
     kernel = lstm_cell_gates_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "lstm_cell_gates: no kernel for device %s",

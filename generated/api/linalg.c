@@ -92,6 +92,11 @@ yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "mat2", mat2));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("mm",
+                                         2,
+                                         (const yg_tensor *const[]){self, mat2},
+                                         (const char *const[]){"self", "mat2"},
+                                         NULL, 0, NULL));
     kernel = mm_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "mm: no kernel for device %s",
@@ -270,6 +275,11 @@ yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("bmm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("bmm", "mat2", mat2));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("bmm",
+                                         2,
+                                         (const yg_tensor *const[]){self, mat2},
+                                         (const char *const[]){"self", "mat2"},
+                                         NULL, 0, NULL));
     kernel = bmm_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "bmm: no kernel for device %s",

@@ -120,6 +120,11 @@ yg_status yg_nll_loss(const yg_tensor *self,
                         "nll_loss: reduction must be none (0), mean (1) or sum (2), not %d",
                         (int)reduction);
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("nll_loss",
+                                         3,
+                                         (const yg_tensor *const[]){self, target, weight},
+                                         (const char *const[]){"self", "target", "weight"},
+                                         NULL, 0, NULL));
     kernel = nll_loss_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "nll_loss: no kernel for device %s",
@@ -278,6 +283,11 @@ yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
                         "nll_loss_backward: reduction must be none (0), mean (1) or sum (2), not %d",
                         (int)reduction);
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("nll_loss_backward",
+                                         3,
+                                         (const yg_tensor *const[]){grad_output, target, weight},
+                                         (const char *const[]){"grad_output", "target", "weight"},
+                                         NULL, 0, NULL));
     kernel = nll_loss_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "nll_loss_backward: no kernel for device %s",

@@ -113,6 +113,11 @@ yg_status yg_pow_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("pow_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = pow_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "pow_backward: no kernel for device %s",
@@ -221,6 +226,11 @@ yg_status yg_clamp_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("clamp_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = clamp_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "clamp_backward: no kernel for device %s",
@@ -323,6 +333,11 @@ yg_status yg_clamp_min_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("clamp_min_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = clamp_min_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "clamp_min_backward: no kernel for device %s",
@@ -425,6 +440,11 @@ yg_status yg_clamp_max_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("clamp_max_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = clamp_max_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "clamp_max_backward: no kernel for device %s",
@@ -530,6 +550,11 @@ yg_status yg_maximum_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("maximum_backward", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum_backward", "other", other));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("maximum_backward",
+                                         3,
+                                         (const yg_tensor *const[]){grad_output, self, other},
+                                         (const char *const[]){"grad_output", "self", "other"},
+                                         NULL, 0, NULL));
     kernel = maximum_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "maximum_backward: no kernel for device %s",
@@ -635,6 +660,11 @@ yg_status yg_minimum_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("minimum_backward", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum_backward", "other", other));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("minimum_backward",
+                                         3,
+                                         (const yg_tensor *const[]){grad_output, self, other},
+                                         (const char *const[]){"grad_output", "self", "other"},
+                                         NULL, 0, NULL));
     kernel = minimum_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "minimum_backward: no kernel for device %s",
@@ -811,6 +841,11 @@ yg_status yg_pow_backward_self(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_self", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_self", "exponent", exponent));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("pow_backward_self",
+                                         3,
+                                         (const yg_tensor *const[]){grad_output, self, exponent},
+                                         (const char *const[]){"grad_output", "self", "exponent"},
+                                         NULL, 0, NULL));
     kernel = pow_backward_self_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "pow_backward_self: no kernel for device %s",
@@ -946,6 +981,11 @@ yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_exponent", "exponent", exponent));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_exponent", "output", output));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("pow_backward_exponent",
+                                         4,
+                                         (const yg_tensor *const[]){grad_output, self, exponent, output},
+                                         (const char *const[]){"grad_output", "self", "exponent", "output"},
+                                         NULL, 0, NULL));
     kernel = pow_backward_exponent_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "pow_backward_exponent: no kernel for device %s",

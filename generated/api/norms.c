@@ -425,6 +425,11 @@ yg_status yg_native_layer_norm(const yg_tensor *input,
     YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm", "out_rstd", out_rstd));
     YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm", "input", input));
     dev = yg_tensor_device(input);
+    YG_RETURN_IF_ERROR(yg__check_devices("native_layer_norm",
+                                         3,
+                                         (const yg_tensor *const[]){input, weight, bias},
+                                         (const char *const[]){"input", "weight", "bias"},
+                                         NULL, 0, NULL));
     kernel = native_layer_norm_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "native_layer_norm: no kernel for device %s",
@@ -666,6 +671,11 @@ yg_status yg_native_layer_norm_backward_fused(const yg_tensor *grad_out,
                         "native_layer_norm_backward_fused: not differentiable (runs only when nothing records; a recording native_layer_norm_backward is differentiable ops), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad_out);
+    YG_RETURN_IF_ERROR(yg__check_devices("native_layer_norm_backward_fused",
+                                         5,
+                                         (const yg_tensor *const[]){grad_out, input, mean, rstd, weight},
+                                         (const char *const[]){"grad_out", "input", "mean", "rstd", "weight"},
+                                         NULL, 0, NULL));
     kernel = native_layer_norm_backward_fused_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "native_layer_norm_backward_fused: no kernel for device %s",
@@ -853,6 +863,11 @@ yg_status yg_native_batch_norm(const yg_tensor *input,
                         "native_batch_norm: running_var is state updated in place and must not "
                         "require grad");
     dev = yg_tensor_device(input);
+    YG_RETURN_IF_ERROR(yg__check_devices("native_batch_norm",
+                                         5,
+                                         (const yg_tensor *const[]){input, weight, bias, running_mean, running_var},
+                                         (const char *const[]){"input", "weight", "bias", "running_mean", "running_var"},
+                                         NULL, 0, NULL));
     kernel = native_batch_norm_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "native_batch_norm: no kernel for device %s",
@@ -1090,6 +1105,11 @@ yg_status yg_native_batch_norm_backward_fused(const yg_tensor *grad_out,
                         "native_batch_norm_backward_fused: not differentiable (runs only when nothing records; a recording native_batch_norm_backward is differentiable ops), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad_out);
+    YG_RETURN_IF_ERROR(yg__check_devices("native_batch_norm_backward_fused",
+                                         5,
+                                         (const yg_tensor *const[]){grad_out, input, weight, save_mean, save_invstd},
+                                         (const char *const[]){"grad_out", "input", "weight", "save_mean", "save_invstd"},
+                                         NULL, 0, NULL));
     kernel = native_batch_norm_backward_fused_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "native_batch_norm_backward_fused: no kernel for device %s",

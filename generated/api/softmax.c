@@ -196,6 +196,11 @@ yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_backward", "output", output));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("log_softmax_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, output},
+                                         (const char *const[]){"grad_output", "output"},
+                                         NULL, 0, NULL));
     kernel = log_softmax_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "log_softmax_backward: no kernel for device %s",

@@ -715,6 +715,11 @@ yg_status yg_norm_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "output", output));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("norm_backward",
+                                         3,
+                                         (const yg_tensor *const[]){grad_output, self, output},
+                                         (const char *const[]){"grad_output", "self", "output"},
+                                         NULL, 0, NULL));
     kernel = norm_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "norm_backward: no kernel for device %s",

@@ -623,6 +623,11 @@ yg_status yg_prod_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(yg__check_defined("prod_backward", "grad_output", grad_output));
     YG_RETURN_IF_ERROR(yg__check_defined("prod_backward", "self", self));
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("prod_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = prod_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "prod_backward: no kernel for device %s",
@@ -707,6 +712,11 @@ yg_status yg_prod_double_backward(const yg_tensor *grad,
                         "prod_double_backward: not differentiable (the second derivative of prod; prod has no third), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
+    YG_RETURN_IF_ERROR(yg__check_devices("prod_double_backward",
+                                         3,
+                                         (const yg_tensor *const[]){grad, grad_output, self},
+                                         (const char *const[]){"grad", "grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = prod_double_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "prod_double_backward: no kernel for device %s",

@@ -74,12 +74,16 @@ size_t yg__alloc_set_thread_limit(size_t nbytes);
 
 /* ---- storage and tensor ---- */
 
+/* data is host memory from yg__alloc on YG_CPU, device memory from the
+ * CUDA caching allocator (cuda/cuda.h) on YG_CUDA: only code that checked
+ * the device (a kernel of that device, yg__require_host) reads it. */
 typedef struct yg_storage {
     atomic_long refcount;
     void *data;
     size_t nbytes;
     yg_device device;
-    atomic_uint version; /* bumped by every in-place write to any view */
+    int32_t device_index; /* which GPU (cuda:1 is 1); 0 on the CPU */
+    atomic_uint version;  /* bumped by every in-place write to any view */
 } yg_storage;
 
 struct yg_tensor {
@@ -103,6 +107,25 @@ yg_status yg__tensor_new(const char *op,
                          int64_t ndim,
                          yg_dtype dtype,
                          yg_tensor **out);
+
+/* yg__tensor_new on device (and device_index; 0 for the CPU).  A device
+ * that cannot be used fails with YG_ERR_DEVICE naming op and the reason
+ * ("built without CUDA", an index out of range). */
+yg_status yg__tensor_new_on(const char *op,
+                            const int64_t *sizes,
+                            int64_t ndim,
+                            yg_dtype dtype,
+                            yg_device device,
+                            int32_t device_index,
+                            yg_tensor **out);
+
+/* Fails with YG_ERR_DEVICE, "<op>: <arg> is on cuda:0; this needs a cpu
+ * tensor (copy it with yg_tensor_to_device)", unless t's data is host
+ * memory; for code outside the kernels that reads or writes elements. */
+yg_status yg__require_host(const char *op, const char *arg, const yg_tensor *t);
+
+/* "cpu" or "cuda:<index>" for t's device, into buf (NUL-terminated). */
+char *yg__format_device(const yg_tensor *t, char *buf, size_t buf_len);
 
 /* A new tensor viewing t's storage with the given geometry (no autograd
  * history, dtype of t).  sizes/strides have ndim entries.  Every view goes
@@ -208,6 +231,19 @@ yg_status yg__dispatch_device(const char *op,
                               const yg_device *device,
                               const yg_tensor *like,
                               yg_device *out);
+
+/* Fails with YG_ERR_DEVICE unless the given tensors (n of ts, named
+ * names; then list_len items of list, named "list_name[i]"; NULL entries
+ * skipped) are all on one device: "add: expected all tensors on one
+ * device, but self is on cpu and other on cuda:0".  The generated entry
+ * point of every kernel op with several tensors calls it. */
+yg_status yg__check_devices(const char *op,
+                            int32_t n,
+                            const yg_tensor *const *ts,
+                            const char *const *names,
+                            const yg_tensor *const *list,
+                            int64_t list_len,
+                            const char *list_name);
 
 /* Writes "[2, 3]" for sizes into buf (NUL-terminated, truncated). */
 char *yg__format_sizes(const int64_t *sizes, int64_t ndim, char *buf, size_t buf_len);

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "cuda/cuda.h"
+#include "yagrad/autograd.h"
 
 /* ---- dtypes and devices ---- */
 
@@ -92,20 +94,31 @@ yg_dtype yg__promote_types(yg_dtype a, yg_dtype b)
 
 /* ---- storage ---- */
 
-static yg_status storage_new(size_t nbytes, yg_storage **out)
+static yg_status
+storage_new(const char *op, yg_device device, int32_t index, size_t nbytes, yg_storage **out)
 {
     yg_storage *s = malloc(sizeof *s);
     if (s == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory allocating a storage");
-    s->data = yg__alloc(nbytes);
-    if (s->data == NULL) {
-        free(s);
-        return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes", nbytes);
+    if (device == YG_CUDA) {
+        yg_status st = yg__cuda_alloc(op, index, nbytes, &s->data);
+        if (st != YG_OK) {
+            free(s);
+            return st;
+        }
+    } else {
+        s->data = yg__alloc(nbytes);
+        if (s->data == NULL) {
+            free(s);
+            return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory allocating %zu bytes", nbytes);
+        }
+        index = 0;
     }
     atomic_init(&s->refcount, 1);
     atomic_init(&s->version, 0);
     s->nbytes = nbytes;
-    s->device = YG_CPU;
+    s->device = device;
+    s->device_index = index;
     *out = s;
     return YG_OK;
 }
@@ -114,7 +127,10 @@ static void storage_release(yg_storage *s)
 {
     if (s == NULL || atomic_fetch_sub(&s->refcount, 1) != 1)
         return;
-    yg__free(s->data, s->nbytes);
+    if (s->device == YG_CUDA)
+        yg__cuda_free(s->device_index, s->data);
+    else
+        yg__free(s->data, s->nbytes);
     free(s);
 }
 
@@ -145,11 +161,19 @@ static yg_status check_geometry(const char *op, const int64_t *sizes, int64_t nd
 yg_status yg__tensor_new(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
                          yg_tensor **out)
 {
+    return yg__tensor_new_on(op, sizes, ndim, dtype, YG_CPU, 0, out);
+}
+
+yg_status yg__tensor_new_on(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
+                            yg_device device, int32_t device_index, yg_tensor **out)
+{
     int64_t numel = 0, strides[YG_MAX_DIMS];
     yg_tensor *t;
     yg_status st;
 
     *out = NULL;
+    if ((unsigned)device >= YG_DEVICE_COUNT_)
+        return yg__fail(YG_ERR_DEVICE, "%s: invalid device %d", op, (int)device);
     YG_RETURN_IF_ERROR(check_geometry(op, sizes, ndim, dtype, &numel));
     /* Strides before any allocation: an empty tensor whose strides do not
      * fit int64 is refused (as PyTorch's "Stride calculation overflowed"),
@@ -158,7 +182,7 @@ yg_status yg__tensor_new(const char *op, const int64_t *sizes, int64_t ndim, yg_
     t = calloc(1, sizeof *t);
     if (t == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
-    st = storage_new((size_t)numel * yg_dtype_size(dtype), &t->storage);
+    st = storage_new(op, device, device_index, (size_t)numel * yg_dtype_size(dtype), &t->storage);
     if (st != YG_OK) {
         free(t);
         return st;
@@ -372,6 +396,98 @@ yg_device yg_tensor_device(const yg_tensor *t)
     return t ? t->storage->device : YG_CPU;
 }
 
+int32_t yg_tensor_device_index(const yg_tensor *t)
+{
+    return t ? t->storage->device_index : 0;
+}
+
+char *yg__format_device(const yg_tensor *t, char *buf, size_t buf_len)
+{
+    if (t != NULL && t->storage->device == YG_CUDA)
+        snprintf(buf, buf_len, "cuda:%d", (int)t->storage->device_index);
+    else
+        snprintf(buf, buf_len, "%s", yg__device_name(yg_tensor_device(t)));
+    return buf;
+}
+
+yg_status yg__require_host(const char *op, const char *arg, const yg_tensor *t)
+{
+    char dev[32];
+    if (t == NULL || t->storage->device == YG_CPU)
+        return YG_OK;
+    return yg__fail(YG_ERR_DEVICE,
+                    "%s: %s is on %s; this needs a cpu tensor (copy it with yg_tensor_to_device)",
+                    op,
+                    arg,
+                    yg__format_device(t, dev, sizeof dev));
+}
+
+/* t's values on (device, index), contiguous: t itself when it is there
+ * already; the checks of yg_tensor_to_device but the autograd one. */
+static yg_status copy_to(const yg_tensor *t, yg_device device, int32_t index, yg_tensor **out)
+{
+    yg_tensor *src = NULL, *res = NULL;
+    yg_status st = YG_OK;
+    char dev[32];
+
+    *out = NULL;
+    if (t->storage->device == device && t->storage->device_index == index &&
+        yg_tensor_is_contiguous(t)) {
+        *out = yg_retain((yg_tensor *)t);
+        return YG_OK;
+    }
+    if (t->storage->device == YG_CPU) {
+        YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(t, t->dtype, true, &src));
+        if (device == YG_CPU) { /* a contiguous copy on the CPU: src */
+            *out = src;
+            return YG_OK;
+        }
+    } else if (yg_tensor_is_contiguous(t)) {
+        src = yg_retain((yg_tensor *)t);
+    } else {
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "to_device: t is a non-contiguous view on %s, which cannot be copied yet "
+                        "(no %s kernels)",
+                        yg__format_device(t, dev, sizeof dev),
+                        yg__device_name(t->storage->device));
+    }
+    st = yg__tensor_new_on("to_device", t->sizes, t->ndim, t->dtype, device, index, &res);
+    if (st == YG_OK && res->storage->nbytes > 0) {
+        size_t n = (size_t)yg_tensor_numel(t) * yg_dtype_size(t->dtype);
+        st = yg__cuda_memcpy("to_device",
+                             yg__tensor_ptr(res),
+                             device == YG_CPU ? -1 : index,
+                             yg__tensor_ptr(src),
+                             src->storage->device == YG_CPU ? -1 : src->storage->device_index,
+                             n);
+    }
+    yg_release(src);
+    if (st != YG_OK) {
+        yg_release(res);
+        return st;
+    }
+    *out = res;
+    return YG_OK;
+}
+
+yg_status yg_tensor_to_device(const yg_tensor *t, yg_device device, int32_t index,
+                              yg_tensor **out)
+{
+    YG_RETURN_IF_ERROR(yg__check_out("to_device", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("to_device", "t", t));
+    if ((unsigned)device >= YG_DEVICE_COUNT_)
+        return yg__fail(YG_ERR_DEVICE, "to_device: invalid device %d", (int)device);
+    if (device == YG_CPU)
+        index = 0;
+    bool moves = t->storage->device != device || t->storage->device_index != index ||
+                 !yg_tensor_is_contiguous(t);
+    if (moves && yg_is_grad_enabled() && yg_tensor_requires_grad(t))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "to_device: t requires grad, and autograd does not cross devices yet "
+                        "(copy under yg_set_grad_enabled(false), or detach first)");
+    return copy_to(t, device, index, out);
+}
+
 bool yg_tensor_is_contiguous(const yg_tensor *t)
 {
     int64_t expected = 1;
@@ -405,6 +521,14 @@ yg_status yg_tensor_to_f64(const yg_tensor *t, double *dst, int64_t dst_len)
     if (dst_len != n)
         return yg__fail(YG_ERR_SHAPE, "to_f64: dst has %" PRId64 " elements, t %s has %" PRId64,
                         dst_len, yg__format_sizes(t->sizes, t->ndim, buf, sizeof buf), n);
+    if (t->storage->device != YG_CPU) { /* read through a host copy */
+        yg_tensor *host = NULL;
+        yg_status st;
+        YG_RETURN_IF_ERROR(copy_to(t, YG_CPU, 0, &host));
+        st = yg_tensor_to_f64(host, dst, dst_len);
+        yg_release(host);
+        return st;
+    }
     YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(t, YG_FLOAT64, true, &c));
     if (n > 0)
         memcpy(dst, yg__tensor_ptr(c), (size_t)n * sizeof(double));

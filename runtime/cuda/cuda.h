@@ -24,6 +24,13 @@ yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out);
 /* Returns memory from yg__cuda_alloc.  NULL-safe.  Cannot fail. */
 void yg__cuda_free(int index, void *ptr);
 
+/* Copies nbytes from src to dst, each host memory (index -1) or memory
+ * from yg__cuda_alloc on device index; synchronous: the copy is complete
+ * when it returns.  Errors name op: YG_ERR_DEVICE with the CUDA runtime's
+ * reason. */
+yg_status yg__cuda_memcpy(
+    const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes);
+
 /* YG_OK when index names a usable device, else YG_ERR_DEVICE naming op. */
 yg_status yg__cuda_check_index(const char *op, int index);
 

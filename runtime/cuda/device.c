@@ -140,6 +140,38 @@ void yg__cuda_free(int index, void *ptr) {
         (void)yg__block_cache_free(c, ptr);
 }
 
+yg_status yg__cuda_memcpy(
+    const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes) {
+    int dev = dst_index >= 0 ? dst_index : src_index, prev = 0;
+    YG_RETURN_IF_ERROR(yg__cuda_check_index(op, dev));
+    if (nbytes == 0)
+        return YG_OK;
+    /* Unified addressing tells the direction (cudaMemcpyDefault); the
+     * device of the copy is current while it runs. */
+    cudaError_t e = cudaGetDevice(&prev);
+    if (e == cudaSuccess)
+        e = cudaSetDevice(dev);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault);
+    (void)cudaSetDevice(prev);
+    if (e != cudaSuccess) {
+        char from[16] = "cpu", to[16] = "cpu";
+        (void)cudaGetLastError();
+        if (src_index >= 0)
+            snprintf(from, sizeof from, "cuda:%d", src_index);
+        if (dst_index >= 0)
+            snprintf(to, sizeof to, "cuda:%d", dst_index);
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: copying %zu bytes from %s to %s: %s",
+                        op,
+                        nbytes,
+                        from,
+                        to,
+                        cudaGetErrorString(e));
+    }
+    return YG_OK;
+}
+
 yg_status yg_cuda_get_device_properties(int index, yg_cuda_device_properties *out) {
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_get_device_properties: out is NULL");

@@ -46,7 +46,11 @@ typedef enum yg_dtype {
     YG_DTYPE_COUNT_
 } yg_dtype;
 
-/* Devices.  CUDA is reserved: no CUDA kernels exist yet. */
+/* Devices.  A CUDA tensor's storage is memory of one GPU (its index:
+ * yg_tensor_device_index), from a caching allocator (yagrad/cuda.h); it is
+ * made by copying with yg_tensor_to_device.  No op has CUDA kernels yet:
+ * an op given CUDA tensors fails with YG_ERR_DEVICE ("<op>: no kernel for
+ * device cuda"), and one given tensors of two devices names both. */
 typedef enum yg_device {
     YG_CPU = 0,
     YG_CUDA = 1,
@@ -137,13 +141,35 @@ int64_t yg_tensor_numel(const yg_tensor *t);
 yg_dtype yg_tensor_dtype(const yg_tensor *t);
 yg_device yg_tensor_device(const yg_tensor *t);
 bool yg_tensor_is_contiguous(const yg_tensor *t);
+/* Which device of its kind t is on: 1 for cuda:1, 0 on the CPU (and for
+ * NULL). */
+int32_t yg_tensor_device_index(const yg_tensor *t);
 
-/* Pointer to the first element (storage data + offset).
+/* A contiguous tensor on device (index: which GPU; ignored for YG_CPU)
+ * with t's sizes, dtype and values, without autograd history.  When t is
+ * there already and contiguous, *out is a new reference to t itself.
+ * Copies to or from a GPU are synchronous.
+ *   t: borrowed;  out: out: new ref
+ * Returns: YG_ERR_DEVICE for a device value that is no yg_device, or one
+ *          that cannot be used, with the reason ("to_device: built without
+ *          CUDA ...", "to_device: cuda: no CUDA device (...)", "to_device:
+ *          device index 3 out of range (1 device)");
+ *          YG_ERR_NOT_IMPLEMENTED when t requires grad with grad mode on
+ *          and would be copied (autograd does not cross devices yet), or
+ *          is a non-contiguous view on a GPU; YG_ERR_OUT_OF_MEMORY. */
+YG_NODISCARD yg_status yg_tensor_to_device(const yg_tensor *t,
+                                           yg_device device,
+                                           int32_t index,
+                                           yg_tensor **out);
+
+/* Pointer to the first element (storage data + offset): host memory for
+ * a cpu tensor, device memory for a cuda one.
  * Returns: borrowed, valid while t's storage lives; writing through it
  * bypasses autograd's version checks. */
 void *yg_tensor_data(const yg_tensor *t);
 
-/* Copies t's elements, converted to float64, in row-major order.
+/* Copies t's elements, converted to float64, in row-major order (from a
+ * GPU through a host copy).
  *   t:   borrowed
  *   dst: borrowed, room for dst_len doubles
  * Returns: YG_ERR_SHAPE when dst_len != numel(t). */

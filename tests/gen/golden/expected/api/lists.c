@@ -398,6 +398,11 @@ yg_status yg_index(const yg_tensor *self,
                         indices == NULL ? "NULL" : "given",
                         (long long)indices_len);
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("index",
+                                         1,
+                                         (const yg_tensor *const[]){self},
+                                         (const char *const[]){"self"},
+                                         indices, indices_len, "indices"));
     kernel = index_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "index: no kernel for device %s",
@@ -486,6 +491,11 @@ yg_status yg_index_backward(const yg_tensor *grad_output,
                         "index_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("index_backward",
+                                         1,
+                                         (const yg_tensor *const[]){grad_output},
+                                         (const char *const[]){"grad_output"},
+                                         indices, indices_len, "indices"));
     kernel = index_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "index_backward: no kernel for device %s",
@@ -585,6 +595,11 @@ yg_status yg_cat_then(const yg_tensor *const *tensors,
         YG_RETURN_IF_ERROR(yg__check_defined("cat_then", "tensors", tensors[i]));
     YG_RETURN_IF_ERROR(yg__check_defined("cat_then", "other", other));
     dev = yg_tensor_device(other);
+    YG_RETURN_IF_ERROR(yg__check_devices("cat_then",
+                                         1,
+                                         (const yg_tensor *const[]){other},
+                                         (const char *const[]){"other"},
+                                         tensors, tensors_len, "tensors"));
     kernel = cat_then_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "cat_then: no kernel for device %s",

@@ -99,6 +99,11 @@ yg_status yg_add(const yg_tensor *self, const yg_tensor *other, double alpha, yg
     YG_RETURN_IF_ERROR(yg__check_defined("add", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("add", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("add",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = add_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "add: no kernel for device %s",
@@ -323,6 +328,11 @@ yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("mul",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = mul_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "mul: no kernel for device %s",
@@ -384,6 +394,11 @@ yg_status yg_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_tensor 
                         "logaddexp: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("logaddexp",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = logaddexp_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "logaddexp: no kernel for device %s",
@@ -437,6 +452,11 @@ yg_status yg_floor_divide(const yg_tensor *self, const yg_tensor *other, yg_tens
                         "floor_divide: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("floor_divide",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = floor_divide_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "floor_divide: no kernel for device %s",
@@ -541,6 +561,11 @@ yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
                         "add_: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("add_",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = add__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "add_: no kernel for device %s",
@@ -632,6 +657,11 @@ yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "other", other));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("mul_",
+                                         2,
+                                         (const yg_tensor *const[]){self, other},
+                                         (const char *const[]){"self", "other"},
+                                         NULL, 0, NULL));
     kernel = mul__kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "mul_: no kernel for device %s",

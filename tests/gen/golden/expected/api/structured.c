@@ -115,6 +115,11 @@ yg_status yg_sign_backward(const yg_tensor *grad_output, const yg_tensor *self, 
                         "sign_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("sign_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, self},
+                                         (const char *const[]){"grad_output", "self"},
+                                         NULL, 0, NULL));
     kernel = sign_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "sign_backward: no kernel for device %s",
@@ -291,6 +296,11 @@ yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "mat2", mat2));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("mm",
+                                         2,
+                                         (const yg_tensor *const[]){self, mat2},
+                                         (const char *const[]){"self", "mat2"},
+                                         NULL, 0, NULL));
     kernel = mm_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "mm: no kernel for device %s",
@@ -590,6 +600,11 @@ yg_status yg_cat(const yg_tensor *const *tensors,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "cat: expected at least one tensor in tensors");
     dev = yg_tensor_device(tensors[0]);
+    YG_RETURN_IF_ERROR(yg__check_devices("cat",
+                                         0,
+                                         NULL,
+                                         NULL,
+                                         tensors, tensors_len, "tensors"));
     kernel = cat_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "cat: no kernel for device %s",
@@ -870,6 +885,11 @@ yg_status yg_pool_backward(const yg_tensor *grad,
                         "pool_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
+    YG_RETURN_IF_ERROR(yg__check_devices("pool_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad, self},
+                                         (const char *const[]){"grad", "self"},
+                                         NULL, 0, NULL));
     kernel = pool_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "pool_backward: no kernel for device %s",
@@ -1042,6 +1062,11 @@ yg_status yg_max_dim_backward(const yg_tensor *grad,
                         "max_dim_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
+    YG_RETURN_IF_ERROR(yg__check_devices("max_dim_backward",
+                                         2,
+                                         (const yg_tensor *const[]){grad, indices},
+                                         (const char *const[]){"grad", "indices"},
+                                         NULL, 0, NULL));
     kernel = max_dim_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "max_dim_backward: no kernel for device %s",
@@ -1230,6 +1255,11 @@ yg_status yg_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **o
     YG_RETURN_IF_ERROR(yg__check_defined("scaled", "self", self));
     YG_RETURN_IF_ERROR(yg__check_defined("scaled", "scale", scale));
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("scaled",
+                                         2,
+                                         (const yg_tensor *const[]){self, scale},
+                                         (const char *const[]){"self", "scale"},
+                                         NULL, 0, NULL));
     kernel = scaled_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "scaled: no kernel for device %s",
@@ -1317,6 +1347,11 @@ yg_status yg_scaled_backward(const yg_tensor *grad,
                         "scaled_backward: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(grad);
+    YG_RETURN_IF_ERROR(yg__check_devices("scaled_backward",
+                                         3,
+                                         (const yg_tensor *const[]){grad, self, scale},
+                                         (const char *const[]){"grad", "self", "scale"},
+                                         NULL, 0, NULL));
     kernel = scaled_backward_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "scaled_backward: no kernel for device %s",
@@ -1377,6 +1412,11 @@ yg_status yg_mul_out(const yg_tensor *self,
                         "mul: no derivative formula in specs/derivatives.yaml, "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("mul",
+                                         3,
+                                         (const yg_tensor *const[]){self, other, dest},
+                                         (const char *const[]){"self", "other", "dest"},
+                                         NULL, 0, NULL));
     kernel = mul_out_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "mul: no kernel for device %s",
@@ -1643,6 +1683,11 @@ yg_status yg_running_scale(const yg_tensor *self,
                         "running_scale: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("running_scale",
+                                         2,
+                                         (const yg_tensor *const[]){self, running},
+                                         (const char *const[]){"self", "running"},
+                                         NULL, 0, NULL));
     kernel = running_scale_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "running_scale: no kernel for device %s",
@@ -1711,6 +1756,11 @@ yg_status yg_loss(const yg_tensor *self,
                         "loss: not differentiable (the golden spec has no formula for it), "
                         "but an input requires grad");
     dev = yg_tensor_device(self);
+    YG_RETURN_IF_ERROR(yg__check_devices("loss",
+                                         2,
+                                         (const yg_tensor *const[]){self, target},
+                                         (const char *const[]){"self", "target"},
+                                         NULL, 0, NULL));
     kernel = loss_kernels[dev];
     if (kernel == NULL)
         return yg__fail(YG_ERR_DEVICE, "loss: no kernel for device %s",
