@@ -26,7 +26,7 @@ yg_status yg_cuda_check(void) {
 
 yg_status yg__cuda_check_index(const char *op, int index) {
     (void)index;
-    return yg__fail(YG_ERR_DEVICE, "%s: %s", op, why);
+    return yg__fail(YG_ERR_DEVICE, "%s: cuda: %s", op, why);
 }
 
 yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out) {

@@ -151,9 +151,9 @@ int32_t yg_tensor_device_index(const yg_tensor *t);
  * Copies to or from a GPU are synchronous.
  *   t: borrowed;  out: out: new ref
  * Returns: YG_ERR_DEVICE for a device value that is no yg_device, or one
- *          that cannot be used, with the reason ("to_device: built without
- *          CUDA ...", "to_device: cuda: no CUDA device (...)", "to_device:
- *          device index 3 out of range (1 device)");
+ *          that cannot be used, with the reason ("to_device: cuda: built
+ *          without CUDA ...", "to_device: cuda: no CUDA device (...)",
+ *          "to_device: device index 3 out of range (1 device)");
  *          YG_ERR_NOT_IMPLEMENTED when t requires grad with grad mode on
  *          and would be copied (autograd does not cross devices yet), or
  *          is a non-contiguous view on a GPU; YG_ERR_OUT_OF_MEMORY. */
