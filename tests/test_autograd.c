@@ -222,6 +222,51 @@ static void test_grad_accumulates_transposed_gradients(void **state)
     yg_release(w);
 }
 
+/* One transposed view used three times (a traced graph computes t(w) once
+ * for every step): its node's input buffer receives three gradients laid
+ * out as the view.  The first is kept as it is, a dense transposed buffer,
+ * and the next two are summed into it in place; the values must be those
+ * of a plain sum. */
+static void test_shared_view_sums_its_transposed_gradients(void **state)
+{
+    const int64_t ws[] = {2, 3}, as[] = {4, 3};
+    const double wv[] = {0, 0, 0, 0, 0, 0};
+    double av[12], expected[6] = {0};
+    yg_tensor *w = leaf(ws, 2, wv), *wt = NULL, *a = NULL, *total = NULL;
+    (void)state;
+    for (int i = 0; i < 12; i++)
+        av[i] = 0.5 * i - 2;
+    a = yg_test_tensor(YG_FLOAT64, as, 2, av);
+    /* loss = sum_k sum(mm(a * k, t(w))): d/dw[j][c] = sum_k k * sum_r a[r][c] */
+    for (int j = 0; j < 2; j++)
+        for (int c = 0; c < 3; c++)
+            for (int r = 0; r < 4; r++)
+                expected[j * 3 + c] += (1 + 2 + 3) * av[r * 3 + c];
+    YG_CHECK(yg_t(w, &wt));
+    for (int k = 1; k <= 3; k++) {
+        yg_tensor *ak = NULL, *y = NULL, *s = NULL, *next = NULL;
+        YG_CHECK(yg_mul_scalar(a, k, &ak));
+        YG_CHECK(yg_mm(ak, wt, &y));
+        YG_CHECK(yg_sum(y, &s));
+        if (total == NULL) {
+            total = yg_retain(s);
+        } else {
+            YG_CHECK(yg_add(total, s, 1, &next));
+            yg_release(total);
+            total = next;
+        }
+        yg_release(s);
+        yg_release(y);
+        yg_release(ak);
+    }
+    YG_CHECK(yg_backward(total, NULL, false));
+    expect_grad(w, ws, 2, expected);
+    yg_release(total);
+    yg_release(wt);
+    yg_release(a);
+    yg_release(w);
+}
+
 static void test_linear_weight_grad_is_row_major_and_accumulates(void **state)
 {
     /* linear's weight gradient is t(t(x^T g)): a view of a fresh product
@@ -766,6 +811,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_leaves_given_one_gradient_get_grads_of_their_own),
         cmocka_unit_test(test_grad_is_not_the_gradient_a_hook_kept),
         cmocka_unit_test(test_grad_accumulates_transposed_gradients),
+        cmocka_unit_test(test_shared_view_sums_its_transposed_gradients),
         cmocka_unit_test(test_linear_weight_grad_is_row_major_and_accumulates),
         cmocka_unit_test(test_grad_accumulation_does_not_write_the_incoming_gradient),
         cmocka_unit_test(test_no_grad_mode_records_nothing_and_nests),

@@ -222,6 +222,38 @@ static void test_inplace_ops_write_through_transposed_views(void **state) {
     }
 }
 
+/* A pointwise loop walks its output in memory order: self a permuted
+ * dense view, other of the same layout, contiguous, or broadcast; every
+ * element gets the out-of-place sum. */
+static void test_inplace_add_walks_a_permuted_self_in_memory_order(void **state) {
+    const int64_t s[] = {2, 3, 5}, perm[] = {2, 0, 1}, row[] = {1, 1, 3};
+    (void)state;
+    for (int form = 0; form < 3; form++) {
+        yg_tensor *base = yg_test_rand(YG_FLOAT32, s, 3, -1, 1, 31), *self = NULL;
+        yg_tensor *obase = yg_test_rand(YG_FLOAT32, s, 3, -1, 1, 32), *other = NULL;
+        yg_tensor *want = NULL, *res = NULL;
+        YG_CHECK(yg_permute(base, perm, 3, &self)); /* [5, 2, 3], not contiguous */
+        assert_false(yg_tensor_is_contiguous(self));
+        if (form == 0)
+            YG_CHECK(yg_permute(obase, perm, 3, &other));
+        else if (form == 1)
+            YG_CHECK(yg_contiguous(self, &other));
+        else
+            other = yg_test_rand(YG_FLOAT32, row, 3, -1, 1, 33);
+        YG_CHECK(yg_add(self, other, 2.0, &want));
+        double *w = yg_test_values(want);
+        YG_CHECK(yg_add_(self, other, 2.0, &res));
+        YG_EXPECT_CLOSE(self, yg_tensor_sizes(want), 3, w, 0, 0);
+        free(w);
+        yg_release(res);
+        yg_release(want);
+        yg_release(other);
+        yg_release(obase);
+        yg_release(self);
+        yg_release(base);
+    }
+}
+
 static void test_masked_fill_inplace_matches_twin(void **state) {
     const int64_t s[] = {2, 3}, r[] = {3};
     const double mv[] = {0, 1, 1};
@@ -434,6 +466,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_inplace_ops_match_out_of_place_twins),
         cmocka_unit_test(test_inplace_ops_write_through_transposed_views),
+        cmocka_unit_test(test_inplace_add_walks_a_permuted_self_in_memory_order),
         cmocka_unit_test(test_masked_fill_inplace_matches_twin),
         cmocka_unit_test(test_fill_and_zero_set_every_dtype),
         cmocka_unit_test(test_fill_converts_the_value_on_integers),

@@ -339,17 +339,44 @@ static yg_status conform(const yg_node *producer, int32_t edge, const yg_output_
  * CPU tensor that only the slot holds (not a formula's view of another
  * gradient still in use, nor the caller's root gradient), and no history
  * is being recorded (create_graph). */
+/* Whether t's elements fill its storage's span exactly once, in some
+ * order of its dims (contiguous, or a permutation of that: a transposed
+ * gradient), so an in-place sum writes each element once. */
+static bool is_dense(const yg_tensor *t)
+{
+    int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS], expected = 1;
+    int n = 0;
+
+    for (int32_t d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] == 1)
+            continue;
+        int e = n++;
+        for (; e > 0 && strides[e - 1] > t->strides[d]; e--) {
+            sizes[e] = sizes[e - 1];
+            strides[e] = strides[e - 1];
+        }
+        sizes[e] = t->sizes[d];
+        strides[e] = t->strides[d];
+    }
+    for (int e = 0; e < n; e++) {
+        if (strides[e] != expected)
+            return false;
+        expected *= sizes[e]; /* a header's numel fits (sizes.h) */
+    }
+    return true;
+}
+
 static bool summable_in_place(const yg_tensor *s, const yg_tensor *grad)
 {
     return !yg_is_grad_enabled() && s->storage->device == YG_CPU &&
            grad->storage->device == YG_CPU && s->dtype == grad->dtype &&
-           yg__tensor_is_exclusive(s, 1) && yg_tensor_is_contiguous(s) &&
-           !yg_tensor_requires_grad(s);
+           yg__tensor_is_exclusive(s, 1) && is_dense(s) && !yg_tensor_requires_grad(s);
 }
 
 /* Adds grad (owned, consumed) into slot: in place when the slot's tensor
- * is ours alone (a node whose output is used several times then costs
- * no new buffer per incoming gradient). */
+ * is ours alone and dense (a node whose output is used several times then
+ * costs no new buffer per incoming gradient; a dense transposed slot keeps
+ * its layout, which the next gradients of that use share). */
 static yg_status buffer_add(yg_tensor **slot, yg_tensor *grad)
 {
     yg_tensor *sum = NULL;

@@ -26,6 +26,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The output plus at most four inputs. */
@@ -49,7 +50,8 @@ typedef struct walk {
 
 /* Fills w from the operands (ops[0] is the output, whose shape every input
  * broadcasts to).  Dims are reversed so that dim 0 is the innermost, size-1
- * dims are dropped and mergeable neighbours are merged. */
+ * dims are dropped, the rest ordered by the output's strides and
+ * mergeable neighbours merged. */
 static void walk_init(walk *w, yg_tensor *const *ops, int nops) {
     const yg_tensor *o = ops[0];
     int nd = 0;
@@ -69,6 +71,25 @@ static void walk_init(walk *w, yg_tensor *const *ops, int nops) {
             w->strides[nd][k] = present ? t->strides[td] * esize : 0;
         }
         nd++;
+    }
+    /* Walk the output in its memory order: dims sorted by its stride,
+     * smallest first (a stable insertion sort; a contiguous output is in
+     * order already).  Each element is independent, so the order is free,
+     * and a transposed output with inputs of its layout (a gradient summed
+     * into a transposed buffer) then walks as one linear run. */
+    for (int d = 1; d < nd; d++) {
+        int64_t size = w->sizes[d], st[MAX_OPERANDS];
+        for (int k = 0; k < nops; k++)
+            st[k] = w->strides[d][k];
+        int e = d;
+        for (; e > 0 && llabs(w->strides[e - 1][0]) > llabs(st[0]); e--) {
+            w->sizes[e] = w->sizes[e - 1];
+            for (int k = 0; k < nops; k++)
+                w->strides[e][k] = w->strides[e - 1][k];
+        }
+        w->sizes[e] = size;
+        for (int k = 0; k < nops; k++)
+            w->strides[e][k] = st[k];
     }
     /* Merge dim d+1 into d when, for every operand, stepping once in d+1
      * is the same as stepping sizes[d] times in d. */
