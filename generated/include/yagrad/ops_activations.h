@@ -40,7 +40,8 @@ YG_NODISCARD yg_status yg_relu(const yg_tensor *self,  /* borrowed */
 
 /* gelu(Tensor self) -> Tensor
  *
- * exact GELU, x * Phi(x); the constant is 1/sqrt(2)
+ * The exact GELU, self * Phi(self) with Phi the standard normal CDF
+ * (0.5 * (1 + erf(self / sqrt(2)))), elementwise; floating dtypes only.
  *
  * Dtypes: float32, float64.
  */

@@ -23,7 +23,14 @@ extern "C" {
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True) -> Tensor
  *
- * count_include_pad: padded positions count in the divisor (as zeros)
+ * The mean over each kernel_size window of the last two dims of self
+ * ([N, C, H, W] or [C, H, W]), moving by stride ([] means kernel_size),
+ * with padding zeros on each side; ceil_mode rounds the output size up.
+ * count_include_pad: padded positions count in the divisor (as zeros).
+ * Each list takes 1 or 2 entries (one means both dims).
+ *
+ * Errors: lists of other than 1 or 2 entries, padding over half the
+ * window, a window larger than the padded input.
  *
  * Dtypes: float32, float64.
  */

@@ -69,8 +69,12 @@ YG_NODISCARD yg_status yg_addcdiv(const yg_tensor *self,     /* borrowed */
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor
  *
- * condition is read as true where non-zero; give it dtype bool (a
- * condition of a wider dtype than self and other widens the result)
+ * Picks self where condition is true (non-zero) and other elsewhere,
+ * elementwise; the three broadcast to a common shape.  Give condition
+ * dtype bool: the result's dtype promotes over all three operands, so a
+ * wider condition widens the result.
+ *
+ * Errors: shapes that do not broadcast.
  *
  * Dtypes: float32, float64, int64, int32.
  */

@@ -99,7 +99,15 @@ YG_NODISCARD yg_status yg_conv1d_padding_opt(
 /* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0,
  *   int[2] dilation=1, int groups=1) -> Tensor
  *
- * weight [C_out, C_in / groups, kH, kW]
+ * 2-d convolution (cross-correlation, as PyTorch's): input [N, C_in, H, W]
+ * (or [C_in, H, W]), weight [C_out, C_in / groups, kH, kW], bias [C_out]
+ * or None -> [N, C_out, H_out, W_out] with H_out = (H + 2 padding -
+ * dilation (kH - 1) - 1) / stride + 1 (floor), likewise W_out.  stride and
+ * dilation are at least 1, padding at least 0; groups divides C_in and
+ * C_out.  The backend (native, oneDNN) is chosen per call (yagrad/conv.h).
+ *
+ * Errors: ranks, channels or groups that do not fit, an output size below
+ * 1, mixed dtypes.
  *
  * Dtypes: float32, float64.  Checked: stride, padding and dilation have 2 entries each.
  */

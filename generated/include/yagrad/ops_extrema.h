@@ -155,8 +155,11 @@ YG_NODISCARD yg_status yg_minmax_backward(
 
 /* argmax(Tensor self) -> Tensor
  *
- * int64 index of the first largest / smallest element (of the flattened
- * self, or along dim); NaN counts as the largest and the smallest
+ * The int64 index of the first largest element of the flattened self, a
+ * 0-d tensor (argmax.dim: along dim).  NaN counts as the largest, as in
+ * PyTorch.
+ *
+ * Errors: an empty self (no element to pick).
  *
  * Dtypes: any.
  */

@@ -22,7 +22,12 @@ extern "C" {
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor
  *
- * index: int64, 0-D or 1-D, each in [0, size(dim))
+ * The entries of self at positions index along dim, in index's order
+ * (repeats allowed): the result has self's sizes with size(dim) replaced
+ * by index's length.  index is int64, 0-d or 1-d.
+ *
+ * Errors: an index outside [0, size(dim)) (YG_ERR_INDEX), an index of
+ * another dtype or rank, dim out of range.
  *
  * Dtypes: any.
  */
@@ -48,9 +53,13 @@ YG_NODISCARD yg_status yg_index_select_backward(
 
 /* gather(Tensor self, int dim, Tensor index) -> Tensor
  *
- * out[i][j] = self[index[i][j]][j] for dim 0 (and likewise for other dims);
- * index is int64 with self's number of dims and sizes no larger than
- * self's outside dim
+ * Picks along dim by index, elementwise: out[i][j] = self[index[i][j]][j]
+ * for dim 0 of a 2-d self (likewise for other dims and ranks); the result
+ * has index's sizes.  index is int64 with self's number of dims and sizes
+ * no larger than self's outside dim.
+ *
+ * Errors: an index outside [0, size(dim)) (YG_ERR_INDEX), an index of
+ * another dtype, rank or larger sizes, dim out of range.
  *
  * Dtypes: any.
  */

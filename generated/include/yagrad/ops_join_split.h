@@ -47,7 +47,10 @@ YG_NODISCARD yg_status yg_cat(const yg_tensor *const *tensors,  /* borrowed, ten
 
 /* stack(Tensor[] tensors, int dim=0) -> Tensor
  *
- * tensors (all of the same sizes) joined along a new dim
+ * tensors (at least one, all of the same sizes) joined along a new dim
+ * inserted at dim (in [-ndim - 1, ndim]); dtypes promote as in cat.
+ *
+ * Errors: an empty list, differing sizes, dim out of range.
  *
  * Dtypes: any.
  */

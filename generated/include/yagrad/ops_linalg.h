@@ -72,8 +72,12 @@ YG_NODISCARD yg_status yg_bmm(const yg_tensor *self,  /* borrowed */
 
 /* matmul(Tensor self, Tensor other) -> Tensor
  *
- * NumPy's matmul: 1-D operands are vectors, the last two dims of N-D ones
- * are matrices and the leading (batch) dims broadcast
+ * The matrix product by NumPy's rules: 1-d operands are vectors (dot,
+ * matrix-vector, vector-matrix), the last two dims of N-d ones are
+ * matrices and the leading (batch) dims broadcast.  Floating dtypes only.
+ *
+ * Errors: inner sizes that differ, batch dims that do not broadcast, a
+ * 0-d operand.
  *
  * Dtypes: float32, float64.
  */

@@ -23,8 +23,13 @@ extern "C" {
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
  *   float eps=1e-05) -> Tensor
  *
- * normalizes over the last len(normalized_shape) dims (which must equal
- * normalized_shape) with the biased variance, then scales and shifts
+ * Normalizes over the last len(normalized_shape) dims, whose sizes must
+ * equal normalized_shape: (input - mean) / sqrt(var + eps) with the biased
+ * variance, then times weight and plus bias (each of normalized_shape's
+ * sizes; None means 1 and 0).  Floating dtypes only.
+ *
+ * Errors: trailing sizes that differ from normalized_shape, a weight or
+ * bias of other sizes.
  *
  * Dtypes: float32, float64.
  */

@@ -22,7 +22,9 @@ extern "C" {
 
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor
  *
- * NaN stays NaN (both comparisons are false)
+ * self limited to [min, max], elementwise: min(max(self, min), max).  NaN
+ * stays NaN (both comparisons are false).  The gradient passes where
+ * min <= self <= max and is 0 elsewhere.
  *
  * Dtypes: float32, float64, int64, int32.
  */

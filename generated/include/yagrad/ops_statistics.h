@@ -22,8 +22,13 @@ extern "C" {
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor
  *
- * sum of squared deviations from the mean over (N - correction): correction
- * 1 is the unbiased estimate, 0 the population variance
+ * The variance over the dims dim ([] means all, removed unless keepdim):
+ * the sum of squared deviations from the mean divided by N - correction,
+ * N the number of elements reduced.  correction 1 (the default) is the
+ * unbiased sample variance, 0 the population variance; N - correction <= 0
+ * gives inf or NaN, as in PyTorch.  Floating dtypes only.
+ *
+ * Errors: a dim out of range or repeated.
  *
  * Dtypes: float32, float64.
  */

@@ -102,7 +102,8 @@ YG_NODISCARD yg_status yg_reshape(const yg_tensor *self,  /* borrowed */
 
 /* squeeze(Tensor(a) self) -> Tensor(a)
  *
- * every dim of size 1 removed
+ * A view of self with every dim of size 1 removed (a [1, 1] self gives a
+ * 0-d view); shares self's storage.
  *
  * Dtypes: any.
  */
@@ -121,7 +122,11 @@ YG_NODISCARD yg_status yg_squeeze_dim(const yg_tensor *self,  /* borrowed */
 
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a)
  *
- * dim i of the result is dim dims[i] of self
+ * A view of self with its dims reordered: dim i of the result is dim
+ * dims[i] of self (negative counts from the end); shares self's storage.
+ *
+ * Errors: dims not a permutation of self's dims (a wrong count, a repeat,
+ * an index out of range).
  *
  * Dtypes: any.
  */
@@ -143,7 +148,12 @@ YG_NODISCARD yg_status yg_permute_backward(const yg_tensor *grad,  /* borrowed *
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor
  *
- * dims start_dim..end_dim merged into one (a view when possible)
+ * self with dims start_dim..end_dim (inclusive; negative counts from the
+ * end) merged into one: a view when the layout allows, as reshape, else a
+ * copy.  The defaults flatten everything into one dim; a 0-d self gives
+ * a [1] result.
+ *
+ * Errors: a dim out of range, or start_dim after end_dim.
  *
  * Dtypes: any.
  */
