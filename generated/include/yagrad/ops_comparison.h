@@ -148,7 +148,10 @@ YG_NODISCARD yg_status yg_ge_scalar(const yg_tensor *self,  /* borrowed */
 
 /* logical_and(Tensor self, Tensor other) -> Tensor
  *
- * non-zero is true
+ * self && other, elementwise, broadcast (non-zero is true, for any dtype);
+ * a bool tensor.  Not differentiable.
+ *
+ * Errors: shapes that do not broadcast.
  *
  * Dtypes: float32, float64, int64, bool, int32.
  */

@@ -105,7 +105,8 @@ YG_NODISCARD yg_status yg_full_opt(
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
- * uninitialised contents
+ * A tensor of sizes size whose contents are uninitialised (whatever the
+ * allocator's block held): write it before reading it.
  */
 YG_NODISCARD yg_status yg_empty(const int64_t *size,      /* borrowed, size_len entries */
                                 int64_t size_len,
@@ -131,7 +132,10 @@ YG_NODISCARD yg_status yg_empty_opt(
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor
  *
  * start + i * step for i in [0, ceil((end - start) / step)); arange(end)
- * starts at 0 with step 1
+ * starts at 0 with step 1.  The dtype is int64 when start, end and step
+ * are all integers, float32 otherwise, unless dtype is given.
+ *
+ * Errors: step 0, a step that moves away from end.
  */
 YG_NODISCARD yg_status yg_arange(double end,
                                  const yg_dtype *dtype,    /* nullable; default NULL */
@@ -184,7 +188,10 @@ YG_NODISCARD yg_status yg_arange_start_opt(
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  *
- * steps values from start to end inclusive, evenly spaced
+ * steps values evenly spaced from start to end, both included (steps 1
+ * gives [start], 0 an empty tensor); dtype float32 by default.
+ *
+ * Errors: negative steps.
  */
 YG_NODISCARD yg_status yg_linspace(double start,
                                    double end,

@@ -22,7 +22,11 @@ extern "C" {
 
 /* cumsum(Tensor self, int dim) -> Tensor
  *
- * running sum / product along dim (int64 and bool inputs give int64)
+ * The running sum along dim (cumprod: the running product): out[i] =
+ * self[0] + ... + self[i], of self's sizes.  Floating inputs keep their
+ * dtype; integer and bool inputs give int64.
+ *
+ * Errors: dim out of range.
  *
  * Dtypes: float32, float64, int64, bool, int32.
  */

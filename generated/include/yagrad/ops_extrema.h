@@ -22,7 +22,12 @@ extern "C" {
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor
  *
- * NaN if a reduced element is NaN; fails on an empty reduction
+ * The largest element over the dims dim ([] means all, removed unless
+ * keepdim; amin: the smallest).  NaN if a reduced element is NaN.  The
+ * gradient is shared equally by the elements that attain the maximum.
+ *
+ * Errors: a reduction over zero elements (no maximum exists), a dim out of
+ * range or repeated.
  *
  * Dtypes: any.
  */
@@ -76,7 +81,10 @@ YG_NODISCARD yg_status yg_amin_opt(
 
 /* max(Tensor self) -> Tensor
  *
- * the largest / smallest element, 0-dim
+ * The largest element of self, a 0-d tensor (min: the smallest); NaN if
+ * any element is NaN.
+ *
+ * Errors: an empty self.
  *
  * Dtypes: any.
  */
@@ -200,7 +208,8 @@ YG_NODISCARD yg_status yg_argmin_dim(const yg_tensor *self,  /* borrowed */
 
 /* all(Tensor self) -> Tensor
  *
- * bool: whether every / some element is non-zero (true / false when empty)
+ * Whether every element of self is non-zero, a 0-d bool tensor (true for
+ * an empty self); any dtype.
  *
  * Dtypes: any.
  */

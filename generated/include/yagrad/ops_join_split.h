@@ -62,7 +62,10 @@ YG_NODISCARD yg_status yg_stack(
 
 /* flip(Tensor self, int[] dims) -> Tensor
  *
- * a copy with the order of elements reversed along each of dims
+ * A copy of self with the order of elements reversed along each dim of
+ * dims (negative counts from the end).
+ *
+ * Errors: a dim out of range or repeated.
  *
  * Dtypes: any.
  */

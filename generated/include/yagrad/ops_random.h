@@ -55,7 +55,11 @@ YG_NODISCARD yg_status yg_rand_opt(
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  *
- * standard normal (Box-Muller on two uniforms)
+ * Samples of the standard normal distribution (Box-Muller on two
+ * uniforms), from generator (NULL: the default one; a generator's seed
+ * fixes the values).  dtype float32 (the default) or float64.
+ *
+ * Errors: another dtype, sizes that are negative or overflow.
  */
 YG_NODISCARD yg_status yg_randn(
     const int64_t *size,      /* borrowed, size_len entries */
@@ -84,7 +88,10 @@ YG_NODISCARD yg_status yg_randn_opt(
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
  *   Device? device=None) -> Tensor
  *
- * uniform integers in [low, high)
+ * Integers drawn uniformly from [low, high), from generator (NULL: the
+ * default one); dtype int64 by default.
+ *
+ * Errors: low >= high, sizes that are negative or overflow.
  */
 YG_NODISCARD yg_status yg_randint(
     int64_t low,

@@ -178,7 +178,11 @@ YG_NODISCARD yg_status yg_norm_backward(
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  *
- * log(sum(exp(self))), computed without overflow
+ * log(sum(exp(self))) over the dims dim (removed unless keepdim), computed
+ * without overflow (the maximum is subtracted first); -inf over zero
+ * elements.  Floating dtypes only.
+ *
+ * Errors: a dim out of range or repeated.
  *
  * Dtypes: float32, float64.
  */

@@ -69,7 +69,9 @@ YG_NODISCARD yg_status yg_mean_dim(const yg_tensor *self,  /* borrowed */
 
 /* prod(Tensor self) -> Tensor
  *
- * int64 and bool inputs multiply in int64 (the result is int64)
+ * The product of all elements, a 0-d tensor (1 for an empty self).
+ * Floating inputs multiply in their dtype; integer and bool inputs in
+ * int64, which is then the result's dtype.
  *
  * Dtypes: float32, float64, int64, bool, int32.
  */
