@@ -122,7 +122,8 @@ int main(int argc, char **argv) {
         double l;
         make_batch(&x, &label);
         logit = forward(&m, x);
-        CHECK(yg_binary_cross_entropy_with_logits(logit, label, NULL, NULL, YG_REDUCTION_MEAN, &loss));
+        CHECK(yg_binary_cross_entropy_with_logits(
+            logit, label, NULL, NULL, YG_REDUCTION_MEAN, &loss));
         CHECK(yg_backward(loss, NULL, false));
         CHECK(yg_optimizer_step(opt));
         yg_optimizer_zero_grad(opt);

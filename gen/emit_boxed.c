@@ -76,7 +76,8 @@ bool gen_box_attr(const gen_arg *a, boxed_arg *b)
         if (a->enum_id > 0) { /* by name: a str attribute */
             gen_sb_printf(&b->locals, "    int64_t %s = 0;\n", n);
             gen_sb_printf(&b->reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_enum(node, \"%s\", yg_%s_name, %s, &%s));\n",
+                          "    YG_RETURN_IF_ERROR(yg__box_enum(node, \"%s\", yg_%s_name, %s, "
+                          "&%s));\n",
                           n, gen_arg_enum(a)->cname, dflt, n);
         } else if (a->nullable) {
             gen_sb_printf(&b->locals, "    int64_t %s_buf = 0;\n    const int64_t *%s = NULL;\n",

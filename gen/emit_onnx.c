@@ -72,7 +72,8 @@ static void read_arg(gen_sb *decl, gen_sb *reads, const gen_arg *a)
         if (a->enum_id > 0) { /* by name: a str attribute */
             gen_sb_printf(decl, "    int64_t %s = 0;\n", n);
             gen_sb_printf(reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_enum(node, \"%s\", yg_%s_name, %s, &%s));\n",
+                          "    YG_RETURN_IF_ERROR(yg__box_enum(node, \"%s\", yg_%s_name, %s, "
+                          "&%s));\n",
                           n, gen_arg_enum(a)->cname, dflt, n);
         } else if (a->nullable) {
             gen_sb_printf(decl, "    int64_t %s_buf = 0;\n    const int64_t *%s = NULL;\n", n, n);

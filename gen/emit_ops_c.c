@@ -129,8 +129,8 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
             const gen_enum *e = gen_arg_enum(a);
             gen_sb names = {0};
             for (int v = 0; v < e->n_values; v++)
-                gen_sb_printf(&names, "%s%s (%d)", v == 0 ? "" : v + 1 == e->n_values ? " or " : ", ",
-                              e->values[v], v);
+                gen_sb_printf(&names, "%s%s (%d)",
+                              v == 0 ? "" : v + 1 == e->n_values ? " or " : ", ", e->values[v], v);
             /* The enum may be unsigned: a negative value wraps to a large one. */
             gen_sb_printf(sb,
                           "    if ((unsigned long long)%s >= %d)\n"
@@ -389,7 +389,8 @@ static void emit_same_device_check(gen_sb *sb, const gen_op *op)
         }
     }
     if (n + (list != NULL) >= 2 || (list != NULL && n == 0)) {
-        char *fixed = n > 0 ? gen_xprintf("(const yg_tensor *const[]){%s}", ts.buf) : gen_xstrdup("NULL");
+        char *fixed = n > 0 ? gen_xprintf("(const yg_tensor *const[]){%s}", ts.buf)
+                            : gen_xstrdup("NULL");
         char *fixed_names = n > 0 ? gen_xprintf("(const char *const[]){%s}", names.buf)
                                   : gen_xstrdup("NULL");
         char *lst = list != NULL ? gen_xprintf("%s, %s_len, \"%s\"", list, list, list)

@@ -522,7 +522,8 @@ static void load_enum(loader *l, yaml_node_t *entry, gen_model *model)
             e.loc = value_loc(l->file, v);
             bool camel = s[0] >= 'A' && s[0] <= 'Z';
             for (const char *c = s; *c != '\0'; c++)
-                camel &= (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+                camel &= (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+                         (*c >= '0' && *c <= '9');
             if (!camel) {
                 gen_error(e.loc, "enum name '%s' must be CamelCase letters and digits (Reduction, "
                                  "PaddingMode)",

@@ -1,9 +1,11 @@
 /*
- * test_cuda.c - yagrad/cuda.h: devices and their caching allocator.
+ * test_cuda.c - yagrad/cuda.h: devices, their caching allocator and
+ * device tensors (yg_tensor_to_device, mixed-device refusals).
  *
  * test_cuda_state_is_reported runs everywhere and checks what this
  * machine is: built without CUDA, built with it but no device (every CI
- * machine), or a device; so do the to_device tests that need none.  The others need a device; without one they
+ * machine), or a device; so do the to_device tests that need none.  The
+ * others need a device; without one they
  * print "skipped: no CUDA device ..." (or "skipped: built without CUDA")
  * and CTest reports them as skipped (tests/CMakeLists.txt), never passed.
  */

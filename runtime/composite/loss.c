@@ -312,7 +312,8 @@ static yg_status cross_entropy_nd(const yg_tensor *lsm,
         st = yg_reshape(target, ts, 1, &tflat);
     if (st == YG_OK)
         st = yg_nll_loss(
-            flat, tflat, weight, reduction, ignore_index, reduction == YG_REDUCTION_NONE ? &loss : out);
+            flat, tflat, weight, reduction, ignore_index,
+            reduction == YG_REDUCTION_NONE ? &loss : out);
     if (st == YG_OK && reduction == YG_REDUCTION_NONE)
         st = yg_reshape(loss, yg_tensor_sizes(target), yg_tensor_ndim(target), out);
     yg_release(moved);
