@@ -9,6 +9,7 @@
  * print "skipped: no CUDA device ..." (or "skipped: built without CUDA")
  * and CTest reports them as skipped (tests/CMakeLists.txt), never passed.
  */
+#include "core/core.h"
 #include "cuda/cuda.h"
 #include "testutil.h"
 #include "yagrad/ops_arithmetic.h"
@@ -247,6 +248,46 @@ static void test_ops_refuse_device_tensors_with_messages(void **state) {
     yg_release(x);
 }
 
+/* The two-device check of the generated entry points, run here by
+ * marking a cpu tensor's storage as cuda:1 for the duration of the calls
+ * (nothing reads its data: the check comes first) and restoring it. */
+static void test_two_devices_are_refused_naming_both(void **state) {
+    (void)state;
+    const int64_t s[] = {2, 3};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 5);
+    yg_tensor *g = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 6), *y = NULL;
+    g->storage->device = YG_CUDA;
+    g->storage->device_index = 1;
+    YG_EXPECT_ERROR(yg_add(x, g, 1, &y),
+                    YG_ERR_DEVICE,
+                    "add: expected all tensors on one device, but self is on cpu and other on cuda:1");
+    YG_EXPECT_ERROR(yg_add(g, x, 1, &y),
+                    YG_ERR_DEVICE,
+                    "add: expected all tensors on one device, but self is on cuda:1 and other on cpu");
+    YG_EXPECT_ERROR(yg_cat((const yg_tensor *const[]){x, x, g}, 3, 0, &y),
+                    YG_ERR_DEVICE,
+                    "cat: expected all tensors on one device, but tensors[0] is on cpu and "
+                    "tensors[2] on cuda:1");
+    /* a NULL optional tensor is skipped; the others still compared */
+    YG_EXPECT_ERROR(yg__check_devices("linear",
+                                      3,
+                                      (const yg_tensor *const[]){NULL, x, g},
+                                      (const char *const[]){"input", "weight", "bias"},
+                                      NULL,
+                                      0,
+                                      NULL),
+                    YG_ERR_DEVICE,
+                    "linear: expected all tensors on one device, but weight is on cpu and bias on "
+                    "cuda:1");
+    assert_null(y);
+    g->storage->device = YG_CPU;
+    g->storage->device_index = 0;
+    YG_CHECK(yg__check_devices("add", 2, (const yg_tensor *const[]){x, g},
+                               (const char *const[]){"self", "other"}, NULL, 0, NULL));
+    yg_release(g);
+    yg_release(x);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cuda_state_is_reported),
@@ -256,6 +297,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_to_device_names_why_no_device_is_usable),
         cmocka_unit_test(test_to_device_round_trips),
         cmocka_unit_test(test_ops_refuse_device_tensors_with_messages),
+        cmocka_unit_test(test_two_devices_are_refused_naming_both),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -26,22 +26,22 @@ yg_status yg__dispatch_device(const char *op,
 }
 
 /* Tensor k of the arguments yg__check_devices gets (fixed ones, then the
- * list's items), with its name in name. */
-static const yg_tensor *nth(int32_t n,
-                            const yg_tensor *const *ts,
-                            const char *const *names,
-                            const yg_tensor *const *list,
-                            const char *list_name,
-                            int64_t k,
-                            char *name,
-                            size_t name_len)
+ * list's items). */
+static const yg_tensor *nth(int32_t n, const yg_tensor *const *ts, const yg_tensor *const *list,
+                            int64_t k)
 {
-    if (k < n) {
-        snprintf(name, name_len, "%s", names[k]);
-        return ts[k];
-    }
-    snprintf(name, name_len, "%s[%" PRId64 "]", list_name, k - n);
-    return list[k - n];
+    return k < n ? ts[k] : list[k - n];
+}
+
+/* The name of argument k, into buf: "self", or "tensors[2]". */
+static char *name_of(int32_t n, const char *const *names, const char *list_name, int64_t k,
+                     char *buf, size_t len)
+{
+    if (k < n)
+        snprintf(buf, len, "%s", names[k]);
+    else
+        snprintf(buf, len, "%s[%" PRId64 "]", list_name, k - n);
+    return buf;
 }
 
 yg_status yg__check_devices(const char *op,
@@ -52,24 +52,28 @@ yg_status yg__check_devices(const char *op,
                             int64_t list_len,
                             const char *list_name)
 {
-    const yg_tensor *first = NULL;
-    char first_name[64] = "", name[64], a[32], b[32];
+    int64_t total = n + (list != NULL ? list_len : 0), first = -1;
 
-    for (int64_t k = 0; k < n + (list != NULL ? list_len : 0); k++) {
-        const yg_tensor *t = nth(n, ts, names, list, list_name, k, name, sizeof name);
+    /* Every op with several tensors runs this: names are formatted only
+     * for the message. */
+    for (int64_t k = 0; k < total; k++) {
+        const yg_tensor *t = nth(n, ts, list, k), *f;
         if (t == NULL)
             continue;
-        if (first == NULL) {
-            first = t;
-            snprintf(first_name, sizeof first_name, "%s", name);
-        } else if (yg_tensor_device(t) != yg_tensor_device(first) ||
-                   yg_tensor_device_index(t) != yg_tensor_device_index(first)) {
+        if (first < 0) {
+            first = k;
+            continue;
+        }
+        f = nth(n, ts, list, first);
+        if (yg_tensor_device(t) != yg_tensor_device(f) ||
+            yg_tensor_device_index(t) != yg_tensor_device_index(f)) {
+            char fname[64], tname[64], a[32], b[32];
             return yg__fail(YG_ERR_DEVICE,
                             "%s: expected all tensors on one device, but %s is on %s and %s on %s",
                             op,
-                            first_name,
-                            yg__format_device(first, a, sizeof a),
-                            name,
+                            name_of(n, names, list_name, first, fname, sizeof fname),
+                            yg__format_device(f, a, sizeof a),
+                            name_of(n, names, list_name, k, tname, sizeof tname),
                             yg__format_device(t, b, sizeof b));
         }
     }

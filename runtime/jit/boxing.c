@@ -255,33 +255,40 @@ yg__box_str(const yg_ir_node *node, const char *name, const char *dflt, const ch
     return YG_OK;
 }
 
+/* '"none", "mean" or "sum"': the values of an enum, for messages. */
+static const char *enum_values(const char *(*names)(int64_t), char *buf, size_t cap) {
+    size_t len = 0;
+    int64_t n = 0;
+
+    buf[0] = '\0';
+    while (names(n) != NULL)
+        n++;
+    for (int64_t v = 0; v < n && len < cap; v++)
+        len += (size_t)snprintf(buf + len,
+                                cap - len,
+                                "%s\"%s\"",
+                                v == 0 ? "" : v + 1 == n ? " or " : ", ",
+                                names(v));
+    return buf;
+}
+
 yg_status yg__box_enum(const yg_ir_node *node,
                        const char *name,
                        const char *(*names)(int64_t),
                        const int64_t *dflt,
                        int64_t *out) {
     const yg_ir_attr *a = yg__ir_node_attr(node, name);
-    char want[160] = "";
-    size_t len = 0;
-    int64_t n = 0;
+    char want[160];
 
-    while (names(n) != NULL)
-        n++;
-    for (int64_t v = 0; v < n && len < sizeof want; v++)
-        len += (size_t)snprintf(want + len,
-                                sizeof want - len,
-                                "%s\"%s\"",
-                                v == 0 ? "" : v + 1 == n ? " or " : ", ",
-                                names(v));
     if (a == NULL) {
         if (dflt == NULL)
-            return missing(node, name, want);
+            return missing(node, name, enum_values(names, want, sizeof want));
         *out = *dflt;
         return YG_OK;
     }
     if (a->kind != YG_IR_ATTR_STR)
-        return wrong_kind(node, a, want);
-    for (int64_t v = 0; v < n; v++) {
+        return wrong_kind(node, a, enum_values(names, want, sizeof want));
+    for (int64_t v = 0; names(v) != NULL; v++) {
         if (strcmp(a->u.s, names(v)) == 0) {
             *out = v;
             return YG_OK;
@@ -291,7 +298,7 @@ yg_status yg__box_enum(const yg_ir_node *node,
                     "%s: attribute '%s' must be %s, got \"%s\"",
                     node->kind,
                     name,
-                    want,
+                    enum_values(names, want, sizeof want),
                     a->u.s);
 }
 
