@@ -5,7 +5,8 @@
 # gen splits its output by the `- section: <name>` items of the YAML
 # (gen/gen.h, docs/spec-reference.md "Output"): per section api/, nodes/,
 # boxed/, symbolic/, include/yagrad/ops_<section>.h and, when the section has an op with
-# a `pointwise:` key, kernels/ and loops/ (compiled once per CPU capability).  This reads the same facts from the lines
+# a `pointwise:` key, kernels/, loops/ (compiled once per CPU capability) and
+# cuda/ (built by nvcc with the CUDA backend).  This reads the same facts from the lines
 # that start a section item or a pointwise key (the block layout the specs
 # use), and makes the YAML a configure dependency so that adding a section
 # reconfigures.  Should the two ever disagree, the build fails (a listed
@@ -29,7 +30,8 @@ function(yg_gen_files yaml out_var)
   endforeach()
   list(REMOVE_DUPLICATES with_kernels)
   foreach(section ${with_kernels})
-    list(APPEND files kernels/${section}.h kernels/${section}.c loops/${section}.c)
+    list(APPEND files kernels/${section}.h kernels/${section}.c loops/${section}.c
+         cuda/${section}.cu)
   endforeach()
   set(${out_var} ${files} PARENT_SCOPE)
 endfunction()

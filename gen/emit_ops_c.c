@@ -422,15 +422,16 @@ static void emit_kernel_table(gen_sb *sb, const gen_op *op)
     const char *cpu = op->kind == GEN_OP_POINTWISE ? NULL : op->cpu_kernel;
     gen_sb_printf(sb, "\nstatic const %s_fn %s_kernels[YG_DEVICE_COUNT_] = {\n", op->cname,
                   op->cname);
-    if (op->kind == GEN_OP_POINTWISE)
-        gen_sb_printf(sb, "    [YG_CPU] = yg__cpu_%s,\n", op->cname);
+    if (op->kind == GEN_OP_POINTWISE) /* one iterator serves both devices */
+        gen_sb_printf(sb, "    [YG_CPU] = yg__pw_%s,\n    [YG_CUDA] = yg__pw_%s,\n", op->cname,
+                      op->cname);
     else if (cpu != NULL)
         gen_sb_printf(sb, "    [YG_CPU] = %s,\n", cpu);
     else
         gen_sb_puts(sb, "    [YG_CPU] = NULL,\n");
     if (op->cuda_kernel != NULL)
         gen_sb_printf(sb, "    [YG_CUDA] = %s,\n", op->cuda_kernel);
-    else
+    else if (op->kind != GEN_OP_POINTWISE)
         gen_sb_puts(sb, "    [YG_CUDA] = NULL, /* reserved */\n");
     gen_sb_puts(sb, "};\n\n");
 }

@@ -1,8 +1,10 @@
 /*
- * emit_pointwise.c - writes loops/<section>.c and kernels/<section>.c: the
- * CPU kernel of every op with a `pointwise:` expression, by section of
- * native_functions.yaml.  loops/ holds the inner loops and is compiled
- * once per CPU capability; kernels/ the descriptors and entry points.
+ * emit_pointwise.c - writes loops/<section>.c, cuda/<section>.cu and
+ * kernels/<section>.c: the kernels of every op with a `pointwise:`
+ * expression, by section of native_functions.yaml.  loops/ holds the CPU
+ * inner loops and is compiled once per CPU capability; cuda/ the CUDA
+ * element functions over cuda/pointwise.cuh's kernel; kernels/ the
+ * descriptors and entry points.
  *
  * Each op gets one inner loop per supported dtype behind the iterator of
  * cpu/cpu.h.  A loop has a contiguous fast path (every stride equals the
@@ -201,7 +203,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     for (int isa = 0; isa < 3; isa++)
         gen_sb_printf(sb, "extern const yg_loop_table yg__loops_%s_%s;\n", op->cname,
                       isa_names[isa]);
-    gen_sb_puts(sb, "\n");
+    gen_sb_printf(sb, "YG_CUDA_LOOPS_DECLARE(%s);\n\n", op->cname);
     gen_sb_printf(sb, "static const char *const %s_input_names[] = {", op->cname);
     int k = 0;
     for (int i = 0; i < op->schema.n_args; i++)
@@ -225,18 +227,16 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     for (int isa = 0; isa < 3; isa++)
         gen_sb_printf(sb, "            [%s] = &yg__loops_%s_%s,\n", isa_enums[isa], op->cname,
                       isa_names[isa]);
+    gen_sb_printf(sb, "        },\n    .cuda = YG_CUDA_LOOPS(%s),\n", op->cname);
     if (n_scalar_args > 0)
-        gen_sb_printf(sb,
-                      "        },\n    .n_scalars = %d,\n    .scalar_names = %s_scalar_names,\n"
-                      "};\n\n",
+        gen_sb_printf(sb, "    .n_scalars = %d,\n    .scalar_names = %s_scalar_names,\n",
                       n_scalar_args, op->cname);
-    else
-        gen_sb_puts(sb, "        },\n};\n\n");
+    gen_sb_puts(sb, "};\n\n");
 
     gen_emit_schema_only(sb, "", op->func);
     gen_params params;
     gen_op_params_kernel(op, &params);
-    char *prefix = gen_xprintf("yg_status yg__cpu_%s(", op->cname);
+    char *prefix = gen_xprintf("yg_status yg__pw_%s(", op->cname);
     gen_emit_call_decl(sb, prefix, &params, false, "");
     free(prefix);
     gen_params_free(&params);
@@ -277,11 +277,11 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     }
     if (op_inplace(op)) {
         gen_sb_printf(sb,
-                      "\n    YG_RETURN_IF_ERROR(yg__cpu_pointwise_inplace(&%s_desc, %s, inputs, "
+                      "\n    YG_RETURN_IF_ERROR(yg__pointwise_inplace(&%s_desc, %s, inputs, "
                       "%s));\n    *out = yg_retain(%s);\n    return YG_OK;\n}\n",
                       op->cname, op->schema.args[0].name, sc, op->schema.args[0].name);
     } else {
-        gen_sb_printf(sb, "\n    return yg__cpu_pointwise(&%s_desc, inputs, %s, out);\n}\n",
+        gen_sb_printf(sb, "\n    return yg__pointwise(&%s_desc, inputs, %s, out);\n}\n",
                       op->cname, sc);
     }
 }
@@ -293,18 +293,20 @@ char *gen_emit_pointwise_c(const gen_model *model, int section)
     gen_emit_marker(&sb, GEN_NATIVE_FILE);
     gen_sb_printf(&sb,
                 "/*\n"
-                " * kernels/%s.c - CPU kernels of the ops of section %s\n"
+                " * kernels/%s.c - the kernels of the ops of section %s\n"
                 " * that have a `pointwise:` expression in specs/native_functions.yaml.\n"
                 " *\n"
                 " * Each op has a descriptor naming its inputs and its loops, one table per\n"
-                " * CPU capability (loops/%s.c compiled for each, cpu/vec/vec.h), and a\n"
-                " * kernel that runs the broadcasting iterator of cpu/cpu.h over it.\n"
+                " * CPU capability (loops/%s.c compiled for each, cpu/vec/vec.h) and the\n"
+                " * CUDA launchers of cuda/%s.cu, and a kernel that runs the broadcasting\n"
+                " * iterator of cpu/cpu.h over it on the device its inputs are on.\n"
                 " */\n"
                 "#include \"kernels/%s.h\"\n\n"
                 "#include <stdint.h>\n\n"
                 "#include \"cpu/cpu.h\"\n#include \"generated_int.h\"\n",
                 model->sections[section].name, model->sections[section].name,
-                model->sections[section].name, model->sections[section].name);
+                model->sections[section].name, model->sections[section].name,
+                model->sections[section].name);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
@@ -355,5 +357,116 @@ char *gen_emit_loops_c(const gen_model *model, int section)
         gen_sb_puts(&sb, "\n");
         emit_op_loops(&sb, op);
     }
+    return gen_sb_take(&sb);
+}
+
+/* ---- CUDA ----
+ *
+ * Per op and dtype, an element function (a struct over the input values,
+ * whose constructor reads the scalars) evaluating the same text as the
+ * CPU loop, and its launcher (YG_CUDA_LOOP, cuda/pointwise.cuh); per op,
+ * the launcher table the descriptor points at.  CUDA's math functions
+ * take the names C's have, overloaded for float. */
+
+/* The position of dtypes[d] in yg_dtype (yagrad/tensor.h). */
+static const char *const cuda_dtype_order[] = {"float32", "float64", "int64", "bool",
+                                               "int32",   "float16", "bfloat16"};
+
+static void emit_cuda_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
+{
+    const char *ct = dt->ctype;
+    int n_scalars = 0, k = 0;
+
+    gen_sb_printf(sb, "struct %s_%s {\n", op->cname, dt->suffix);
+    for (int i = 0; i < op->schema.n_args; i++)
+        if (op->schema.args[i].type != GEN_T_TENSOR)
+            gen_sb_printf(sb, "    %s %s;\n", ct, op->schema.args[i].name);
+    gen_sb_printf(sb, "\n    __host__ __device__ explicit %s_%s(const yg_cuda_loop_args *a)",
+                  op->cname, dt->suffix);
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->type == GEN_T_TENSOR)
+            continue;
+        gen_sb_printf(sb, "%s%s((%s)a->scalars[%d])", n_scalars == 0 ? "\n        : " : ", ",
+                      a->name, ct, n_scalars);
+        n_scalars++;
+    }
+    gen_sb_printf(sb, "\n    {\n%s    }\n\n", n_scalars == 0 ? "        (void)a;\n" : "");
+    gen_sb_printf(sb, "    __device__ %s operator()(const %s *v) const\n    {\n", ct, ct);
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (a->type == GEN_T_TENSOR)
+            gen_sb_printf(sb, "        const %s %s = v[%d];\n", ct, a->name, k++);
+    }
+    char *target = gen_xprintf("const %s r", ct);
+    emit_body(sb, op, dt, "        ", target);
+    free(target);
+    gen_sb_puts(sb, "        return r;\n    }\n};\n");
+    gen_sb_printf(sb, "YG_CUDA_LOOP(%s_%s_loop, %s, %s, %d, %s_%s)\n\n", op->cname, dt->suffix, ct,
+                  ct, k, op->cname, dt->suffix);
+}
+
+static void emit_cuda_table(gen_sb *sb, const gen_op *op)
+{
+    gen_sb_printf(sb, "extern \"C\" const yg_cuda_loop_table yg__cuda_loops_%s = {{\n",
+                  op->cname);
+    for (size_t j = 0; j < sizeof cuda_dtype_order / sizeof *cuda_dtype_order; j++) {
+        int found = -1;
+        for (int d = 0; d < n_loop_dtypes(op); d++)
+            if (emits_loop(op, d) && strcmp(dtypes[d].suffix, cuda_dtype_order[j]) == 0)
+                found = d;
+        if (found >= 0)
+            gen_sb_printf(sb, "    %s_%s_loop,\n", op->cname, dtypes[found].suffix);
+        else
+            gen_sb_printf(sb, "    NULL, /* %s */\n", cuda_dtype_order[j]);
+    }
+    gen_sb_puts(sb, "}};\n");
+}
+
+char *gen_emit_cuda_cu(const gen_model *model, int section)
+{
+    gen_sb sb = {0};
+    const char *name = model->sections[section].name;
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_printf(&sb,
+                "/*\n"
+                " * cuda/%s.cu - the CUDA loops of the ops of section %s\n"
+                " * that have a `pointwise:` expression in specs/native_functions.yaml: per\n"
+                " * op and dtype an element function over cuda/pointwise.cuh's kernel, and\n"
+                " * per op the table of launchers that kernels/%s.c's descriptor names.\n"
+                " * The expressions are the CPU loops' (float constants as float in float32\n"
+                " * functions); CUDA's math functions take C's names, overloaded for float.\n"
+                " * nvcc builds this file into the library when the CUDA backend is built;\n"
+                " * the tests also compile it to PTX with NVRTC (no launchers there).\n"
+                " */\n"
+                "#include \"cuda/pointwise.cuh\"\n",
+                name, name, name);
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (op->valid && op->kind == GEN_OP_POINTWISE && op->section == section &&
+            op->pointwise_int != NULL) {
+            gen_sb_puts(&sb, "#include \"core/intmath.h\"\n");
+            break;
+        }
+    }
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
+            continue;
+        gen_sb_printf(&sb, "\n/* ---- %s: %s ---- */\n\n", op->full_name, op->pointwise);
+        for (int d = 0; d < n_loop_dtypes(op); d++)
+            if (emits_loop(op, d))
+                emit_cuda_loop(&sb, op, &dtypes[d]);
+    }
+    gen_sb_puts(&sb, "#ifndef __CUDACC_RTC__ /* NVRTC compiles no host code */\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
+            continue;
+        gen_sb_puts(&sb, "\n");
+        emit_cuda_table(&sb, op);
+    }
+    gen_sb_puts(&sb, "#endif\n");
     return gen_sb_take(&sb);
 }

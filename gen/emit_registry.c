@@ -194,7 +194,7 @@ char *gen_emit_kernels_h(const gen_model *model, int section)
         gen_emit_schema_only(&sb, "", op->func);
         gen_params params;
         gen_op_params_kernel(op, &params);
-        char *prefix = gen_xprintf("yg_status yg__cpu_%s(", op->cname);
+        char *prefix = gen_xprintf("yg_status yg__pw_%s(", op->cname);
         gen_emit_call_decl(&sb, prefix, &params, false, ";");
         free(prefix);
         gen_params_free(&params);

@@ -407,6 +407,7 @@ char *gen_emit_nodes_h(const gen_model *model, int section);
 char *gen_emit_nodes_c(const gen_model *model, int section);
 char *gen_emit_pointwise_c(const gen_model *model, int section);
 char *gen_emit_loops_c(const gen_model *model, int section);
+char *gen_emit_cuda_cu(const gen_model *model, int section);
 char *gen_emit_generated_int_h(const gen_model *model);
 char *gen_emit_kernels_h(const gen_model *model, int section);
 char *gen_emit_enums_h(const gen_model *model);

@@ -116,6 +116,9 @@ static void write_outputs(const gen_model *model, const gen_onnx_map *onnx, cons
         path = gen_xprintf("loops/%s.c", name);
         emit(&o, out_dir, path, gen_emit_loops_c(model, s));
         free(path);
+        path = gen_xprintf("cuda/%s.cu", name);
+        emit(&o, out_dir, path, gen_emit_cuda_cu(model, s));
+        free(path);
     }
     if (gen_error_count() == 0)
         remove_stale_outputs(&o, out_dir);

@@ -11,12 +11,15 @@
  */
 #include "core/core.h"
 #include "cuda/cuda.h"
+#include "opinfo/opinfo.h"
 #include "testutil.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_join_split.h"
+#include "yagrad/ops_linalg.h"
 #include "yagrad/ops_unary_math.h"
 #include "yagrad/ops_views.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +219,7 @@ static void test_to_device_round_trips(void **state) {
 }
 
 /* Ops refuse cuda tensors they have no kernel for, and tensors of two
- * devices, naming both; a non-contiguous cuda view cannot be copied yet. */
+ * devices, naming both. */
 static void test_ops_refuse_device_tensors_with_messages(void **state) {
     (void)state;
     need_device();
@@ -225,7 +228,7 @@ static void test_ops_refuse_device_tensors_with_messages(void **state) {
     char msg[128];
     yg_tensor *x = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 3), *d = NULL, *y = NULL, *t = NULL;
     YG_CHECK(yg_tensor_to_device(x, YG_CUDA, 0, &d));
-    YG_EXPECT_ERROR(yg_exp(d, &y), YG_ERR_DEVICE, "exp: no kernel for device cuda");
+    YG_EXPECT_ERROR(yg_mm(d, d, &y), YG_ERR_DEVICE, "mm: no kernel for device cuda");
     YG_EXPECT_ERROR(yg_add(d, x, 1, &y),
                     YG_ERR_DEVICE,
                     "add: expected all tensors on one device, but self is on cuda:0 and other on cpu");
@@ -238,13 +241,148 @@ static void test_ops_refuse_device_tensors_with_messages(void **state) {
                     "tensors[1] on cuda:0");
     assert_null(y);
     YG_CHECK(yg_transpose(d, 0, 1, &t)); /* views need no kernel */
-    YG_EXPECT_ERROR(yg_tensor_to_device(t, YG_CPU, 0, &y),
-                    YG_ERR_NOT_IMPLEMENTED,
-                    "to_device: t is a non-contiguous view on cuda:0, which cannot be copied yet");
     snprintf(msg, sizeof msg, "to_device: device index %d out of range", n);
     YG_EXPECT_ERROR(yg_tensor_to_device(x, YG_CUDA, n, &y), YG_ERR_DEVICE, msg);
     yg_release(t);
     yg_release(d);
+    yg_release(x);
+}
+
+/* x's values on cuda:0 in x's own layout: its whole storage copied over
+ * and viewed with x's sizes, strides and offset (to_device would make it
+ * contiguous). */
+static yg_tensor *device_like(const yg_tensor *x) {
+    int64_t n = (int64_t)(x->storage->nbytes / yg_dtype_size(x->dtype)), one = 1;
+    yg_tensor *flat = NULL, *dflat = NULL, *v = NULL;
+    YG_CHECK(yg__tensor_view("test", x, &n, &one, 1, 0, &flat));
+    YG_CHECK(yg_tensor_to_device(flat, YG_CUDA, 0, &dflat));
+    YG_CHECK(yg__tensor_view("test", dflat, x->sizes, x->strides, x->ndim, x->offset, &v));
+    yg_release(dflat);
+    yg_release(flat);
+    return v;
+}
+
+/* Whether a (from the GPU) equals b (from the CPU): dtype, sizes, and
+ * values within rtol/atol for floating dtypes (NaN matching NaN), exactly
+ * otherwise. */
+static bool same_result(const yg_tensor *a, const yg_tensor *b, double tol, char *why, size_t n) {
+    if (yg_tensor_dtype(a) != yg_tensor_dtype(b) || a->ndim != b->ndim ||
+        memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)a->ndim) != 0) {
+        snprintf(why, n, "dtype or sizes differ");
+        return false;
+    }
+    yg_tensor *h = NULL;
+    YG_CHECK(yg_tensor_to_device(a, YG_CPU, 0, &h));
+    double *va = yg_test_values(h), *vb = yg_test_values(b);
+    bool ok = true;
+    for (int64_t i = 0; ok && i < yg_tensor_numel(b); i++) {
+        bool nan = va[i] != va[i] && vb[i] != vb[i];
+        double d = fabs(va[i] - vb[i]);
+        if (!nan && !(va[i] == vb[i] || d <= tol + tol * fabs(vb[i]))) {
+            snprintf(why, n, "element %lld: %.17g on cuda, %.17g on cpu", (long long)i, va[i],
+                     vb[i]);
+            ok = false;
+        }
+    }
+    free(va);
+    free(vb);
+    yg_release(h);
+    return ok;
+}
+
+/* Every OpInfo sample of every `pointwise:` op (the generated CUDA loops)
+ * runs on cuda:0 and gives the CPU's result: each dtype the op claims,
+ * contiguous and strided inputs (transposed, every other element; the
+ * strided kernels), 0-dim and empty variants; where the CPU refuses, the
+ * GPU refuses with the same message. */
+static void test_pointwise_samples_match_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    static const yg_dtype dts[] = {YG_FLOAT32, YG_FLOAT64, YG_INT64, YG_INT32};
+    int runs = 0, ops = 0;
+    const char *last_op = "";
+    for (int i = 0; i < opinfo_sample_count(); i++) {
+        const sample *s = opinfo_sample_at(i);
+        const yg_op_info *op = opinfo_op(s->op);
+        if (op == NULL || strcmp(op->kind, "pointwise") != 0 || s->twin != NULL)
+            continue;
+        ops += strcmp(last_op, s->op) != 0;
+        last_op = s->op;
+        for (size_t k = 0; k < sizeof dts / sizeof *dts; k++) {
+            yg_dtype dt = dts[k];
+            if (!(op->dtypes & YG_DTYPE_BIT(dt)) ||
+                ((s->flags & OPINFO_NO_DTYPE_SWEEP) && dt != YG_FLOAT64))
+                continue;
+            for (int variant = 0; variant < 4; variant++) {
+                bool noncontig = variant == 1;
+                int shape_mode = variant < 2 ? 0 : variant - 1;
+                if (shape_mode != 0 && (s->flags & OPINFO_FIXED_SHAPE))
+                    continue;
+                yg_tensor *x[MAX_IN] = {NULL}, *xd[MAX_IN] = {NULL}, *yc = NULL, *yd = NULL;
+                for (int j = 0; j < s->n_inputs; j++) {
+                    x[j] = opinfo_make_input(s, j, dt, 7 + (uint64_t)j, noncontig, shape_mode);
+                    xd[j] = device_like(x[j]);
+                }
+                yg_status sc = opinfo_call(s, x, &yc);
+                char cpu_msg[512];
+                snprintf(cpu_msg, sizeof cpu_msg, "%s", yg_last_error());
+                yg_status sd = opinfo_call(s, xd, &yd);
+                char why[256] = "";
+                if (sc != sd)
+                    fail_msg("%s (%s, %s, variant %d): cpu gives %s, cuda %s: %s", s->op, s->what,
+                             yg_dtype_name(dt), variant, yg_status_name(sc), yg_status_name(sd),
+                             sd != YG_OK ? yg_last_error() : cpu_msg);
+                if (sc != YG_OK)
+                    assert_string_equal(yg_last_error(), cpu_msg);
+                else if (yg_tensor_device(yd) != YG_CUDA ||
+                         !same_result(yd, yc, dt == YG_FLOAT32 ? 1e-5 : 1e-12, why, sizeof why))
+                    fail_msg("%s (%s, %s, variant %d): %s", s->op, s->what, yg_dtype_name(dt),
+                             variant, yg_tensor_device(yd) != YG_CUDA ? "not on cuda" : why);
+                runs++;
+                yg_release(yc);
+                yg_release(yd);
+                for (int j = 0; j < s->n_inputs; j++) {
+                    yg_release(x[j]);
+                    yg_release(xd[j]);
+                }
+            }
+        }
+    }
+    printf("%d runs of the samples of %d pointwise ops matched the cpu\n", runs, ops);
+    assert_true(ops > 60);
+}
+
+/* Copies between every pair of dtypes on the GPU, from strided and
+ * broadcast sources, give the CPU's values (the conversion rules of
+ * core/convert.c: saturation, NaN to 0, wrap-around, rounding). */
+static void test_copies_convert_as_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const int64_t s[] = {3, 4};
+    const double v[] = {0, -1.5, 2.5, 1e10, -1e10, NAN, INFINITY, -INFINITY, 65504.5, 1e-8, 3, 7};
+    yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 2, v);
+    int pairs = 0;
+    for (int a = 0; a < YG_DTYPE_COUNT_; a++) {
+        yg_tensor *xa = NULL, *t = NULL;
+        YG_CHECK(yg__tensor_contiguous_as(x, (yg_dtype)a, false, &xa));
+        YG_CHECK(yg_transpose(xa, 0, 1, &t));
+        yg_tensor *td = device_like(t);
+        for (int b = 0; b < YG_DTYPE_COUNT_; b++, pairs++) {
+            yg_tensor *yc = NULL, *yd = NULL;
+            char why[256];
+            YG_CHECK(yg__tensor_contiguous_as(t, (yg_dtype)b, false, &yc));
+            YG_CHECK(yg__tensor_contiguous_as(td, (yg_dtype)b, false, &yd));
+            if (!same_result(yd, yc, 0, why, sizeof why))
+                fail_msg("%s -> %s: %s", yg_dtype_name((yg_dtype)a), yg_dtype_name((yg_dtype)b),
+                         why);
+            yg_release(yc);
+            yg_release(yd);
+        }
+        yg_release(td);
+        yg_release(t);
+        yg_release(xa);
+    }
+    printf("%d dtype pairs copied on cuda:0 as on the cpu\n", pairs);
     yg_release(x);
 }
 
@@ -298,6 +436,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_to_device_round_trips),
         cmocka_unit_test(test_ops_refuse_device_tensors_with_messages),
         cmocka_unit_test(test_two_devices_are_refused_naming_both),
+        cmocka_unit_test(test_pointwise_samples_match_the_cpu),
+        cmocka_unit_test(test_copies_convert_as_the_cpu),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -25,8 +25,8 @@
 typedef yg_status (*sigmoid_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const sigmoid_fn sigmoid_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sigmoid,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_sigmoid,
+    [YG_CUDA] = yg__pw_sigmoid,
 };
 
 /* Records SigmoidBackward as the history of result: one edge per differentiable
@@ -107,8 +107,8 @@ out:
 typedef yg_status (*relu_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const relu_fn relu_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_relu,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_relu,
+    [YG_CUDA] = yg__pw_relu,
 };
 
 /* Records ReluBackward as the history of result: one edge per differentiable
@@ -189,8 +189,8 @@ out:
 typedef yg_status (*gelu_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const gelu_fn gelu_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_gelu,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_gelu,
+    [YG_CUDA] = yg__pw_gelu,
 };
 
 /* Records GeluBackward as the history of result: one edge per differentiable
@@ -271,8 +271,8 @@ out:
 typedef yg_status (*gelu_tanh_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const gelu_tanh_fn gelu_tanh_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_gelu_tanh,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_gelu_tanh,
+    [YG_CUDA] = yg__pw_gelu_tanh,
 };
 
 /* Records GeluTanhBackward as the history of result: one edge per differentiable
@@ -353,8 +353,8 @@ out:
 typedef yg_status (*silu_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const silu_fn silu_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_silu,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_silu,
+    [YG_CUDA] = yg__pw_silu,
 };
 
 /* Records SiluBackward as the history of result: one edge per differentiable
@@ -435,8 +435,8 @@ out:
 typedef yg_status (*elu_fn)(const yg_tensor *self, double alpha, yg_tensor **out);
 
 static const elu_fn elu_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_elu,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_elu,
+    [YG_CUDA] = yg__pw_elu,
 };
 
 /* Records EluBackward as the history of result: one edge per differentiable
@@ -519,8 +519,8 @@ out:
 typedef yg_status (*leaky_relu_fn)(const yg_tensor *self, double negative_slope, yg_tensor **out);
 
 static const leaky_relu_fn leaky_relu_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_leaky_relu,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_leaky_relu,
+    [YG_CUDA] = yg__pw_leaky_relu,
 };
 
 /* Records LeakyReluBackward as the history of result: one edge per differentiable
@@ -608,8 +608,8 @@ typedef yg_status (*softplus_fn)(const yg_tensor *self,
                                  yg_tensor **out);
 
 static const softplus_fn softplus_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_softplus,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_softplus,
+    [YG_CUDA] = yg__pw_softplus,
 };
 
 /* Records SoftplusBackward as the history of result: one edge per differentiable
@@ -716,8 +716,8 @@ typedef yg_status (*hardtanh_fn)(const yg_tensor *self,
                                  yg_tensor **out);
 
 static const hardtanh_fn hardtanh_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_hardtanh,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_hardtanh,
+    [YG_CUDA] = yg__pw_hardtanh,
 };
 
 /* Records HardtanhBackward as the history of result: one edge per differentiable

@@ -27,8 +27,8 @@ typedef yg_status (*tanh_backward_fn)(const yg_tensor *grad_output,
                                       yg_tensor **out);
 
 static const tanh_backward_fn tanh_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_tanh_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_tanh_backward,
+    [YG_CUDA] = yg__pw_tanh_backward,
 };
 
 /* Records TanhBackwardBackward as the history of result: one edge per differentiable
@@ -134,8 +134,8 @@ typedef yg_status (*sigmoid_backward_fn)(const yg_tensor *grad_output,
                                          yg_tensor **out);
 
 static const sigmoid_backward_fn sigmoid_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sigmoid_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_sigmoid_backward,
+    [YG_CUDA] = yg__pw_sigmoid_backward,
 };
 
 /* Records SigmoidBackwardBackward as the history of result: one edge per differentiable
@@ -243,8 +243,8 @@ typedef yg_status (*relu_backward_fn)(const yg_tensor *grad_output,
                                       yg_tensor **out);
 
 static const relu_backward_fn relu_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_relu_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_relu_backward,
+    [YG_CUDA] = yg__pw_relu_backward,
 };
 
 /* Records ReluBackwardBackward as the history of result: one edge per differentiable
@@ -342,8 +342,8 @@ typedef yg_status (*gelu_backward_fn)(const yg_tensor *grad_output,
                                       yg_tensor **out);
 
 static const gelu_backward_fn gelu_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_gelu_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_gelu_backward,
+    [YG_CUDA] = yg__pw_gelu_backward,
 };
 
 /* Records GeluBackwardBackward as the history of result: one edge per differentiable
@@ -449,8 +449,8 @@ typedef yg_status (*gelu_tanh_backward_fn)(const yg_tensor *grad_output,
                                            yg_tensor **out);
 
 static const gelu_tanh_backward_fn gelu_tanh_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_gelu_tanh_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_gelu_tanh_backward,
+    [YG_CUDA] = yg__pw_gelu_tanh_backward,
 };
 
 /* Records GeluTanhBackwardBackward as the history of result: one edge per differentiable
@@ -558,8 +558,8 @@ typedef yg_status (*silu_backward_fn)(const yg_tensor *grad_output,
                                       yg_tensor **out);
 
 static const silu_backward_fn silu_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_silu_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_silu_backward,
+    [YG_CUDA] = yg__pw_silu_backward,
 };
 
 /* Records SiluBackwardBackward as the history of result: one edge per differentiable
@@ -666,8 +666,8 @@ typedef yg_status (*elu_backward_fn)(const yg_tensor *grad_output,
                                      yg_tensor **out);
 
 static const elu_backward_fn elu_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_elu_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_elu_backward,
+    [YG_CUDA] = yg__pw_elu_backward,
 };
 
 /* Records EluBackwardBackward as the history of result: one edge per differentiable
@@ -781,8 +781,8 @@ typedef yg_status (*leaky_relu_backward_fn)(const yg_tensor *grad_output,
                                             yg_tensor **out);
 
 static const leaky_relu_backward_fn leaky_relu_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_leaky_relu_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_leaky_relu_backward,
+    [YG_CUDA] = yg__pw_leaky_relu_backward,
 };
 
 /* Records LeakyReluBackwardBackward as the history of result: one edge per differentiable
@@ -889,8 +889,8 @@ typedef yg_status (*softplus_backward_fn)(const yg_tensor *grad_output,
                                           yg_tensor **out);
 
 static const softplus_backward_fn softplus_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_softplus_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_softplus_backward,
+    [YG_CUDA] = yg__pw_softplus_backward,
 };
 
 /* Records SoftplusBackwardBackward as the history of result: one edge per differentiable
@@ -1010,8 +1010,8 @@ typedef yg_status (*hardtanh_backward_fn)(const yg_tensor *grad_output,
                                           yg_tensor **out);
 
 static const hardtanh_backward_fn hardtanh_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_hardtanh_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_hardtanh_backward,
+    [YG_CUDA] = yg__pw_hardtanh_backward,
 };
 
 /* Records HardtanhBackwardBackward as the history of result: one edge per differentiable

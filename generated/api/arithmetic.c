@@ -28,8 +28,8 @@ typedef yg_status (*add_fn)(const yg_tensor *self,
                             yg_tensor **out);
 
 static const add_fn add_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_add,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_add,
+    [YG_CUDA] = yg__pw_add,
 };
 
 /* Records AddBackward as the history of result: one edge per differentiable
@@ -128,8 +128,8 @@ typedef yg_status (*sub_fn)(const yg_tensor *self,
                             yg_tensor **out);
 
 static const sub_fn sub_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sub,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_sub,
+    [YG_CUDA] = yg__pw_sub,
 };
 
 /* Records SubBackward as the history of result: one edge per differentiable
@@ -225,8 +225,8 @@ out:
 typedef yg_status (*mul_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const mul_fn mul_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_mul,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_mul,
+    [YG_CUDA] = yg__pw_mul,
 };
 
 /* Records MulBackward as the history of result: one edge per differentiable
@@ -324,8 +324,8 @@ out:
 typedef yg_status (*div_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const div_fn div_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_div,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_div,
+    [YG_CUDA] = yg__pw_div,
 };
 
 /* Records DivBackward as the history of result: one edge per differentiable
@@ -421,8 +421,8 @@ out:
 typedef yg_status (*mul_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const mul_scalar_fn mul_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_mul_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_mul_scalar,
+    [YG_CUDA] = yg__pw_mul_scalar,
 };
 
 /* Records MulScalarBackward as the history of result: one edge per differentiable
@@ -547,8 +547,8 @@ yg_status yg_div_mode(const yg_tensor *self,
 typedef yg_status (*div_trunc_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const div_trunc_fn div_trunc_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_div_trunc,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_div_trunc,
+    [YG_CUDA] = yg__pw_div_trunc,
 };
 
 /* Records DivTruncBackward as the history of result: one edge per differentiable
@@ -636,8 +636,8 @@ out:
 typedef yg_status (*div_floor_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const div_floor_fn div_floor_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_div_floor,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_div_floor,
+    [YG_CUDA] = yg__pw_div_floor,
 };
 
 /* Records DivFloorBackward as the history of result: one edge per differentiable
@@ -725,8 +725,8 @@ out:
 typedef yg_status (*div_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const div_scalar_fn div_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_div_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_div_scalar,
+    [YG_CUDA] = yg__pw_div_scalar,
 };
 
 /* Records DivScalarBackward as the history of result: one edge per differentiable
@@ -809,8 +809,8 @@ typedef yg_status (*add__fn)(yg_tensor *self,
                              yg_tensor **out);
 
 static const add__fn add__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_add_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_add_,
+    [YG_CUDA] = yg__pw_add_,
 };
 
 /* Builds AddBackward before the kernel writes self: one edge per
@@ -922,8 +922,8 @@ typedef yg_status (*add_scalar_fn)(const yg_tensor *self,
                                    yg_tensor **out);
 
 static const add_scalar_fn add_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_add_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_add_scalar,
+    [YG_CUDA] = yg__pw_add_scalar,
 };
 
 /* Records AddScalarBackward as the history of result: one edge per differentiable
@@ -1007,8 +1007,8 @@ typedef yg_status (*sub_scalar_fn)(const yg_tensor *self,
                                    yg_tensor **out);
 
 static const sub_scalar_fn sub_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sub_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_sub_scalar,
+    [YG_CUDA] = yg__pw_sub_scalar,
 };
 
 /* Records SubScalarBackward as the history of result: one edge per differentiable
@@ -1092,8 +1092,8 @@ typedef yg_status (*rsub_scalar_fn)(const yg_tensor *self,
                                     yg_tensor **out);
 
 static const rsub_scalar_fn rsub_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_rsub_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_rsub_scalar,
+    [YG_CUDA] = yg__pw_rsub_scalar,
 };
 
 /* Records RsubScalarBackward as the history of result: one edge per differentiable

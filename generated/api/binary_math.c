@@ -25,8 +25,8 @@
 typedef yg_status (*maximum_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const maximum_fn maximum_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_maximum,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_maximum,
+    [YG_CUDA] = yg__pw_maximum,
 };
 
 /* Records MaximumBackward as the history of result: one edge per differentiable
@@ -120,8 +120,8 @@ out:
 typedef yg_status (*minimum_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const minimum_fn minimum_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_minimum,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_minimum,
+    [YG_CUDA] = yg__pw_minimum,
 };
 
 /* Records MinimumBackward as the history of result: one edge per differentiable
@@ -215,8 +215,8 @@ out:
 typedef yg_status (*atan2_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const atan2_fn atan2_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_atan2,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_atan2,
+    [YG_CUDA] = yg__pw_atan2,
 };
 
 /* Records Atan2Backward as the history of result: one edge per differentiable
@@ -310,8 +310,8 @@ out:
 typedef yg_status (*remainder_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const remainder_fn remainder_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_remainder,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_remainder,
+    [YG_CUDA] = yg__pw_remainder,
 };
 
 /* Records RemainderBackward as the history of result: one edge per differentiable
@@ -411,8 +411,8 @@ out:
 typedef yg_status (*remainder_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const remainder_scalar_fn remainder_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_remainder_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_remainder_scalar,
+    [YG_CUDA] = yg__pw_remainder_scalar,
 };
 
 /* Records RemainderScalarBackward as the history of result: one edge per differentiable
@@ -493,8 +493,8 @@ out:
 typedef yg_status (*pow_fn)(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out);
 
 static const pow_fn pow_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_pow,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_pow,
+    [YG_CUDA] = yg__pw_pow,
 };
 
 /* Records PowBackward as the history of result: one edge per differentiable

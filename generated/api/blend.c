@@ -28,8 +28,8 @@ typedef yg_status (*lerp_scalar_fn)(const yg_tensor *self,
                                     yg_tensor **out);
 
 static const lerp_scalar_fn lerp_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_lerp_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_lerp_scalar,
+    [YG_CUDA] = yg__pw_lerp_scalar,
 };
 
 /* Records LerpScalarBackward as the history of result: one edge per differentiable
@@ -131,8 +131,8 @@ typedef yg_status (*lerp_fn)(const yg_tensor *self,
                              yg_tensor **out);
 
 static const lerp_fn lerp_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_lerp,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_lerp,
+    [YG_CUDA] = yg__pw_lerp,
 };
 
 /* Records LerpBackward as the history of result: one edge per differentiable
@@ -253,8 +253,8 @@ typedef yg_status (*addcmul_fn)(const yg_tensor *self,
                                 yg_tensor **out);
 
 static const addcmul_fn addcmul_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_addcmul,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_addcmul,
+    [YG_CUDA] = yg__pw_addcmul,
 };
 
 /* Records AddcmulBackward as the history of result: one edge per differentiable
@@ -375,8 +375,8 @@ typedef yg_status (*addcdiv_fn)(const yg_tensor *self,
                                 yg_tensor **out);
 
 static const addcdiv_fn addcdiv_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_addcdiv,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_addcdiv,
+    [YG_CUDA] = yg__pw_addcdiv,
 };
 
 /* Records AddcdivBackward as the history of result: one edge per differentiable
@@ -496,8 +496,8 @@ typedef yg_status (*where_fn)(const yg_tensor *condition,
                               yg_tensor **out);
 
 static const where_fn where_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_where,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_where,
+    [YG_CUDA] = yg__pw_where,
 };
 
 /* Records WhereBackward as the history of result: one edge per differentiable
@@ -602,8 +602,8 @@ typedef yg_status (*where_scalarother_fn)(const yg_tensor *condition,
                                           yg_tensor **out);
 
 static const where_scalarother_fn where_scalarother_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_where_scalarother,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_where_scalarother,
+    [YG_CUDA] = yg__pw_where_scalarother,
 };
 
 /* Records WhereScalarotherBackward as the history of result: one edge per differentiable
@@ -707,8 +707,8 @@ typedef yg_status (*where_scalarself_fn)(const yg_tensor *condition,
                                          yg_tensor **out);
 
 static const where_scalarself_fn where_scalarself_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_where_scalarself,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_where_scalarself,
+    [YG_CUDA] = yg__pw_where_scalarself,
 };
 
 /* Records WhereScalarselfBackward as the history of result: one edge per differentiable
@@ -812,8 +812,8 @@ typedef yg_status (*masked_fill_fn)(const yg_tensor *self,
                                     yg_tensor **out);
 
 static const masked_fill_fn masked_fill_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_masked_fill,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_masked_fill,
+    [YG_CUDA] = yg__pw_masked_fill,
 };
 
 /* Records MaskedFillBackward as the history of result: one edge per differentiable

@@ -29,8 +29,8 @@ typedef yg_status (*sub__fn)(yg_tensor *self,
                              yg_tensor **out);
 
 static const sub__fn sub__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sub_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_sub_,
+    [YG_CUDA] = yg__pw_sub_,
 };
 
 /* Builds SubBackward before the kernel writes self: one edge per
@@ -139,8 +139,8 @@ out:
 typedef yg_status (*mul__fn)(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const mul__fn mul__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_mul_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_mul_,
+    [YG_CUDA] = yg__pw_mul_,
 };
 
 /* Builds MulBackward before the kernel writes self: one edge per
@@ -256,8 +256,8 @@ out:
 typedef yg_status (*div__fn)(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const div__fn div__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_div_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_div_,
+    [YG_CUDA] = yg__pw_div_,
 };
 
 /* Builds DivBackward before the kernel writes self: one edge per
@@ -368,8 +368,8 @@ out:
 typedef yg_status (*add_scalar__fn)(yg_tensor *self, double other, double alpha, yg_tensor **out);
 
 static const add_scalar__fn add_scalar__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_add_scalar_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_add_scalar_,
+    [YG_CUDA] = yg__pw_add_scalar_,
 };
 
 /* Builds AddScalarBackward before the kernel writes self: one edge per
@@ -460,8 +460,8 @@ out:
 typedef yg_status (*mul_scalar__fn)(yg_tensor *self, double other, yg_tensor **out);
 
 static const mul_scalar__fn mul_scalar__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_mul_scalar_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_mul_scalar_,
+    [YG_CUDA] = yg__pw_mul_scalar_,
 };
 
 /* Builds MulScalarBackward before the kernel writes self: one edge per
@@ -554,8 +554,8 @@ out:
 typedef yg_status (*div_scalar__fn)(yg_tensor *self, double other, yg_tensor **out);
 
 static const div_scalar__fn div_scalar__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_div_scalar_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_div_scalar_,
+    [YG_CUDA] = yg__pw_div_scalar_,
 };
 
 /* Builds DivScalarBackward before the kernel writes self: one edge per
@@ -652,8 +652,8 @@ typedef yg_status (*addcmul__fn)(yg_tensor *self,
                                  yg_tensor **out);
 
 static const addcmul__fn addcmul__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_addcmul_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_addcmul_,
+    [YG_CUDA] = yg__pw_addcmul_,
 };
 
 /* Builds AddcmulBackward before the kernel writes self: one edge per
@@ -787,8 +787,8 @@ typedef yg_status (*addcdiv__fn)(yg_tensor *self,
                                  yg_tensor **out);
 
 static const addcdiv__fn addcdiv__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_addcdiv_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_addcdiv_,
+    [YG_CUDA] = yg__pw_addcdiv_,
 };
 
 /* Builds AddcdivBackward before the kernel writes self: one edge per
@@ -921,8 +921,8 @@ typedef yg_status (*lerp_scalar__fn)(yg_tensor *self,
                                      yg_tensor **out);
 
 static const lerp_scalar__fn lerp_scalar__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_lerp_scalar_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_lerp_scalar_,
+    [YG_CUDA] = yg__pw_lerp_scalar_,
 };
 
 /* Builds LerpScalarBackward before the kernel writes self: one edge per

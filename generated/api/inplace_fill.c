@@ -26,8 +26,8 @@
 typedef yg_status (*relu__fn)(yg_tensor *self, yg_tensor **out);
 
 static const relu__fn relu__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_relu_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_relu_,
+    [YG_CUDA] = yg__pw_relu_,
 };
 
 /* Builds ReluBackward before the kernel writes self: one edge per
@@ -121,8 +121,8 @@ out:
 typedef yg_status (*clamp__fn)(yg_tensor *self, double min, double max, yg_tensor **out);
 
 static const clamp__fn clamp__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_clamp_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_clamp_,
+    [YG_CUDA] = yg__pw_clamp_,
 };
 
 /* Builds ClampBackward before the kernel writes self: one edge per
@@ -225,8 +225,8 @@ out:
 typedef yg_status (*clamp_min__fn)(yg_tensor *self, double min, yg_tensor **out);
 
 static const clamp_min__fn clamp_min__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_clamp_min_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_clamp_min_,
+    [YG_CUDA] = yg__pw_clamp_min_,
 };
 
 /* Builds ClampMinBackward before the kernel writes self: one edge per
@@ -327,8 +327,8 @@ out:
 typedef yg_status (*clamp_max__fn)(yg_tensor *self, double max, yg_tensor **out);
 
 static const clamp_max__fn clamp_max__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_clamp_max_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_clamp_max_,
+    [YG_CUDA] = yg__pw_clamp_max_,
 };
 
 /* Builds ClampMaxBackward before the kernel writes self: one edge per
@@ -432,8 +432,8 @@ typedef yg_status (*masked_fill__fn)(yg_tensor *self,
                                      yg_tensor **out);
 
 static const masked_fill__fn masked_fill__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_masked_fill_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_masked_fill_,
+    [YG_CUDA] = yg__pw_masked_fill_,
 };
 
 /* Builds MaskedFillBackward before the kernel writes self: one edge per

@@ -28,8 +28,8 @@ typedef yg_status (*pow_backward_fn)(const yg_tensor *grad_output,
                                      yg_tensor **out);
 
 static const pow_backward_fn pow_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_pow_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_pow_backward,
+    [YG_CUDA] = yg__pw_pow_backward,
 };
 
 /* Records PowBackwardBackward as the history of result: one edge per differentiable
@@ -144,8 +144,8 @@ typedef yg_status (*clamp_backward_fn)(const yg_tensor *grad_output,
                                        yg_tensor **out);
 
 static const clamp_backward_fn clamp_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_clamp_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_clamp_backward,
+    [YG_CUDA] = yg__pw_clamp_backward,
 };
 
 /* Records ClampBackwardBackward as the history of result: one edge per differentiable
@@ -256,8 +256,8 @@ typedef yg_status (*clamp_min_backward_fn)(const yg_tensor *grad_output,
                                            yg_tensor **out);
 
 static const clamp_min_backward_fn clamp_min_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_clamp_min_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_clamp_min_backward,
+    [YG_CUDA] = yg__pw_clamp_min_backward,
 };
 
 /* Records ClampMinBackwardBackward as the history of result: one edge per differentiable
@@ -363,8 +363,8 @@ typedef yg_status (*clamp_max_backward_fn)(const yg_tensor *grad_output,
                                            yg_tensor **out);
 
 static const clamp_max_backward_fn clamp_max_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_clamp_max_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_clamp_max_backward,
+    [YG_CUDA] = yg__pw_clamp_max_backward,
 };
 
 /* Records ClampMaxBackwardBackward as the history of result: one edge per differentiable
@@ -470,8 +470,8 @@ typedef yg_status (*maximum_backward_fn)(const yg_tensor *grad_output,
                                          yg_tensor **out);
 
 static const maximum_backward_fn maximum_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_maximum_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_maximum_backward,
+    [YG_CUDA] = yg__pw_maximum_backward,
 };
 
 /* Records MaximumBackwardBackward as the history of result: one edge per differentiable
@@ -580,8 +580,8 @@ typedef yg_status (*minimum_backward_fn)(const yg_tensor *grad_output,
                                          yg_tensor **out);
 
 static const minimum_backward_fn minimum_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_minimum_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_minimum_backward,
+    [YG_CUDA] = yg__pw_minimum_backward,
 };
 
 /* Records MinimumBackwardBackward as the history of result: one edge per differentiable
@@ -750,8 +750,8 @@ typedef yg_status (*pow_backward_self_fn)(const yg_tensor *grad_output,
                                           yg_tensor **out);
 
 static const pow_backward_self_fn pow_backward_self_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_pow_backward_self,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_pow_backward_self,
+    [YG_CUDA] = yg__pw_pow_backward_self,
 };
 
 /* Records PowBackwardSelfBackward as the history of result: one edge per differentiable
@@ -872,8 +872,8 @@ typedef yg_status (*pow_backward_exponent_fn)(const yg_tensor *grad_output,
                                               yg_tensor **out);
 
 static const pow_backward_exponent_fn pow_backward_exponent_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_pow_backward_exponent,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_pow_backward_exponent,
+    [YG_CUDA] = yg__pw_pow_backward_exponent,
 };
 
 /* Records PowBackwardExponentBackward as the history of result: one edge per differentiable

@@ -25,8 +25,8 @@
 typedef yg_status (*clamp_fn)(const yg_tensor *self, double min, double max, yg_tensor **out);
 
 static const clamp_fn clamp_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_clamp,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_clamp,
+    [YG_CUDA] = yg__pw_clamp,
 };
 
 /* Records ClampBackward as the history of result: one edge per differentiable
@@ -111,8 +111,8 @@ out:
 typedef yg_status (*clamp_min_fn)(const yg_tensor *self, double min, yg_tensor **out);
 
 static const clamp_min_fn clamp_min_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_clamp_min,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_clamp_min,
+    [YG_CUDA] = yg__pw_clamp_min,
 };
 
 /* Records ClampMinBackward as the history of result: one edge per differentiable
@@ -195,8 +195,8 @@ out:
 typedef yg_status (*clamp_max_fn)(const yg_tensor *self, double max, yg_tensor **out);
 
 static const clamp_max_fn clamp_max_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_clamp_max,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_clamp_max,
+    [YG_CUDA] = yg__pw_clamp_max,
 };
 
 /* Records ClampMaxBackward as the history of result: one edge per differentiable
@@ -334,8 +334,8 @@ yg_status yg_clamp_opt_opt(const yg_tensor *self,
 typedef yg_status (*floor_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const floor_fn floor_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_floor,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_floor,
+    [YG_CUDA] = yg__pw_floor,
 };
 
 /* Records FloorBackward as the history of result: one edge per differentiable
@@ -411,8 +411,8 @@ out:
 typedef yg_status (*ceil_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const ceil_fn ceil_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_ceil,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_ceil,
+    [YG_CUDA] = yg__pw_ceil,
 };
 
 /* Records CeilBackward as the history of result: one edge per differentiable
@@ -488,8 +488,8 @@ out:
 typedef yg_status (*round_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const round_fn round_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_round,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_round,
+    [YG_CUDA] = yg__pw_round,
 };
 
 /* Records RoundBackward as the history of result: one edge per differentiable
@@ -565,8 +565,8 @@ out:
 typedef yg_status (*trunc_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const trunc_fn trunc_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_trunc,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_trunc,
+    [YG_CUDA] = yg__pw_trunc,
 };
 
 /* Records TruncBackward as the history of result: one edge per differentiable

@@ -25,8 +25,8 @@
 typedef yg_status (*tanh_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const tanh_fn tanh_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_tanh,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_tanh,
+    [YG_CUDA] = yg__pw_tanh,
 };
 
 /* Records TanhBackward as the history of result: one edge per differentiable
@@ -107,8 +107,8 @@ out:
 typedef yg_status (*sin_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const sin_fn sin_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sin,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_sin,
+    [YG_CUDA] = yg__pw_sin,
 };
 
 /* Records SinBackward as the history of result: one edge per differentiable
@@ -189,8 +189,8 @@ out:
 typedef yg_status (*cos_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const cos_fn cos_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_cos,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_cos,
+    [YG_CUDA] = yg__pw_cos,
 };
 
 /* Records CosBackward as the history of result: one edge per differentiable
@@ -271,8 +271,8 @@ out:
 typedef yg_status (*tan_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const tan_fn tan_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_tan,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_tan,
+    [YG_CUDA] = yg__pw_tan,
 };
 
 /* Records TanBackward as the history of result: one edge per differentiable
@@ -353,8 +353,8 @@ out:
 typedef yg_status (*erf_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const erf_fn erf_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_erf,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_erf,
+    [YG_CUDA] = yg__pw_erf,
 };
 
 /* Records ErfBackward as the history of result: one edge per differentiable

@@ -25,8 +25,8 @@
 typedef yg_status (*neg_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const neg_fn neg_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_neg,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_neg,
+    [YG_CUDA] = yg__pw_neg,
 };
 
 /* Records NegBackward as the history of result: one edge per differentiable
@@ -102,8 +102,8 @@ out:
 typedef yg_status (*exp_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const exp_fn exp_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_exp,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_exp,
+    [YG_CUDA] = yg__pw_exp,
 };
 
 /* Records ExpBackward as the history of result: one edge per differentiable
@@ -184,8 +184,8 @@ out:
 typedef yg_status (*log_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const log_fn log_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_log,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_log,
+    [YG_CUDA] = yg__pw_log,
 };
 
 /* Records LogBackward as the history of result: one edge per differentiable
@@ -266,8 +266,8 @@ out:
 typedef yg_status (*sqrt_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const sqrt_fn sqrt_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sqrt,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_sqrt,
+    [YG_CUDA] = yg__pw_sqrt,
 };
 
 /* Records SqrtBackward as the history of result: one edge per differentiable
@@ -348,8 +348,8 @@ out:
 typedef yg_status (*pow_scalar_fn)(const yg_tensor *self, double exponent, yg_tensor **out);
 
 static const pow_scalar_fn pow_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_pow_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_pow_scalar,
+    [YG_CUDA] = yg__pw_pow_scalar,
 };
 
 /* Records PowScalarBackward as the history of result: one edge per differentiable
@@ -432,8 +432,8 @@ out:
 typedef yg_status (*abs_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const abs_fn abs_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_abs,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_abs,
+    [YG_CUDA] = yg__pw_abs,
 };
 
 /* Records AbsBackward as the history of result: one edge per differentiable
@@ -514,8 +514,8 @@ out:
 typedef yg_status (*sign_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const sign_fn sign_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sign,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_sign,
+    [YG_CUDA] = yg__pw_sign,
 };
 
 /* Records SignBackward as the history of result: one edge per differentiable
@@ -591,8 +591,8 @@ out:
 typedef yg_status (*expm1_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const expm1_fn expm1_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_expm1,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_expm1,
+    [YG_CUDA] = yg__pw_expm1,
 };
 
 /* Records Expm1Backward as the history of result: one edge per differentiable
@@ -673,8 +673,8 @@ out:
 typedef yg_status (*log1p_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const log1p_fn log1p_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_log1p,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_log1p,
+    [YG_CUDA] = yg__pw_log1p,
 };
 
 /* Records Log1pBackward as the history of result: one edge per differentiable
@@ -755,8 +755,8 @@ out:
 typedef yg_status (*log2_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const log2_fn log2_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_log2,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_log2,
+    [YG_CUDA] = yg__pw_log2,
 };
 
 /* Records Log2Backward as the history of result: one edge per differentiable
@@ -837,8 +837,8 @@ out:
 typedef yg_status (*rsqrt_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const rsqrt_fn rsqrt_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_rsqrt,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_rsqrt,
+    [YG_CUDA] = yg__pw_rsqrt,
 };
 
 /* Records RsqrtBackward as the history of result: one edge per differentiable
@@ -919,8 +919,8 @@ out:
 typedef yg_status (*reciprocal_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const reciprocal_fn reciprocal_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_reciprocal,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_reciprocal,
+    [YG_CUDA] = yg__pw_reciprocal,
 };
 
 /* Records ReciprocalBackward as the history of result: one edge per differentiable

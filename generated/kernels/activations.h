@@ -10,33 +10,30 @@
 #include "core/core.h"
 
 /* sigmoid(Tensor self) -> Tensor */
-yg_status yg__cpu_sigmoid(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_sigmoid(const yg_tensor *self, yg_tensor **out);
 
 /* relu(Tensor self) -> Tensor */
-yg_status yg__cpu_relu(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_relu(const yg_tensor *self, yg_tensor **out);
 
 /* gelu(Tensor self) -> Tensor */
-yg_status yg__cpu_gelu(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_gelu(const yg_tensor *self, yg_tensor **out);
 
 /* gelu_tanh(Tensor self) -> Tensor */
-yg_status yg__cpu_gelu_tanh(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_gelu_tanh(const yg_tensor *self, yg_tensor **out);
 
 /* silu(Tensor self) -> Tensor */
-yg_status yg__cpu_silu(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_silu(const yg_tensor *self, yg_tensor **out);
 
 /* elu(Tensor self, Scalar alpha=1) -> Tensor */
-yg_status yg__cpu_elu(const yg_tensor *self, double alpha, yg_tensor **out);
+yg_status yg__pw_elu(const yg_tensor *self, double alpha, yg_tensor **out);
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
-yg_status yg__cpu_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out);
+yg_status yg__pw_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor **out);
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
-yg_status yg__cpu_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out);
+yg_status yg__pw_softplus(const yg_tensor *self, double beta, double threshold, yg_tensor **out);
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
-yg_status yg__cpu_hardtanh(const yg_tensor *self,
-                           double min_val,
-                           double max_val,
-                           yg_tensor **out);
+yg_status yg__pw_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_activations_H */

@@ -10,59 +10,59 @@
 #include "core/core.h"
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
-yg_status yg__cpu_tanh_backward(const yg_tensor *grad_output,
-                                const yg_tensor *output,
-                                yg_tensor **out);
-
-/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
-yg_status yg__cpu_sigmoid_backward(const yg_tensor *grad_output,
-                                   const yg_tensor *output,
-                                   yg_tensor **out);
-
-/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
-yg_status yg__cpu_relu_backward(const yg_tensor *grad_output,
-                                const yg_tensor *output,
-                                yg_tensor **out);
-
-/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
-yg_status yg__cpu_gelu_backward(const yg_tensor *grad_output,
-                                const yg_tensor *self,
-                                yg_tensor **out);
-
-/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
-yg_status yg__cpu_gelu_tanh_backward(const yg_tensor *grad_output,
-                                     const yg_tensor *self,
-                                     yg_tensor **out);
-
-/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
-yg_status yg__cpu_silu_backward(const yg_tensor *grad_output,
-                                const yg_tensor *self,
-                                yg_tensor **out);
-
-/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
-yg_status yg__cpu_elu_backward(const yg_tensor *grad_output,
-                               const yg_tensor *self,
-                               double alpha,
+yg_status yg__pw_tanh_backward(const yg_tensor *grad_output,
+                               const yg_tensor *output,
                                yg_tensor **out);
 
+/* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
+yg_status yg__pw_sigmoid_backward(const yg_tensor *grad_output,
+                                  const yg_tensor *output,
+                                  yg_tensor **out);
+
+/* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
+yg_status yg__pw_relu_backward(const yg_tensor *grad_output,
+                               const yg_tensor *output,
+                               yg_tensor **out);
+
+/* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_status yg__pw_gelu_backward(const yg_tensor *grad_output,
+                               const yg_tensor *self,
+                               yg_tensor **out);
+
+/* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_status yg__pw_gelu_tanh_backward(const yg_tensor *grad_output,
+                                    const yg_tensor *self,
+                                    yg_tensor **out);
+
+/* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
+yg_status yg__pw_silu_backward(const yg_tensor *grad_output,
+                               const yg_tensor *self,
+                               yg_tensor **out);
+
+/* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
+yg_status yg__pw_elu_backward(const yg_tensor *grad_output,
+                              const yg_tensor *self,
+                              double alpha,
+                              yg_tensor **out);
+
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
-yg_status yg__cpu_leaky_relu_backward(const yg_tensor *grad_output,
-                                      const yg_tensor *self,
-                                      double negative_slope,
-                                      yg_tensor **out);
+yg_status yg__pw_leaky_relu_backward(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     double negative_slope,
+                                     yg_tensor **out);
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
-yg_status yg__cpu_softplus_backward(const yg_tensor *grad_output,
-                                    const yg_tensor *self,
-                                    double beta,
-                                    double threshold,
-                                    yg_tensor **out);
+yg_status yg__pw_softplus_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   double beta,
+                                   double threshold,
+                                   yg_tensor **out);
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
-yg_status yg__cpu_hardtanh_backward(const yg_tensor *grad_output,
-                                    const yg_tensor *self,
-                                    double min_val,
-                                    double max_val,
-                                    yg_tensor **out);
+yg_status yg__pw_hardtanh_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   double min_val,
+                                   double max_val,
+                                   yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_activations_backward_H */

@@ -10,45 +10,45 @@
 #include "core/core.h"
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
-yg_status yg__cpu_add(const yg_tensor *self,
-                      const yg_tensor *other,
-                      double alpha,
-                      yg_tensor **out);
+yg_status yg__pw_add(const yg_tensor *self,
+                     const yg_tensor *other,
+                     double alpha,
+                     yg_tensor **out);
 
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
-yg_status yg__cpu_sub(const yg_tensor *self,
-                      const yg_tensor *other,
-                      double alpha,
-                      yg_tensor **out);
+yg_status yg__pw_sub(const yg_tensor *self,
+                     const yg_tensor *other,
+                     double alpha,
+                     yg_tensor **out);
 
 /* mul(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* div(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
-yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__pw_mul_scalar(const yg_tensor *self, double other, yg_tensor **out);
 
 /* div.trunc(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_div_trunc(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_div_trunc(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* div.floor(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_div_floor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_div_floor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
-yg_status yg__cpu_div_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__pw_div_scalar(const yg_tensor *self, double other, yg_tensor **out);
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
-yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out);
+yg_status yg__pw_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out);
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
-yg_status yg__cpu_add_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out);
+yg_status yg__pw_add_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out);
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
-yg_status yg__cpu_sub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out);
+yg_status yg__pw_sub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out);
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
-yg_status yg__cpu_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out);
+yg_status yg__pw_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_arithmetic_H */

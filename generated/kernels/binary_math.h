@@ -10,21 +10,21 @@
 #include "core/core.h"
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_maximum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_maximum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* minimum(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_minimum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_minimum(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* atan2(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* remainder(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_remainder(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_remainder(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* remainder.Scalar(Tensor self, Scalar other) -> Tensor */
-yg_status yg__cpu_remainder_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__pw_remainder_scalar(const yg_tensor *self, double other, yg_tensor **out);
 
 /* pow(Tensor self, Tensor exponent) -> Tensor */
-yg_status yg__cpu_pow(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out);
+yg_status yg__pw_pow(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_binary_math_H */

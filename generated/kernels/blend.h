@@ -10,53 +10,53 @@
 #include "core/core.h"
 
 /* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor */
-yg_status yg__cpu_lerp_scalar(const yg_tensor *self,
-                              const yg_tensor *end,
-                              double weight,
-                              yg_tensor **out);
+yg_status yg__pw_lerp_scalar(const yg_tensor *self,
+                             const yg_tensor *end,
+                             double weight,
+                             yg_tensor **out);
 
 /* lerp(Tensor self, Tensor end, Tensor weight) -> Tensor */
-yg_status yg__cpu_lerp(const yg_tensor *self,
-                       const yg_tensor *end,
-                       const yg_tensor *weight,
-                       yg_tensor **out);
+yg_status yg__pw_lerp(const yg_tensor *self,
+                      const yg_tensor *end,
+                      const yg_tensor *weight,
+                      yg_tensor **out);
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
-yg_status yg__cpu_addcmul(const yg_tensor *self,
-                          const yg_tensor *tensor1,
-                          const yg_tensor *tensor2,
-                          double value,
-                          yg_tensor **out);
+yg_status yg__pw_addcmul(const yg_tensor *self,
+                         const yg_tensor *tensor1,
+                         const yg_tensor *tensor2,
+                         double value,
+                         yg_tensor **out);
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
-yg_status yg__cpu_addcdiv(const yg_tensor *self,
-                          const yg_tensor *tensor1,
-                          const yg_tensor *tensor2,
-                          double value,
-                          yg_tensor **out);
+yg_status yg__pw_addcdiv(const yg_tensor *self,
+                         const yg_tensor *tensor1,
+                         const yg_tensor *tensor2,
+                         double value,
+                         yg_tensor **out);
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_where(const yg_tensor *condition,
-                        const yg_tensor *self,
-                        const yg_tensor *other,
-                        yg_tensor **out);
+yg_status yg__pw_where(const yg_tensor *condition,
+                       const yg_tensor *self,
+                       const yg_tensor *other,
+                       yg_tensor **out);
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
-yg_status yg__cpu_where_scalarother(const yg_tensor *condition,
-                                    const yg_tensor *self,
-                                    double other,
-                                    yg_tensor **out);
-
-/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
-yg_status yg__cpu_where_scalarself(const yg_tensor *condition,
-                                   double self,
-                                   const yg_tensor *other,
+yg_status yg__pw_where_scalarother(const yg_tensor *condition,
+                                   const yg_tensor *self,
+                                   double other,
                                    yg_tensor **out);
 
+/* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
+yg_status yg__pw_where_scalarself(const yg_tensor *condition,
+                                  double self,
+                                  const yg_tensor *other,
+                                  yg_tensor **out);
+
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
-yg_status yg__cpu_masked_fill(const yg_tensor *self,
-                              const yg_tensor *mask,
-                              double value,
-                              yg_tensor **out);
+yg_status yg__pw_masked_fill(const yg_tensor *self,
+                             const yg_tensor *mask,
+                             double value,
+                             yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_blend_H */

@@ -10,41 +10,41 @@
 #include "core/core.h"
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
-yg_status yg__cpu_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out);
+yg_status yg__pw_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out);
 
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-yg_status yg__cpu_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* div_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-yg_status yg__cpu_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
-yg_status yg__cpu_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor **out);
+yg_status yg__pw_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor **out);
 
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
-yg_status yg__cpu_mul_scalar_(yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__pw_mul_scalar_(yg_tensor *self, double other, yg_tensor **out);
 
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
-yg_status yg__cpu_div_scalar_(yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__pw_div_scalar_(yg_tensor *self, double other, yg_tensor **out);
 
 /* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
-yg_status yg__cpu_addcmul_(yg_tensor *self,
-                           const yg_tensor *tensor1,
-                           const yg_tensor *tensor2,
-                           double value,
-                           yg_tensor **out);
+yg_status yg__pw_addcmul_(yg_tensor *self,
+                          const yg_tensor *tensor1,
+                          const yg_tensor *tensor2,
+                          double value,
+                          yg_tensor **out);
 
 /* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
-yg_status yg__cpu_addcdiv_(yg_tensor *self,
-                           const yg_tensor *tensor1,
-                           const yg_tensor *tensor2,
-                           double value,
-                           yg_tensor **out);
+yg_status yg__pw_addcdiv_(yg_tensor *self,
+                          const yg_tensor *tensor1,
+                          const yg_tensor *tensor2,
+                          double value,
+                          yg_tensor **out);
 
 /* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
-yg_status yg__cpu_lerp_scalar_(yg_tensor *self,
-                               const yg_tensor *end,
-                               double weight,
-                               yg_tensor **out);
+yg_status yg__pw_lerp_scalar_(yg_tensor *self,
+                              const yg_tensor *end,
+                              double weight,
+                              yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_inplace_arithmetic_H */

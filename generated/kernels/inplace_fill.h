@@ -10,21 +10,21 @@
 #include "core/core.h"
 
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
-yg_status yg__cpu_relu_(yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_relu_(yg_tensor *self, yg_tensor **out);
 
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!) */
-yg_status yg__cpu_clamp_(yg_tensor *self, double min, double max, yg_tensor **out);
+yg_status yg__pw_clamp_(yg_tensor *self, double min, double max, yg_tensor **out);
 
 /* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!) */
-yg_status yg__cpu_clamp_min_(yg_tensor *self, double min, yg_tensor **out);
+yg_status yg__pw_clamp_min_(yg_tensor *self, double min, yg_tensor **out);
 
 /* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!) */
-yg_status yg__cpu_clamp_max_(yg_tensor *self, double max, yg_tensor **out);
+yg_status yg__pw_clamp_max_(yg_tensor *self, double max, yg_tensor **out);
 
 /* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
-yg_status yg__cpu_masked_fill_(yg_tensor *self,
-                               const yg_tensor *mask,
-                               double value,
-                               yg_tensor **out);
+yg_status yg__pw_masked_fill_(yg_tensor *self,
+                              const yg_tensor *mask,
+                              double value,
+                              yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_inplace_fill_H */

@@ -10,54 +10,54 @@
 #include "core/core.h"
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
-yg_status yg__cpu_pow_backward(const yg_tensor *grad_output,
-                               const yg_tensor *self,
-                               double exponent,
-                               yg_tensor **out);
+yg_status yg__pw_pow_backward(const yg_tensor *grad_output,
+                              const yg_tensor *self,
+                              double exponent,
+                              yg_tensor **out);
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
-yg_status yg__cpu_clamp_backward(const yg_tensor *grad_output,
-                                 const yg_tensor *self,
-                                 double min,
-                                 double max,
-                                 yg_tensor **out);
+yg_status yg__pw_clamp_backward(const yg_tensor *grad_output,
+                                const yg_tensor *self,
+                                double min,
+                                double max,
+                                yg_tensor **out);
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
-yg_status yg__cpu_clamp_min_backward(const yg_tensor *grad_output,
-                                     const yg_tensor *self,
-                                     double min,
-                                     yg_tensor **out);
+yg_status yg__pw_clamp_min_backward(const yg_tensor *grad_output,
+                                    const yg_tensor *self,
+                                    double min,
+                                    yg_tensor **out);
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
-yg_status yg__cpu_clamp_max_backward(const yg_tensor *grad_output,
-                                     const yg_tensor *self,
-                                     double max,
-                                     yg_tensor **out);
+yg_status yg__pw_clamp_max_backward(const yg_tensor *grad_output,
+                                    const yg_tensor *self,
+                                    double max,
+                                    yg_tensor **out);
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_maximum_backward(const yg_tensor *grad_output,
-                                   const yg_tensor *self,
-                                   const yg_tensor *other,
-                                   yg_tensor **out);
+yg_status yg__pw_maximum_backward(const yg_tensor *grad_output,
+                                  const yg_tensor *self,
+                                  const yg_tensor *other,
+                                  yg_tensor **out);
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_minimum_backward(const yg_tensor *grad_output,
-                                   const yg_tensor *self,
-                                   const yg_tensor *other,
-                                   yg_tensor **out);
+yg_status yg__pw_minimum_backward(const yg_tensor *grad_output,
+                                  const yg_tensor *self,
+                                  const yg_tensor *other,
+                                  yg_tensor **out);
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
-yg_status yg__cpu_pow_backward_self(const yg_tensor *grad_output,
-                                    const yg_tensor *self,
-                                    const yg_tensor *exponent,
-                                    yg_tensor **out);
+yg_status yg__pw_pow_backward_self(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   const yg_tensor *exponent,
+                                   yg_tensor **out);
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
  *   Tensor output) -> Tensor */
-yg_status yg__cpu_pow_backward_exponent(const yg_tensor *grad_output,
-                                        const yg_tensor *self,
-                                        const yg_tensor *exponent,
-                                        const yg_tensor *output,
-                                        yg_tensor **out);
+yg_status yg__pw_pow_backward_exponent(const yg_tensor *grad_output,
+                                       const yg_tensor *self,
+                                       const yg_tensor *exponent,
+                                       const yg_tensor *output,
+                                       yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_math_backward_H */

@@ -10,24 +10,24 @@
 #include "core/core.h"
 
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
-yg_status yg__cpu_clamp(const yg_tensor *self, double min, double max, yg_tensor **out);
+yg_status yg__pw_clamp(const yg_tensor *self, double min, double max, yg_tensor **out);
 
 /* clamp_min(Tensor self, Scalar min) -> Tensor */
-yg_status yg__cpu_clamp_min(const yg_tensor *self, double min, yg_tensor **out);
+yg_status yg__pw_clamp_min(const yg_tensor *self, double min, yg_tensor **out);
 
 /* clamp_max(Tensor self, Scalar max) -> Tensor */
-yg_status yg__cpu_clamp_max(const yg_tensor *self, double max, yg_tensor **out);
+yg_status yg__pw_clamp_max(const yg_tensor *self, double max, yg_tensor **out);
 
 /* floor(Tensor self) -> Tensor */
-yg_status yg__cpu_floor(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_floor(const yg_tensor *self, yg_tensor **out);
 
 /* ceil(Tensor self) -> Tensor */
-yg_status yg__cpu_ceil(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_ceil(const yg_tensor *self, yg_tensor **out);
 
 /* round(Tensor self) -> Tensor */
-yg_status yg__cpu_round(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_round(const yg_tensor *self, yg_tensor **out);
 
 /* trunc(Tensor self) -> Tensor */
-yg_status yg__cpu_trunc(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_trunc(const yg_tensor *self, yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_rounding_H */

@@ -10,18 +10,18 @@
 #include "core/core.h"
 
 /* tanh(Tensor self) -> Tensor */
-yg_status yg__cpu_tanh(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_tanh(const yg_tensor *self, yg_tensor **out);
 
 /* sin(Tensor self) -> Tensor */
-yg_status yg__cpu_sin(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_sin(const yg_tensor *self, yg_tensor **out);
 
 /* cos(Tensor self) -> Tensor */
-yg_status yg__cpu_cos(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_cos(const yg_tensor *self, yg_tensor **out);
 
 /* tan(Tensor self) -> Tensor */
-yg_status yg__cpu_tan(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_tan(const yg_tensor *self, yg_tensor **out);
 
 /* erf(Tensor self) -> Tensor */
-yg_status yg__cpu_erf(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_erf(const yg_tensor *self, yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_trigonometric_H */

@@ -10,39 +10,39 @@
 #include "core/core.h"
 
 /* neg(Tensor self) -> Tensor */
-yg_status yg__cpu_neg(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_neg(const yg_tensor *self, yg_tensor **out);
 
 /* exp(Tensor self) -> Tensor */
-yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_exp(const yg_tensor *self, yg_tensor **out);
 
 /* log(Tensor self) -> Tensor */
-yg_status yg__cpu_log(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_log(const yg_tensor *self, yg_tensor **out);
 
 /* sqrt(Tensor self) -> Tensor */
-yg_status yg__cpu_sqrt(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_sqrt(const yg_tensor *self, yg_tensor **out);
 
 /* pow.Scalar(Tensor self, Scalar exponent) -> Tensor */
-yg_status yg__cpu_pow_scalar(const yg_tensor *self, double exponent, yg_tensor **out);
+yg_status yg__pw_pow_scalar(const yg_tensor *self, double exponent, yg_tensor **out);
 
 /* abs(Tensor self) -> Tensor */
-yg_status yg__cpu_abs(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_abs(const yg_tensor *self, yg_tensor **out);
 
 /* sign(Tensor self) -> Tensor */
-yg_status yg__cpu_sign(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_sign(const yg_tensor *self, yg_tensor **out);
 
 /* expm1(Tensor self) -> Tensor */
-yg_status yg__cpu_expm1(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_expm1(const yg_tensor *self, yg_tensor **out);
 
 /* log1p(Tensor self) -> Tensor */
-yg_status yg__cpu_log1p(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_log1p(const yg_tensor *self, yg_tensor **out);
 
 /* log2(Tensor self) -> Tensor */
-yg_status yg__cpu_log2(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_log2(const yg_tensor *self, yg_tensor **out);
 
 /* rsqrt(Tensor self) -> Tensor */
-yg_status yg__cpu_rsqrt(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_rsqrt(const yg_tensor *self, yg_tensor **out);
 
 /* reciprocal(Tensor self) -> Tensor */
-yg_status yg__cpu_reciprocal(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_reciprocal(const yg_tensor *self, yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_unary_math_H */

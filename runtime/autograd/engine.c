@@ -387,7 +387,7 @@ static yg_status buffer_add(yg_tensor **slot, yg_tensor *grad)
         return YG_OK;
     }
     if (summable_in_place(*slot, grad)) {
-        st = yg__cpu_add_(*slot, grad, 1.0, &sum);
+        st = yg__pw_add_(*slot, grad, 1.0, &sum);
         yg_release(sum);
         yg_release(grad);
         return st;

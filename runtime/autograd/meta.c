@@ -85,7 +85,7 @@ static yg_status add_in_place(yg_tensor *t, const yg_tensor *g, bool *done)
     if (m->grad != NULL && m->grad->storage->device == YG_CPU &&
         g->storage->device == YG_CPU && yg__tensor_is_exclusive(m->grad, 1) &&
         plain_contiguous(m->grad, t->dtype) && g->dtype == t->dtype) {
-        st = yg__cpu_add_(m->grad, g, 1.0, &same);
+        st = yg__pw_add_(m->grad, g, 1.0, &same);
         if (st == YG_OK)
             yg__tensor_bump_version(m->grad);
         yg_release(same);

@@ -23,16 +23,26 @@
 #ifndef YAGRAD_CORE_INTMATH_H
 #define YAGRAD_CORE_INTMATH_H
 
+#ifndef __CUDACC_RTC__ /* NVRTC: cuda/launch.h defines int64_t */
 #include <stdint.h>
+#endif
+
+/* Also device functions where the CUDA loops of generated/cuda/ include
+ * this. */
+#ifdef __CUDACC__
+#define YG_INTMATH_FN static inline __host__ __device__
+#else
+#define YG_INTMATH_FN static inline
+#endif
 
 /* -a with two's complement wrap-around (INT64_MIN stays INT64_MIN); the
  * conversion back from uint64_t is GCC's and clang's modulo 2^64. */
-static inline int64_t yg__int_neg_wrap(int64_t a)
+YG_INTMATH_FN int64_t yg__int_neg_wrap(int64_t a)
 {
     return (int64_t)(UINT64_C(0) - (uint64_t)a);
 }
 
-static inline int64_t yg_int_div_trunc(int64_t a, int64_t b)
+YG_INTMATH_FN int64_t yg_int_div_trunc(int64_t a, int64_t b)
 {
     if (b == 0)
         return 0;
@@ -41,7 +51,7 @@ static inline int64_t yg_int_div_trunc(int64_t a, int64_t b)
     return a / b;
 }
 
-static inline int64_t yg_int_div_floor(int64_t a, int64_t b)
+YG_INTMATH_FN int64_t yg_int_div_floor(int64_t a, int64_t b)
 {
     if (b == 0)
         return 0;
@@ -51,7 +61,7 @@ static inline int64_t yg_int_div_floor(int64_t a, int64_t b)
     return r != 0 && (r < 0) != (b < 0) ? q - 1 : q;
 }
 
-static inline int64_t yg_int_remainder(int64_t a, int64_t b)
+YG_INTMATH_FN int64_t yg_int_remainder(int64_t a, int64_t b)
 {
     if (b == 0 || b == -1)
         return 0;

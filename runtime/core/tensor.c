@@ -428,7 +428,6 @@ static yg_status copy_to(const yg_tensor *t, yg_device device, int32_t index, yg
 {
     yg_tensor *src = NULL, *res = NULL;
     yg_status st = YG_OK;
-    char dev[32];
 
     *out = NULL;
     if (t->storage->device == device && t->storage->device_index == index &&
@@ -436,20 +435,12 @@ static yg_status copy_to(const yg_tensor *t, yg_device device, int32_t index, yg
         *out = yg_retain((yg_tensor *)t);
         return YG_OK;
     }
-    if (t->storage->device == YG_CPU) {
-        YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(t, t->dtype, true, &src));
-        if (device == YG_CPU) { /* a contiguous copy on the CPU: src */
-            *out = src;
-            return YG_OK;
-        }
-    } else if (yg_tensor_is_contiguous(t)) {
-        src = yg_retain((yg_tensor *)t);
-    } else {
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "to_device: t is a non-contiguous view on %s, which cannot be copied yet "
-                        "(no %s kernels)",
-                        yg__format_device(t, dev, sizeof dev),
-                        yg__device_name(t->storage->device));
+    /* A view is gathered on its own device first (a strided copy there);
+     * on the device it is on already, that copy is the result. */
+    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(t, t->dtype, true, &src));
+    if (t->storage->device == device && t->storage->device_index == index) {
+        *out = src;
+        return YG_OK;
     }
     st = yg__tensor_new_on("to_device", t->sizes, t->ndim, t->dtype, device, index, &res);
     if (st == YG_OK && res->storage->nbytes > 0) {

@@ -112,7 +112,7 @@ yg_status yg__cpu_fill_(yg_tensor *self, double value, yg_tensor **out) {
     const double scalars[1] = {value};
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(yg__cpu_pointwise_inplace(&fill_desc, self, inputs, scalars));
+    YG_RETURN_IF_ERROR(yg__pointwise_inplace(&fill_desc, self, inputs, scalars));
     *out = yg_retain(self);
     return YG_OK;
 }
@@ -122,7 +122,7 @@ yg_status yg__cpu_zero_(yg_tensor *self, yg_tensor **out) {
     const double scalars[1] = {0};
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(yg__cpu_pointwise_inplace(&zero_desc, self, inputs, scalars));
+    YG_RETURN_IF_ERROR(yg__pointwise_inplace(&zero_desc, self, inputs, scalars));
     *out = yg_retain(self);
     return YG_OK;
 }
@@ -142,7 +142,7 @@ yg_status yg__cpu_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out) 
     if (st != YG_OK)
         return yg__fail_prefix(st, "copy_");
     const yg_tensor *inputs[2] = {self, conv};
-    st = yg__cpu_pointwise_inplace(&copy_desc, self, inputs, NULL);
+    st = yg__pointwise_inplace(&copy_desc, self, inputs, NULL);
     if (st == YG_OK)
         *out = yg_retain(self);
     yg_release(conv);

@@ -4,7 +4,7 @@
  * results.
  *
  * They run on the pointwise iterator of pointwise.c through
- * yg__cpu_pointwise_to: the inputs are broadcast and promoted to a common
+ * yg__pointwise_to: the inputs are broadcast and promoted to a common
  * compute dtype exactly as for arithmetic (so int64 against float32
  * compares as float32, as in PyTorch), and the loop for that dtype writes
  * one bool per element.  The loops are written here rather than generated
@@ -68,7 +68,7 @@
     };                                                                                             \
     yg_status yg__cpu_##OP(const yg_tensor *self, const yg_tensor *other, yg_tensor **out) {       \
         const yg_tensor *inputs[2] = {self, other};                                                \
-        return yg__cpu_pointwise_to(&OP##_desc, inputs, NULL, YG_BOOL, out);                       \
+        return yg__pointwise_to(&OP##_desc, inputs, NULL, YG_BOOL, out);                       \
     }
 
 #define DEFINE_SCALAR_OP(OP, EXPR)                                                                 \
@@ -91,7 +91,7 @@
     yg_status yg__cpu_##OP##_scalar(const yg_tensor *self, double other, yg_tensor **out) {        \
         const yg_tensor *inputs[1] = {self};                                                       \
         const double scalars[1] = {other};                                                         \
-        return yg__cpu_pointwise_to(&OP##_scalar_desc, inputs, scalars, YG_BOOL, out);             \
+        return yg__pointwise_to(&OP##_scalar_desc, inputs, scalars, YG_BOOL, out);             \
     }
 
 static const char *const binary_names[] = {"self", "other"};
@@ -138,5 +138,5 @@ static const yg_pointwise_desc logical_not_desc = {
 
 yg_status yg__cpu_logical_not(const yg_tensor *self, yg_tensor **out) {
     const yg_tensor *inputs[1] = {self};
-    return yg__cpu_pointwise_to(&logical_not_desc, inputs, NULL, YG_BOOL, out);
+    return yg__pointwise_to(&logical_not_desc, inputs, NULL, YG_BOOL, out);
 }

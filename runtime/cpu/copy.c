@@ -14,9 +14,11 @@
  * defines them (a conversion to bool gives true for any non-zero value,
  * NaN too); where C does not (NaN or out-of-range floats to integers,
  * int64 to int32) and for float16/bfloat16 they follow core/convert.c.
+ * A CUDA tensor is copied on its GPU by the same rules (yg__cuda_copy).
  */
 #include "cpu/cpu.h"
 #include "cpu/cpu_int.h"
+#include "cuda/cuda.h"
 
 #include <string.h>
 
@@ -271,13 +273,20 @@ yg_status yg__tensor_contiguous_as(const yg_tensor *t,
     YG_RETURN_IF_ERROR(yg__check_defined("contiguous", "self", t));
     if ((int)dtype < 0 || dtype >= YG_DTYPE_COUNT_)
         return yg__fail(YG_ERR_DTYPE, "contiguous: invalid dtype %d", (int)dtype);
-    if (t->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "contiguous: expected self on cpu, got %s",
-                        yg__device_name(t->storage->device));
     bool contiguous = yg_tensor_is_contiguous(t);
     if (share_if_possible && contiguous && t->dtype == dtype) {
         *out = yg_retain((yg_tensor *)t);
+        return YG_OK;
+    }
+    if (t->storage->device == YG_CUDA) {
+        YG_RETURN_IF_ERROR(yg__tensor_new_on(
+            "contiguous", t->sizes, t->ndim, dtype, YG_CUDA, t->storage->device_index, &res));
+        yg_status st = yg__cuda_copy("contiguous", res, t);
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+        *out = res;
         return YG_OK;
     }
     YG_RETURN_IF_ERROR(yg__tensor_empty_like(t, dtype, &res));

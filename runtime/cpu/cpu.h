@@ -1,6 +1,6 @@
 /*
  * cpu.h - the CPU backend: the pointwise iterator that generated kernels
- * run on, and the handwritten kernels named in specs/native_functions.yaml
+ * run on (on the CPU, or through cuda/launch.h on a GPU), and the handwritten kernels named in specs/native_functions.yaml
  * `dispatch:` entries.  Not public API.
  *
  * Kernel contract (every yg__cpu_* op kernel): same C signature as the
@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "cuda/launch.h"
 #include "yagrad/cpu.h"
 #include "yagrad/random.h"
 
@@ -43,11 +44,27 @@ typedef struct yg_pointwise_desc {
      * may give only [YG_CPU_BASELINE], which then serves every level.
      * All tables of one descriptor support the same dtypes. */
     const yg_loop_table *loops[YG_CPU_CAPABILITY_COUNT_];
+    /* The CUDA launchers (cuda/launch.h; generated/cuda/<section>.cu):
+     * YG_CUDA_LOOPS(op), NULL in a build without CUDA or for a
+     * descriptor without CUDA loops, whose op then refuses CUDA tensors. */
+    const yg_cuda_loop_table *cuda;
     int n_scalars;                        /* operand Scalars checked on integer dtypes */
     const char *const *scalar_names;      /* {"alpha"}; NULL when n_scalars is 0 */
 } yg_pointwise_desc;
 
-/* out = f(inputs...) elementwise with NumPy broadcasting.  The compute
+/* The generated descriptors' CUDA launcher tables, defined by nvcc's
+ * objects when the CUDA backend is built. */
+#define YG_CUDA_LOOPS_DECLARE(op) extern const yg_cuda_loop_table yg__cuda_loops_##op
+#ifdef YG_HAVE_CUDA
+#define YG_CUDA_LOOPS(op) (&yg__cuda_loops_##op)
+#else
+#define YG_CUDA_LOOPS(op) NULL
+#endif
+
+/* out = f(inputs...) elementwise with NumPy broadcasting, on the device
+ * the inputs are on (all on one: the generated entry points check that);
+ * a CUDA input runs the descriptor's CUDA launchers on its GPU, and
+ * everything said here holds there too.  The compute
  * dtype is the promotion of the inputs' dtypes; inputs of another dtype are
  * converted first.  A dtype with no loop fails with YG_ERR_DTYPE:
  * "exp: unsupported dtype int64 for self (supported: float32, float64)".
@@ -55,16 +72,16 @@ typedef struct yg_pointwise_desc {
  * operands of the expression and must be integers the dtype holds, else
  * YG_ERR_DTYPE: "add: alpha 2.5 is not an integer, self is int64".
  * Shapes that do not broadcast fail with YG_ERR_SHAPE.  The output is a
- * new contiguous tensor of the compute dtype. */
-yg_status yg__cpu_pointwise(const yg_pointwise_desc *desc,
+ * new contiguous tensor of the compute dtype on the inputs' device. */
+yg_status yg__pointwise(const yg_pointwise_desc *desc,
                             const yg_tensor *const *inputs,
                             const double *scalars,
                             yg_tensor **out);
 
-/* Like yg__cpu_pointwise, but the output has dtype out_dtype instead of the
+/* Like yg__pointwise, but the output has dtype out_dtype instead of the
  * compute dtype: the loop for compute dtype D reads D inputs and writes
  * out_dtype elements (comparisons and logical ops write bool). */
-yg_status yg__cpu_pointwise_to(const yg_pointwise_desc *desc,
+yg_status yg__pointwise_to(const yg_pointwise_desc *desc,
                                const yg_tensor *const *inputs,
                                const double *scalars,
                                yg_dtype out_dtype,
@@ -74,10 +91,23 @@ yg_status yg__cpu_pointwise_to(const yg_pointwise_desc *desc,
  * The result must have self's shape and dtype (no broadcast of self, no
  * dtype change), else YG_ERR_SHAPE / YG_ERR_DTYPE before anything is
  * written.  Bumps self's version. */
-yg_status yg__cpu_pointwise_inplace(const yg_pointwise_desc *desc,
+yg_status yg__pointwise_inplace(const yg_pointwise_desc *desc,
                                     yg_tensor *self,
                                     const yg_tensor *const *inputs,
                                     const double *scalars);
+
+/* Launches CUDA loop fn over every element of ops[0] on its GPU: ops[0]
+ * is the output, ops[1..nops) inputs of its shape or broadcast to it, all
+ * on one device, each of the element type fn takes at its position.
+ * The iterator's walk (size-1 dims dropped, mergeable dims merged) in
+ * elements, with n_scalars of scalars (<= YG_CUDA_MAX_SCALARS).  An empty
+ * ops[0] launches nothing.  Errors as yg__cuda_launch (cuda/cuda.h). */
+yg_status yg__cuda_loop(const char *op,
+                        yg_tensor *const *ops,
+                        int nops,
+                        yg_cuda_launch_fn fn,
+                        const double *scalars,
+                        int n_scalars);
 
 /* ---- handwritten kernels (one per `dispatch: CPU:` entry) ---- */
 

@@ -1,6 +1,7 @@
 /*
- * pointwise.c - the CPU pointwise iterator that every generated pointwise
- * kernel runs on (yg__cpu_pointwise and its in-place form).
+ * pointwise.c - the pointwise iterator that every generated pointwise
+ * kernel runs on (yg__pointwise and its in-place form), on the CPU or a
+ * GPU.
  *
  * The generated code supplies one inner loop per compute dtype; this file
  * does everything around it: NumPy broadcasting, dtype promotion (inputs of
@@ -15,6 +16,11 @@
  * Otherwise the innermost remaining dim is the loop's row and the outer
  * dims are walked with an odometer.
  *
+ * On a GPU (inputs on a CUDA device) everything around the loop is the
+ * same; the merged walk is handed to the descriptor's CUDA launcher
+ * (cuda/launch.h) in elements instead of bytes, flagged linear when every
+ * operand is one dense run and 32-bit when every offset fits.
+ *
  * Threads: OpenMP (the same pool as OpenBLAS's OpenMP build, see blas.c).
  * Below YG_POINTWISE_PARALLEL_MIN elements the fork/join costs more than it
  * saves and the walk stays on the calling thread.  Work is split into
@@ -22,6 +28,7 @@
  * elements) so each thread writes a disjoint part of the output.
  */
 #include "cpu/cpu.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -31,6 +38,14 @@
 
 /* The output plus at most four inputs. */
 #define MAX_OPERANDS 5
+_Static_assert(MAX_OPERANDS == YG_CUDA_MAX_OPERANDS && YG_MAX_DIMS == YG_CUDA_MAX_DIMS,
+               "cuda/launch.h's limits are the iterator's");
+
+/* The loop of one compute dtype: a CPU loop, or a CUDA launcher. */
+typedef struct loop {
+    yg_loop_fn cpu;
+    yg_cuda_launch_fn cuda;
+} loop;
 
 /* Below this many output elements a fork/join costs more than it saves. */
 #define YG_POINTWISE_PARALLEL_MIN 32768
@@ -203,6 +218,74 @@ run_loop(yg_tensor *const *ops, int nops, yg_loop_fn fn, const double *scalars, 
     }
 }
 
+/* Whether every offset of a's operands, and a grid-stride index past n,
+ * fit int32 (cuda/launch.h). */
+static bool cuda_index32_ok(const yg_cuda_loop_args *a) {
+    const int64_t lim = INT32_MAX;
+    if (a->n > lim - (int64_t)YG_CUDA_BLOCK * YG_CUDA_MAX_BLOCKS)
+        return false;
+    for (int k = 0; k < a->nops; k++) {
+        int64_t reach = 0; /* the largest |offset|; each term is within the operand */
+        for (int d = 0; d < a->ndim; d++)
+            reach += (a->sizes[d] - 1) * llabs(a->strides[k][d]);
+        if (reach > lim)
+            return false;
+    }
+    return true;
+}
+
+yg_status yg__cuda_loop(const char *op,
+                        yg_tensor *const *ops,
+                        int nops,
+                        yg_cuda_launch_fn fn,
+                        const double *scalars,
+                        int n_scalars) {
+    yg_cuda_loop_args a;
+    walk w;
+
+    if (n_scalars > YG_CUDA_MAX_SCALARS || nops > MAX_OPERANDS)
+        return yg__fail(YG_ERR_INTERNAL, "%s: %d scalars and %d operands for a CUDA loop", op,
+                        n_scalars, nops);
+    int64_t numel = yg_tensor_numel(ops[0]);
+    if (numel == 0)
+        return YG_OK;
+    walk_init(&w, ops, nops);
+    memset(&a, 0, sizeof a);
+    a.n = numel;
+    a.ndim = w.ndim;
+    a.nops = nops;
+    a.linear = w.ndim == 1;
+    for (int k = 0; k < nops; k++) {
+        int64_t esize = (int64_t)yg_dtype_size(ops[k]->dtype);
+        a.ptrs[k] = w.base[k];
+        for (int d = 0; d < w.ndim; d++)
+            a.strides[k][d] = w.strides[d][k] / esize;
+        a.linear = a.linear && a.strides[k][0] == 1;
+    }
+    for (int d = 0; d < w.ndim; d++)
+        a.sizes[d] = w.sizes[d];
+    a.index32 = cuda_index32_ok(&a);
+    for (int k = 0; k < n_scalars; k++)
+        a.scalars[k] = scalars[k];
+    return yg__cuda_launch(op, ops[0]->storage->device_index, fn, &a);
+}
+
+/* Runs the loop the check found over every element of ops[0], on the
+ * inputs' device. */
+static yg_status run(const yg_pointwise_desc *desc,
+                     yg_tensor *const *ops,
+                     const loop *fn,
+                     const double *scalars,
+                     int64_t numel) {
+    int nops = desc->n_inputs + 1;
+    if (numel == 0)
+        return YG_OK;
+    if (fn->cuda != NULL)
+        return yg__cuda_loop(desc->op, ops, nops, fn->cuda, scalars, desc->n_scalars);
+    run_loop(ops, nops, fn->cpu, scalars, numel);
+    return YG_OK;
+}
+
 /* On an integer compute dtype, every operand scalar must be an integer
  * that dtype holds: the loop converts it to the element type, which would
  * truncate 2.5 to 2 silently (and be undefined for NaN or 1e300).  PyTorch
@@ -244,29 +327,42 @@ static yg_status check_scalars(const yg_pointwise_desc *desc,
     return YG_OK;
 }
 
+/* The supported dtypes of a loop table, "float32, float64", into buf. */
+static void list_dtypes(const yg_loop_table *cpu, const yg_cuda_loop_table *cuda, char *buf,
+                        size_t len) {
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < YG_DTYPE_COUNT_ && pos < len; d++) {
+        bool has = cpu != NULL ? cpu->fn[d] != NULL : cuda != NULL && cuda->fn[d] != NULL;
+        if (has)
+            pos += (size_t)snprintf(
+                buf + pos, len - pos, "%s%s", pos ? ", " : "", yg_dtype_name((yg_dtype)d));
+    }
+    if (pos == 0)
+        snprintf(buf, len, "none");
+}
+
 /* Checks the descriptor, inputs and operand scalars, and finds the compute
- * dtype and its loop.  Fails with YG_ERR_DTYPE naming the supported dtypes
- * when the generated kernel has no loop for the promoted dtype. */
+ * dtype and its loop on the inputs' device.  Fails with YG_ERR_DTYPE
+ * naming the supported dtypes when the kernel has no loop for the
+ * promoted dtype, with YG_ERR_DEVICE when the inputs are on two devices
+ * or the descriptor has no CUDA loops. */
 static yg_status check_inputs(const yg_pointwise_desc *desc,
                               const yg_tensor *const *inputs,
                               const double *scalars,
                               yg_dtype *out_dtype,
-                              yg_loop_fn *out_fn) {
+                              loop *out_fn) {
     if (desc->n_inputs < 1 || desc->n_inputs > MAX_OPERANDS - 1)
         return yg__fail(YG_ERR_INTERNAL,
                         "%s: pointwise descriptor has %d inputs (expected 1 to %d)",
                         desc->op,
                         desc->n_inputs,
                         MAX_OPERANDS - 1);
-    for (int i = 0; i < desc->n_inputs; i++) {
+    for (int i = 0; i < desc->n_inputs; i++)
         YG_RETURN_IF_ERROR(yg__check_defined(desc->op, desc->input_names[i], inputs[i]));
-        if (inputs[i]->storage->device != YG_CPU)
-            return yg__fail(YG_ERR_DEVICE,
-                            "%s: expected %s on cpu, got %s",
-                            desc->op,
-                            desc->input_names[i],
-                            yg__device_name(inputs[i]->storage->device));
-    }
+    YG_RETURN_IF_ERROR(
+        yg__check_devices(desc->op, desc->n_inputs, inputs, desc->input_names, NULL, 0, NULL));
+    yg_device device = inputs[0]->storage->device;
     yg_dtype dtype = inputs[0]->dtype;
     for (int i = 1; i < desc->n_inputs; i++)
         dtype = yg__promote_types(dtype, inputs[i]->dtype);
@@ -275,30 +371,34 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
         if (inputs[i]->dtype == dtype)
             arg = desc->input_names[i];
     }
-    const yg_loop_table *table = desc->loops[yg_cpu_capability_get()];
-    if (table == NULL)
-        table = desc->loops[YG_CPU_BASELINE];
-    if (table == NULL || table->fn[dtype] == NULL) {
-        char supported[128] = "";
-        size_t pos = 0;
-        for (int d = 0; d < YG_DTYPE_COUNT_ && pos < sizeof supported; d++) {
-            if (table != NULL && table->fn[d] != NULL)
-                pos += (size_t)snprintf(supported + pos,
-                                        sizeof supported - pos,
-                                        "%s%s",
-                                        pos ? ", " : "",
-                                        yg_dtype_name((yg_dtype)d));
-        }
+    const yg_loop_table *table = NULL;
+    const yg_cuda_loop_table *cuda = NULL;
+    bool found;
+    if (device == YG_CUDA) {
+        cuda = desc->cuda;
+        if (cuda == NULL)
+            return yg__fail(YG_ERR_DEVICE, "%s: no kernel for device cuda", desc->op);
+        found = cuda->fn[dtype] != NULL;
+    } else {
+        table = desc->loops[yg_cpu_capability_get()];
+        if (table == NULL)
+            table = desc->loops[YG_CPU_BASELINE];
+        found = table != NULL && table->fn[dtype] != NULL;
+    }
+    if (!found) {
+        char supported[128];
+        list_dtypes(table, cuda, supported, sizeof supported);
         return yg__fail(YG_ERR_DTYPE,
                         "%s: unsupported dtype %s for %s (supported: %s)",
                         desc->op,
                         yg_dtype_name(dtype),
                         arg,
-                        pos ? supported : "none");
+                        supported);
     }
     YG_RETURN_IF_ERROR(check_scalars(desc, scalars, dtype, arg));
     *out_dtype = dtype;
-    *out_fn = table->fn[dtype];
+    out_fn->cpu = table != NULL ? table->fn[dtype] : NULL;
+    out_fn->cuda = cuda != NULL ? cuda->fn[dtype] : NULL;
     return YG_OK;
 }
 
@@ -368,7 +468,7 @@ static yg_status pointwise(const yg_pointwise_desc *desc,
     int64_t sizes[YG_MAX_DIMS];
     int64_t ndim = 0;
     yg_dtype dtype;
-    yg_loop_fn fn;
+    loop fn;
     yg_status st;
 
     *out = NULL;
@@ -377,12 +477,18 @@ static yg_status pointwise(const yg_pointwise_desc *desc,
     st = convert_inputs(desc, inputs, dtype, ops + 1);
     if (st != YG_OK)
         goto out;
-    st = yg_tensor_empty(sizes, ndim, out_dtype < 0 ? dtype : (yg_dtype)out_dtype, &ops[0]);
+    st = yg__tensor_new_on(desc->op,
+                           sizes,
+                           ndim,
+                           out_dtype < 0 ? dtype : (yg_dtype)out_dtype,
+                           inputs[0]->storage->device,
+                           inputs[0]->storage->device_index,
+                           &ops[0]);
     if (st != YG_OK)
         goto out;
-    int64_t numel = numel_of(sizes, ndim);
-    if (numel > 0)
-        run_loop(ops, desc->n_inputs + 1, fn, scalars, numel);
+    st = run(desc, ops, &fn, scalars, numel_of(sizes, ndim));
+    if (st != YG_OK)
+        goto out;
     *out = ops[0];
     ops[0] = NULL;
 out:
@@ -391,14 +497,14 @@ out:
     return st;
 }
 
-yg_status yg__cpu_pointwise(const yg_pointwise_desc *desc,
+yg_status yg__pointwise(const yg_pointwise_desc *desc,
                             const yg_tensor *const *inputs,
                             const double *scalars,
                             yg_tensor **out) {
     return pointwise(desc, inputs, scalars, -1, out);
 }
 
-yg_status yg__cpu_pointwise_to(const yg_pointwise_desc *desc,
+yg_status yg__pointwise_to(const yg_pointwise_desc *desc,
                                const yg_tensor *const *inputs,
                                const double *scalars,
                                yg_dtype out_dtype,
@@ -409,7 +515,7 @@ yg_status yg__cpu_pointwise_to(const yg_pointwise_desc *desc,
     return pointwise(desc, inputs, scalars, (int)out_dtype, out);
 }
 
-yg_status yg__cpu_pointwise_inplace(const yg_pointwise_desc *desc,
+yg_status yg__pointwise_inplace(const yg_pointwise_desc *desc,
                                     yg_tensor *self,
                                     const yg_tensor *const *inputs,
                                     const double *scalars) {
@@ -417,7 +523,7 @@ yg_status yg__cpu_pointwise_inplace(const yg_pointwise_desc *desc,
     int64_t sizes[YG_MAX_DIMS];
     int64_t ndim = 0;
     yg_dtype dtype;
-    yg_loop_fn fn;
+    loop fn;
     yg_status st;
     char sbuf[128], bbuf[128];
 
@@ -457,9 +563,9 @@ yg_status yg__cpu_pointwise_inplace(const yg_pointwise_desc *desc,
     st = convert_inputs(desc, inputs, dtype, ops + 1);
     if (st != YG_OK)
         goto out;
-    int64_t numel = numel_of(sizes, ndim);
-    if (numel > 0)
-        run_loop(ops, desc->n_inputs + 1, fn, scalars, numel);
+    st = run(desc, ops, &fn, scalars, numel_of(sizes, ndim));
+    if (st != YG_OK)
+        goto out;
     yg__tensor_bump_version(self);
 out:
     for (int k = 0; k < MAX_OPERANDS; k++)

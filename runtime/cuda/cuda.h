@@ -1,12 +1,14 @@
 /*
- * cuda/cuda.h - what the CUDA backend's files share (device.c: devices and
- * the per-device caching allocator; cuda_stub.c: the same entry points in
- * a build without CUDA).  Not public API; yagrad/cuda.h is.
+ * cuda/cuda.h - what the CUDA backend's files share (device.c: devices,
+ * the per-device caching allocator and kernel launches; copy.cu: strided
+ * copies; cuda_stub.c: the same entry points in a build without CUDA).  Not public API; yagrad/cuda.h is.
  */
 #ifndef YAGRAD_CUDA_CUDA_H
 #define YAGRAD_CUDA_CUDA_H
 
+#include "cuda/launch.h"
 #include "yagrad/cuda.h"
+#include "yagrad/tensor.h"
 
 #include <stddef.h>
 
@@ -33,5 +35,17 @@ yg_status yg__cuda_memcpy(
 
 /* YG_OK when index names a usable device, else YG_ERR_DEVICE naming op. */
 yg_status yg__cuda_check_index(const char *op, int index);
+
+/* Runs launcher fn over a's loop on device index (made current for the
+ * launch, then restored); the kernel runs asynchronously on a->stream.
+ * Errors name op: YG_ERR_DEVICE "<op>: launching a kernel on cuda:I:
+ * <the CUDA runtime's reason>". */
+yg_status yg__cuda_launch(const char *op, int index, yg_cuda_launch_fn fn,
+                          const yg_cuda_loop_args *a);
+
+/* Copies src's elements, converted to dst's dtype by core/convert.c's
+ * rules, into dst: same sizes, dst contiguous, both on device index.
+ * A kernel of cuda/copy.cu on the iterator's geometry. */
+yg_status yg__cuda_copy(const char *op, yg_tensor *dst, const yg_tensor *src);
 
 #endif /* YAGRAD_CUDA_CUDA_H */

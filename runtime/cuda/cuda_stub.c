@@ -68,3 +68,15 @@ yg_status yg_cuda_memory_stats_get(int index, yg_cuda_memory_stats *out) {
 
 void yg_cuda_empty_cache(void) {
 }
+
+yg_status yg__cuda_launch(const char *op, int index, yg_cuda_launch_fn fn,
+                          const yg_cuda_loop_args *a) {
+    (void)fn;
+    (void)a;
+    return yg__cuda_check_index(op, index);
+}
+
+yg_status yg__cuda_copy(const char *op, yg_tensor *dst, const yg_tensor *src) {
+    (void)src;
+    return yg__cuda_check_index(op, dst->storage->device_index);
+}

@@ -12,6 +12,7 @@
 #include "cuda/cuda.h"
 
 #include "core/core.h"
+#include "cpu/cpu.h"
 #include "cuda/block_cache.h"
 
 #include <cuda_runtime_api.h>
@@ -240,4 +241,39 @@ void yg_cuda_empty_cache(void) {
         if (caches[i] != NULL)
             yg__block_cache_empty(caches[i]);
     pthread_mutex_unlock(&caches_lock);
+}
+
+yg_status yg__cuda_launch(const char *op, int index, yg_cuda_launch_fn fn,
+                          const yg_cuda_loop_args *a) {
+    int prev = 0;
+    YG_RETURN_IF_ERROR(yg__cuda_check_index(op, index));
+    cudaError_t e = cudaGetDevice(&prev);
+    if (e == cudaSuccess)
+        e = cudaSetDevice(index);
+    if (e == cudaSuccess)
+        e = (cudaError_t)fn(a);
+    (void)cudaSetDevice(prev);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: launching a kernel on cuda:%d: %s",
+                        op,
+                        index,
+                        cudaGetErrorString(e));
+    }
+    return YG_OK;
+}
+
+/* cuda/copy.cu: [destination dtype].fn[source dtype]. */
+extern const yg_cuda_loop_table yg__cuda_copy_loops[YG_CUDA_DTYPE_COUNT];
+
+yg_status yg__cuda_copy(const char *op, yg_tensor *dst, const yg_tensor *src) {
+    yg_tensor *ops[2] = {dst, (yg_tensor *)src};
+    if (dst->ndim != src->ndim ||
+        memcmp(dst->sizes, src->sizes, sizeof(int64_t) * (size_t)dst->ndim) != 0 ||
+        dst->storage->device != YG_CUDA || src->storage->device != YG_CUDA ||
+        dst->storage->device_index != src->storage->device_index)
+        return yg__fail(YG_ERR_INTERNAL, "%s: a CUDA copy between different shapes or devices",
+                        op);
+    return yg__cuda_loop(op, ops, 2, yg__cuda_copy_loops[dst->dtype].fn[src->dtype], NULL, 0);
 }

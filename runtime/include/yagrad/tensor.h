@@ -147,7 +147,8 @@ int32_t yg_tensor_device_index(const yg_tensor *t);
 
 /* A contiguous tensor on device (index: which GPU; ignored for YG_CPU)
  * with t's sizes, dtype and values, without autograd history.  When t is
- * there already and contiguous, *out is a new reference to t itself.
+ * there already and contiguous, *out is a new reference to t itself; a
+ * view is gathered on its own device first.
  * Copies to or from a GPU are synchronous.
  *   t: borrowed;  out: out: new ref
  * Returns: YG_ERR_DEVICE for a device value that is no yg_device, or one
@@ -155,8 +156,8 @@ int32_t yg_tensor_device_index(const yg_tensor *t);
  *          without CUDA ...", "to_device: cuda: no CUDA device (...)",
  *          "to_device: device index 3 out of range (1 device)");
  *          YG_ERR_NOT_IMPLEMENTED when t requires grad with grad mode on
- *          and would be copied (autograd does not cross devices yet), or
- *          is a non-contiguous view on a GPU; YG_ERR_OUT_OF_MEMORY. */
+ *          and would be copied (autograd does not cross devices yet);
+ *          YG_ERR_OUT_OF_MEMORY. */
 YG_NODISCARD yg_status yg_tensor_to_device(const yg_tensor *t,
                                            yg_device device,
                                            int32_t index,

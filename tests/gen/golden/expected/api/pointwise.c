@@ -29,8 +29,8 @@ typedef yg_status (*add_fn)(const yg_tensor *self,
                             yg_tensor **out);
 
 static const add_fn add_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_add,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_add,
+    [YG_CUDA] = yg__pw_add,
 };
 
 /* Records AddBackward as the history of result: one edge per differentiable
@@ -126,8 +126,8 @@ out:
 typedef yg_status (*exp_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const exp_fn exp_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_exp,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_exp,
+    [YG_CUDA] = yg__pw_exp,
 };
 
 /* Records ExpBackward as the history of result: one edge per differentiable
@@ -208,8 +208,8 @@ out:
 typedef yg_status (*mul_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const mul_scalar_fn mul_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_mul_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_mul_scalar,
+    [YG_CUDA] = yg__pw_mul_scalar,
 };
 
 /* Runs yg_mul_scalar with tracing paused and records it as one node
@@ -256,8 +256,8 @@ yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
 typedef yg_status (*mul_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const mul_fn mul_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_mul,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_mul,
+    [YG_CUDA] = yg__pw_mul,
 };
 
 /* Records MulBackward as the history of result: one edge per differentiable
@@ -355,8 +355,8 @@ out:
 typedef yg_status (*logaddexp_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const logaddexp_fn logaddexp_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_logaddexp,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_logaddexp,
+    [YG_CUDA] = yg__pw_logaddexp,
 };
 
 /* Runs yg_logaddexp with tracing paused and records it as one node
@@ -411,8 +411,8 @@ typedef yg_status (*floor_divide_fn)(const yg_tensor *self,
                                      yg_tensor **out);
 
 static const floor_divide_fn floor_divide_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_floor_divide,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_floor_divide,
+    [YG_CUDA] = yg__pw_floor_divide,
 };
 
 /* Runs yg_floor_divide with tracing paused and records it as one node
@@ -467,8 +467,8 @@ yg_status yg_floor_divide(const yg_tensor *self, const yg_tensor *other, yg_tens
 typedef yg_status (*floor_divide_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const floor_divide_scalar_fn floor_divide_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_floor_divide_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_floor_divide_scalar,
+    [YG_CUDA] = yg__pw_floor_divide_scalar,
 };
 
 /* Runs yg_floor_divide_scalar with tracing paused and records it as one node
@@ -518,8 +518,8 @@ typedef yg_status (*add__fn)(yg_tensor *self,
                              yg_tensor **out);
 
 static const add__fn add__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_add_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_add_,
+    [YG_CUDA] = yg__pw_add_,
 };
 
 /* Runs yg_add_ with tracing paused and records it as one node
@@ -576,8 +576,8 @@ yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
 typedef yg_status (*mul__fn)(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const mul__fn mul__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_mul_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_mul_,
+    [YG_CUDA] = yg__pw_mul_,
 };
 
 /* Builds MulBackward before the kernel writes self: one edge per
@@ -693,8 +693,8 @@ out:
 typedef yg_status (*exp__fn)(yg_tensor *self, yg_tensor **out);
 
 static const exp__fn exp__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_exp_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_exp_,
+    [YG_CUDA] = yg__pw_exp_,
 };
 
 /* Builds ExpBackward before the kernel writes self: one edge per

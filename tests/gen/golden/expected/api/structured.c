@@ -74,8 +74,8 @@ typedef yg_status (*sign_backward_fn)(const yg_tensor *grad_output,
                                       yg_tensor **out);
 
 static const sign_backward_fn sign_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sign_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__pw_sign_backward,
+    [YG_CUDA] = yg__pw_sign_backward,
 };
 
 /* Runs yg_sign_backward with tracing paused and records it as one node

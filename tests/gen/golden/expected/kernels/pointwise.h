@@ -10,36 +10,36 @@
 #include "core/core.h"
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
-yg_status yg__cpu_add(const yg_tensor *self,
-                      const yg_tensor *other,
-                      double alpha,
-                      yg_tensor **out);
+yg_status yg__pw_add(const yg_tensor *self,
+                     const yg_tensor *other,
+                     double alpha,
+                     yg_tensor **out);
 
 /* exp(Tensor self) -> Tensor */
-yg_status yg__cpu_exp(const yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_exp(const yg_tensor *self, yg_tensor **out);
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
-yg_status yg__cpu_mul_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__pw_mul_scalar(const yg_tensor *self, double other, yg_tensor **out);
 
 /* mul(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* logaddexp(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* floor_divide(Tensor self, Tensor other) -> Tensor */
-yg_status yg__cpu_floor_divide(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_floor_divide(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor */
-yg_status yg__cpu_floor_divide_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__pw_floor_divide_scalar(const yg_tensor *self, double other, yg_tensor **out);
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
-yg_status yg__cpu_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out);
+yg_status yg__pw_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tensor **out);
 
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-yg_status yg__cpu_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__pw_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
-yg_status yg__cpu_exp_(yg_tensor *self, yg_tensor **out);
+yg_status yg__pw_exp_(yg_tensor *self, yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_pointwise_H */

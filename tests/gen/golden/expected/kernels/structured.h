@@ -10,8 +10,8 @@
 #include "core/core.h"
 
 /* sign_backward(Tensor grad_output, Tensor self) -> Tensor */
-yg_status yg__cpu_sign_backward(const yg_tensor *grad_output,
-                                const yg_tensor *self,
-                                yg_tensor **out);
+yg_status yg__pw_sign_backward(const yg_tensor *grad_output,
+                               const yg_tensor *self,
+                               yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_KERNELS_structured_H */

@@ -1,0 +1,125 @@
+/*
+ * cuda/pointwise.cuh - the one elementwise CUDA kernel, which every
+ * generated CUDA loop (generated/cuda/<section>.cu, one per op and dtype
+ * from the op's `pointwise:` expression) and the copy kernel (cuda/copy.cu)
+ * instantiate with their own element function.
+ *
+ * Geometry is the host's (cuda/launch.h): dims already compressed, so a
+ * transposed or broadcast operand costs one div/mod per remaining dim and
+ * a dense one none.  Each element function is instantiated four ways:
+ * linear or strided, 32- or 64-bit index.  The host picks one per launch
+ * (32-bit division is several times cheaper on the GPU).  One thread per
+ * element in a grid-stride loop of YG_CUDA_BLOCK threads per block.
+ *
+ * An element function Op is a struct constructed from the loop's
+ * arguments (it reads its scalars there) with
+ *     __device__ Out operator()(const In *v) const
+ * over the NIN input values.  YG_CUDA_LOOP(fn, Out, In, NIN, Op) defines
+ * launcher fn (cuda/launch.h's yg_cuda_launch_fn) under nvcc, and under
+ * NVRTC, which compiles device code only, instantiates the four kernels
+ * so the tests can compile every generated loop to PTX.
+ */
+#ifndef YAGRAD_CUDA_POINTWISE_CUH
+#define YAGRAD_CUDA_POINTWISE_CUH
+
+#include "cuda/launch.h"
+
+#ifdef __CUDACC_RTC__
+typedef unsigned long long uint64_t;
+#define UINT64_C(c) c##ULL
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fffffff)
+#define NULL 0
+#else
+#include <cuda_runtime.h>
+#include <math.h>
+#endif
+
+namespace yg_cuda {
+
+/* Operand offsets of element i (I: the index type). */
+template <typename I, int NOPS>
+__device__ __forceinline__ void offsets(const yg_cuda_loop_args &a, I i, I (&off)[NOPS])
+{
+#pragma unroll
+    for (int k = 0; k < NOPS; k++)
+        off[k] = 0;
+    for (int d = 0; d < a.ndim; d++) {
+        const I size = (I)a.sizes[d];
+        const I c = i % size;
+        i /= size;
+#pragma unroll
+        for (int k = 0; k < NOPS; k++)
+            off[k] += c * (I)a.strides[k][d];
+    }
+}
+
+template <typename Out, typename In, int NIN, typename Op, bool LINEAR, typename I>
+__global__ void __launch_bounds__(YG_CUDA_BLOCK) loop(const yg_cuda_loop_args a, const Op op)
+{
+    const I n = (I)a.n;
+    const I step = (I)gridDim.x * (I)blockDim.x;
+
+    for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < n; i += step) {
+        In v[NIN];
+        if (LINEAR) {
+#pragma unroll
+            for (int k = 0; k < NIN; k++)
+                v[k] = ((const In *)a.ptrs[k + 1])[i];
+            ((Out *)a.ptrs[0])[i] = op(v);
+        } else {
+            I off[NIN + 1];
+            offsets<I, NIN + 1>(a, i, off);
+#pragma unroll
+            for (int k = 0; k < NIN; k++)
+                v[k] = ((const In *)a.ptrs[k + 1])[off[k + 1]];
+            ((Out *)a.ptrs[0])[off[0]] = op(v);
+        }
+    }
+}
+
+#ifndef __CUDACC_RTC__
+template <typename Out, typename In, int NIN, typename Op>
+int launch(const yg_cuda_loop_args *a)
+{
+    const Op op(a);
+    const cudaStream_t s = (cudaStream_t)a->stream;
+    int64_t blocks = (a->n + YG_CUDA_BLOCK - 1) / YG_CUDA_BLOCK;
+
+    if (a->n <= 0)
+        return 0;
+    if (blocks > YG_CUDA_MAX_BLOCKS)
+        blocks = YG_CUDA_MAX_BLOCKS;
+    if (a->linear && a->index32)
+        loop<Out, In, NIN, Op, true, int><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(*a, op);
+    else if (a->linear)
+        loop<Out, In, NIN, Op, true, int64_t><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(*a, op);
+    else if (a->index32)
+        loop<Out, In, NIN, Op, false, int><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(*a, op);
+    else
+        loop<Out, In, NIN, Op, false, int64_t><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(*a, op);
+    return (int)cudaGetLastError();
+}
+#endif
+
+} /* namespace yg_cuda */
+
+#ifdef __CUDACC_RTC__
+#define YG_CUDA_LOOP(fn, Out, In, NIN, Op)                                              \
+    template __global__ void yg_cuda::loop<Out, In, NIN, Op, true, int>(                 \
+        const yg_cuda_loop_args, const Op);                                              \
+    template __global__ void yg_cuda::loop<Out, In, NIN, Op, true, int64_t>(             \
+        const yg_cuda_loop_args, const Op);                                              \
+    template __global__ void yg_cuda::loop<Out, In, NIN, Op, false, int>(                \
+        const yg_cuda_loop_args, const Op);                                              \
+    template __global__ void yg_cuda::loop<Out, In, NIN, Op, false, int64_t>(            \
+        const yg_cuda_loop_args, const Op);
+#else
+#define YG_CUDA_LOOP(fn, Out, In, NIN, Op)                                              \
+    static int fn(const yg_cuda_loop_args *a)                                            \
+    {                                                                                    \
+        return yg_cuda::launch<Out, In, NIN, Op>(a);                                     \
+    }
+#endif
+
+#endif /* YAGRAD_CUDA_POINTWISE_CUH */
