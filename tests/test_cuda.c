@@ -15,6 +15,9 @@
 #include "testutil.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_join_split.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_creation.h"
 #include "yagrad/ops_linalg.h"
 #include "yagrad/ops_unary_math.h"
 #include "yagrad/ops_views.h"
@@ -386,6 +389,79 @@ static void test_copies_convert_as_the_cpu(void **state) {
     yg_release(x);
 }
 
+/* Creation, fills, copy_ and views on cuda:0 give the CPU's values:
+ * zeros/ones/full in every dtype, fill_ and zero_ of a transposed view,
+ * copy_ from a broadcast source of another dtype, and views (select,
+ * slice with a step, expand, chunk) gathered by contiguous. */
+static void test_creation_fills_and_views_match_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const int64_t s[] = {3, 5}, row[] = {5};
+    const yg_device cuda = YG_CUDA;
+    char why[256];
+    for (int d = 0; d < YG_DTYPE_COUNT_; d++) {
+        const yg_dtype dt = (yg_dtype)d;
+        yg_tensor *c = NULL, *g = NULL;
+        YG_CHECK(yg_full(s, 2, -2.75, &dt, NULL, &c));
+        YG_CHECK(yg_full(s, 2, -2.75, &dt, &cuda, &g));
+        assert_int_equal(yg_tensor_device(g), YG_CUDA);
+        if (!same_result(g, c, 0, why, sizeof why))
+            fail_msg("full %s: %s", yg_dtype_name(dt), why);
+        yg_release(c);
+        yg_release(g);
+        YG_CHECK(yg_zeros(s, 2, &dt, &cuda, &g));
+        YG_CHECK(yg_zeros(s, 2, &dt, NULL, &c));
+        assert_true(same_result(g, c, 0, why, sizeof why));
+        yg_release(c);
+        yg_release(g);
+    }
+    yg_tensor *xc = yg_test_rand(YG_FLOAT64, s, 2, -1, 1, 11), *xg = device_like(xc);
+    yg_tensor *rc = yg_test_rand(YG_FLOAT32, row, 1, -1, 1, 12), *rg = device_like(rc);
+    yg_tensor *tc = NULL, *tg = NULL, *same = NULL;
+    YG_CHECK(yg_transpose(xc, 0, 1, &tc));
+    YG_CHECK(yg_transpose(xg, 0, 1, &tg));
+    YG_CHECK(yg_fill_(tc, 0.5, &same));
+    yg_release(same);
+    YG_CHECK(yg_fill_(tg, 0.5, &same));
+    yg_release(same);
+    YG_CHECK(yg_copy_(xc, rc, &same)); /* [5] float32 broadcast into [3, 5] float64 */
+    yg_release(same);
+    YG_CHECK(yg_copy_(xg, rg, &same));
+    yg_release(same);
+    assert_true(same_result(xg, xc, 0, why, sizeof why));
+    yg_tensor *vc[4] = {NULL}, *vg[4] = {NULL};
+    const int64_t e[] = {2, 3, 5};
+    YG_CHECK(yg_select(xc, 1, 2, &vc[0]));
+    YG_CHECK(yg_select(xg, 1, 2, &vg[0]));
+    YG_CHECK(yg_slice(xc, 1, 0, 5, 2, &vc[1]));
+    YG_CHECK(yg_slice(xg, 1, 0, 5, 2, &vg[1]));
+    YG_CHECK(yg_expand(xc, e, 3, &vc[2]));
+    YG_CHECK(yg_expand(xg, e, 3, &vg[2]));
+    YG_CHECK(yg_zero_(tc, &same));
+    yg_release(same);
+    YG_CHECK(yg_zero_(tg, &same));
+    yg_release(same);
+    YG_CHECK(yg_clone(xc, &vc[3]));
+    YG_CHECK(yg_clone(xg, &vg[3]));
+    for (int k = 0; k < 4; k++) {
+        yg_tensor *cc = NULL, *cg = NULL;
+        YG_CHECK(yg_contiguous(vc[k], &cc));
+        YG_CHECK(yg_contiguous(vg[k], &cg));
+        if (!same_result(cg, cc, 0, why, sizeof why))
+            fail_msg("view %d: %s", k, why);
+        yg_release(cc);
+        yg_release(cg);
+        yg_release(vc[k]);
+        yg_release(vg[k]);
+    }
+    yg_release(tc);
+    yg_release(tg);
+    yg_release(rc);
+    yg_release(rg);
+    yg_release(xc);
+    yg_release(xg);
+}
+
 /* The two-device check of the generated entry points, run here by
  * marking a cpu tensor's storage as cuda:1 for the duration of the calls
  * (nothing reads its data: the check comes first) and restoring it. */
@@ -438,6 +514,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_two_devices_are_refused_naming_both),
         cmocka_unit_test(test_pointwise_samples_match_the_cpu),
         cmocka_unit_test(test_copies_convert_as_the_cpu),
+        cmocka_unit_test(test_creation_fills_and_views_match_the_cpu),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -254,16 +254,21 @@ static void test_creation_ops_refuse_devices_without_kernels(void **state)
     const yg_device bogus = (yg_device)7;
     yg_tensor *t = NULL, *x = NULL;
     (void)state;
-    YG_EXPECT_ERROR(yg_zeros(s, 1, NULL, &cuda, &t), YG_ERR_DEVICE,
-                    "zeros: no kernel for device cuda");
+    YG_EXPECT_ERROR(yg_eye(2, NULL, &cuda, &t), YG_ERR_DEVICE,
+                    "eye: no kernel for device cuda");
     assert_null(t);
     YG_EXPECT_ERROR(yg_eye(2, NULL, &bogus, &t), YG_ERR_DEVICE, "eye: invalid device 7");
     assert_null(t);
-    YG_CHECK(yg_ones(s, 1, NULL, NULL, &x));
-    YG_EXPECT_ERROR(yg_zeros_like(x, NULL, &cuda, &t), YG_ERR_DEVICE,
-                    "zeros_like: zeros: no kernel for device cuda");
-    assert_null(t);
-    yg_release(x);
+    /* zeros has a CUDA kernel; without a GPU its allocation says why. */
+    if (!yg_cuda_is_available()) {
+        YG_EXPECT_ERROR(yg_zeros(s, 1, NULL, &cuda, &t), YG_ERR_DEVICE, "zeros: cuda: ");
+        assert_null(t);
+        YG_CHECK(yg_ones(s, 1, NULL, NULL, &x));
+        YG_EXPECT_ERROR(yg_zeros_like(x, NULL, &cuda, &t), YG_ERR_DEVICE,
+                        "zeros_like: zeros: cuda: ");
+        assert_null(t);
+        yg_release(x);
+    }
 }
 
 static void test_creation_ops_reject_bad_arguments(void **state)

@@ -28,8 +28,8 @@ typedef yg_status (*zeros_fn)(const int64_t *size,
                               yg_tensor **out);
 
 static const zeros_fn zeros_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_zeros,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_zeros,
+    [YG_CUDA] = yg__kernel_zeros,
 };
 
 /* Runs yg_zeros with tracing paused and records it as one node
@@ -100,8 +100,8 @@ typedef yg_status (*ones_fn)(const int64_t *size,
                              yg_tensor **out);
 
 static const ones_fn ones_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_ones,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_ones,
+    [YG_CUDA] = yg__kernel_ones,
 };
 
 /* Runs yg_ones with tracing paused and records it as one node
@@ -173,8 +173,8 @@ typedef yg_status (*full_fn)(const int64_t *size,
                              yg_tensor **out);
 
 static const full_fn full_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_full,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_full,
+    [YG_CUDA] = yg__kernel_full,
 };
 
 /* Runs yg_full with tracing paused and records it as one node
@@ -250,8 +250,8 @@ typedef yg_status (*empty_fn)(const int64_t *size,
                               yg_tensor **out);
 
 static const empty_fn empty_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_empty,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_empty,
+    [YG_CUDA] = yg__kernel_empty,
 };
 
 /* Runs yg_empty with tracing paused and records it as one node

@@ -24,8 +24,8 @@
 typedef yg_status (*to_copy_fn)(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
 
 static const to_copy_fn to_copy_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_to_copy,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_to_copy,
+    [YG_CUDA] = yg__kernel_to_copy,
 };
 
 /* Records ToCopyBackward as the history of result: one edge per differentiable

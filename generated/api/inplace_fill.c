@@ -542,8 +542,8 @@ out:
 typedef yg_status (*fill__fn)(yg_tensor *self, double value, yg_tensor **out);
 
 static const fill__fn fill__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_fill_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_fill_,
+    [YG_CUDA] = yg__kernel_fill_,
 };
 
 /* Builds FillBackward before the kernel writes self: one edge per
@@ -633,8 +633,8 @@ out:
 typedef yg_status (*zero__fn)(yg_tensor *self, yg_tensor **out);
 
 static const zero__fn zero__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_zero_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_zero_,
+    [YG_CUDA] = yg__kernel_zero_,
 };
 
 /* Builds ZeroBackward before the kernel writes self: one edge per
@@ -723,8 +723,8 @@ out:
 typedef yg_status (*copy__fn)(yg_tensor *self, const yg_tensor *src, yg_tensor **out);
 
 static const copy__fn copy__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_copy_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_copy_,
+    [YG_CUDA] = yg__kernel_copy_,
 };
 
 /* Builds CopyBackward before the kernel writes self: one edge per

@@ -325,8 +325,8 @@ typedef yg_status (*split_fn)(const yg_tensor *self,
                               int64_t *out_len);
 
 static const split_fn split_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_split,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_split,
+    [YG_CUDA] = yg__kernel_split,
 };
 
 /* Records SplitBackward as the history of every output (result[i] is slot i
@@ -444,8 +444,8 @@ typedef yg_status (*split_with_sizes_fn)(const yg_tensor *self,
                                          int64_t *out_len);
 
 static const split_with_sizes_fn split_with_sizes_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_split_with_sizes,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_split_with_sizes,
+    [YG_CUDA] = yg__kernel_split_with_sizes,
 };
 
 /* Records SplitWithSizesBackward as the history of every output (result[i] is slot i
@@ -564,8 +564,8 @@ typedef yg_status (*chunk_fn)(const yg_tensor *self,
                               int64_t *out_len);
 
 static const chunk_fn chunk_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_chunk,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_chunk,
+    [YG_CUDA] = yg__kernel_chunk,
 };
 
 /* Records ChunkBackward as the history of every output (result[i] is slot i
@@ -681,8 +681,8 @@ typedef yg_status (*unbind_fn)(const yg_tensor *self,
                                int64_t *out_len);
 
 static const unbind_fn unbind_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_unbind,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_unbind,
+    [YG_CUDA] = yg__kernel_unbind,
 };
 
 /* Records UnbindBackward as the history of every output (result[i] is slot i

@@ -27,8 +27,8 @@ typedef yg_status (*select_fn)(const yg_tensor *self,
                                yg_tensor **out);
 
 static const select_fn select_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_select,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_select,
+    [YG_CUDA] = yg__kernel_select,
 };
 
 /* Records SelectBackward as the history of result: one edge per differentiable
@@ -122,8 +122,8 @@ typedef yg_status (*slice_fn)(const yg_tensor *self,
                               yg_tensor **out);
 
 static const slice_fn slice_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_slice,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_slice,
+    [YG_CUDA] = yg__kernel_slice,
 };
 
 /* Records SliceBackward as the history of result: one edge per differentiable

@@ -27,8 +27,8 @@ typedef yg_status (*transpose_fn)(const yg_tensor *self,
                                   yg_tensor **out);
 
 static const transpose_fn transpose_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_transpose,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_transpose,
+    [YG_CUDA] = yg__kernel_transpose,
 };
 
 /* Records TransposeBackward as the history of result: one edge per differentiable
@@ -119,8 +119,8 @@ out:
 typedef yg_status (*t_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const t_fn t_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_t,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_t,
+    [YG_CUDA] = yg__kernel_t,
 };
 
 /* Records TBackward as the history of result: one edge per differentiable
@@ -202,8 +202,8 @@ typedef yg_status (*view_fn)(const yg_tensor *self,
                              yg_tensor **out);
 
 static const view_fn view_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_view,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_view,
+    [YG_CUDA] = yg__kernel_view,
 };
 
 /* Records ViewBackward as the history of result: one edge per differentiable
@@ -292,8 +292,8 @@ typedef yg_status (*expand_fn)(const yg_tensor *self,
                                yg_tensor **out);
 
 static const expand_fn expand_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_expand,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_expand,
+    [YG_CUDA] = yg__kernel_expand,
 };
 
 /* Records ExpandBackward as the history of result: one edge per differentiable
@@ -379,8 +379,8 @@ out:
 typedef yg_status (*unsqueeze_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
 static const unsqueeze_fn unsqueeze_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_unsqueeze,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_unsqueeze,
+    [YG_CUDA] = yg__kernel_unsqueeze,
 };
 
 /* Records UnsqueezeBackward as the history of result: one edge per differentiable
@@ -463,8 +463,8 @@ out:
 typedef yg_status (*clone_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const clone_fn clone_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_clone,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_clone,
+    [YG_CUDA] = yg__kernel_clone,
 };
 
 /* Records CloneBackward as the history of result: one edge per differentiable
@@ -579,8 +579,8 @@ yg_status yg_reshape(const yg_tensor *self,
 typedef yg_status (*squeeze_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const squeeze_fn squeeze_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_squeeze,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_squeeze,
+    [YG_CUDA] = yg__kernel_squeeze,
 };
 
 /* Records SqueezeBackward as the history of result: one edge per differentiable
@@ -662,8 +662,8 @@ out:
 typedef yg_status (*squeeze_dim_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
 static const squeeze_dim_fn squeeze_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_squeeze_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_squeeze_dim,
+    [YG_CUDA] = yg__kernel_squeeze_dim,
 };
 
 /* Records SqueezeDimBackward as the history of result: one edge per differentiable
@@ -749,8 +749,8 @@ typedef yg_status (*permute_fn)(const yg_tensor *self,
                                 yg_tensor **out);
 
 static const permute_fn permute_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_permute,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_permute,
+    [YG_CUDA] = yg__kernel_permute,
 };
 
 /* Records PermuteBackward as the history of result: one edge per differentiable

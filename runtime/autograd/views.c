@@ -184,7 +184,7 @@ static yg_status region_scatter(const yg_tensor *grad, const view_geometry *g, i
     if (st == YG_OK)
         st = slice_of(result, g, &region);
     if (st == YG_OK)
-        st = yg__cpu_copy_(region, grad, &same);
+        st = yg__kernel_copy_(region, grad, &same);
     if (st == YG_OK && record)
         st = yg__node_new(&as_strided_scatter_vtable, sizeof(as_strided_scatter_backward), 1, 1,
                           &node);
@@ -244,7 +244,7 @@ static yg_status region_mask(const yg_tensor *like, const view_geometry *g, yg_t
     if (st == YG_OK)
         st = slice_of(mask, g, &region);
     if (st == YG_OK)
-        st = yg__cpu_fill_(region, 1.0, &same);
+        st = yg__kernel_fill_(region, 1.0, &same);
     if (st == YG_OK) {
         *out = mask;
         mask = NULL;
@@ -313,9 +313,9 @@ static yg_status copy_slices_apply_raw(copy_slices *node, yg_tensor *const *grad
     if (st == YG_OK)
         st = fn->vt->apply(fn, &grad_view, fn_grads);
     if (st == YG_OK && fn_grads[0] != NULL)
-        st = yg__cpu_copy_(region, fn_grads[0], &same);
+        st = yg__kernel_copy_(region, fn_grads[0], &same);
     else if (st == YG_OK)
-        st = yg__cpu_zero_(region, &same);
+        st = yg__kernel_zero_(region, &same);
     if (st != YG_OK) {
         yg_release(*result);
         *result = NULL;

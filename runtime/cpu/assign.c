@@ -10,6 +10,9 @@
  * result), and copies src first when it shares self's storage: copying a
  * tensor onto an overlapping view of itself (x.copy_(x.t())) would
  * otherwise read elements it has already overwritten.
+ *
+ * The three are the kernels of every device (yg__kernel_*): on a GPU the
+ * iterator runs the CUDA loops of cuda/copy.cu instead.
  */
 #include "cpu/cpu.h"
 
@@ -62,6 +65,9 @@ DEFINE_COPY_LOOP(copy_b8, bool)
 DEFINE_COPY_LOOP(copy_i32, int32_t)
 DEFINE_COPY_LOOP(copy_16, uint16_t) /* float16 and bfloat16: the bits */
 
+YG_CUDA_LOOPS_DECLARE(fill);   /* cuda/copy.cu */
+YG_CUDA_LOOPS_DECLARE(assign);
+
 static const char *const fill_names[] = {"self"};
 static const char *const copy_names[] = {"self", "src"};
 
@@ -81,6 +87,7 @@ static const yg_pointwise_desc fill_desc = {
     .n_inputs = 1,
     .input_names = fill_names,
     .loops = {[YG_CPU_BASELINE] = &fill_loops},
+    .cuda = YG_CUDA_LOOPS(fill),
 };
 
 static const yg_pointwise_desc zero_desc = {
@@ -88,6 +95,7 @@ static const yg_pointwise_desc zero_desc = {
     .n_inputs = 1,
     .input_names = fill_names,
     .loops = {[YG_CPU_BASELINE] = &fill_loops},
+    .cuda = YG_CUDA_LOOPS(fill),
 };
 
 static const yg_loop_table copy_loops = {{
@@ -105,9 +113,10 @@ static const yg_pointwise_desc copy_desc = {
     .n_inputs = 2,
     .input_names = copy_names,
     .loops = {[YG_CPU_BASELINE] = &copy_loops},
+    .cuda = YG_CUDA_LOOPS(assign),
 };
 
-yg_status yg__cpu_fill_(yg_tensor *self, double value, yg_tensor **out) {
+yg_status yg__kernel_fill_(yg_tensor *self, double value, yg_tensor **out) {
     const yg_tensor *inputs[1] = {self};
     const double scalars[1] = {value};
 
@@ -117,7 +126,7 @@ yg_status yg__cpu_fill_(yg_tensor *self, double value, yg_tensor **out) {
     return YG_OK;
 }
 
-yg_status yg__cpu_zero_(yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_zero_(yg_tensor *self, yg_tensor **out) {
     const yg_tensor *inputs[1] = {self};
     const double scalars[1] = {0};
 
@@ -127,15 +136,13 @@ yg_status yg__cpu_zero_(yg_tensor *self, yg_tensor **out) {
     return YG_OK;
 }
 
-yg_status yg__cpu_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out) {
+yg_status yg__kernel_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out) {
     yg_tensor *conv = NULL;
     yg_status st;
 
     *out = NULL;
-    if (src->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "copy_: expected src on cpu, got %s",
-                        yg__device_name(src->storage->device));
+    YG_RETURN_IF_ERROR(yg__check_devices("copy_", 2, (const yg_tensor *const[]){self, src},
+                                         (const char *const[]){"self", "src"}, NULL, 0, NULL));
     /* A private copy when src overlaps self's storage (see the top). */
     bool share = src->storage != self->storage;
     st = yg__tensor_contiguous_as(src, self->dtype, share, &conv);

@@ -399,9 +399,9 @@ yg_status yg__cpu_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **
     YG_RETURN_IF_ERROR(yg_tensor_empty(sizes, 3, self->dtype, &res));
     size_t esize = yg_dtype_size(self->dtype);
     for (int64_t i = 0; i < batch && m > 0 && n > 0; i++) {
-        st = yg__cpu_select(self, 0, i, &a);
+        st = yg__kernel_select(self, 0, i, &a);
         if (st == YG_OK)
-            st = yg__cpu_select(mat2, 0, i, &b);
+            st = yg__kernel_select(mat2, 0, i, &b);
         if (st == YG_OK)
             st = gemm_into(a, b, yg__tensor_ptr(res) + (size_t)(i * m * n) * esize);
         yg_release(a);

@@ -301,7 +301,7 @@ yg_status yg__tensor_contiguous_as(const yg_tensor *t,
     return YG_OK;
 }
 
-yg_status yg__cpu_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out) {
+yg_status yg__kernel_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out) {
     *out = NULL;
     if ((int)dtype < 0 || dtype >= YG_DTYPE_COUNT_)
         return yg__fail(YG_ERR_DTYPE, "to_copy: invalid dtype %d", (int)dtype);

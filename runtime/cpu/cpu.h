@@ -9,6 +9,11 @@
  * validates shapes, dims and dtypes itself, naming the op in its message;
  * it writes a new reference to *out on success and leaves *out NULL on
  * failure.  Kernels never record autograd history.
+ *
+ * A kernel named yg__kernel_* serves every device (`dispatch: {"CPU,
+ * CUDA": ...}`): the views, which only compute a geometry, and the
+ * copies, fills and creations, which run the iterator or yg__cuda_copy
+ * on a GPU tensor.
  */
 #ifndef YAGRAD_CPU_H
 #define YAGRAD_CPU_H
@@ -130,9 +135,9 @@ yg_status yg__cpu_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_
 yg_status yg__cpu_logical_not(const yg_tensor *self, yg_tensor **out);
 
 /* assign.c: fill_, zero_, copy_ (every dtype, strided self) */
-yg_status yg__cpu_fill_(yg_tensor *self, double value, yg_tensor **out);
-yg_status yg__cpu_zero_(yg_tensor *self, yg_tensor **out);
-yg_status yg__cpu_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out);
+yg_status yg__kernel_fill_(yg_tensor *self, double value, yg_tensor **out);
+yg_status yg__kernel_zero_(yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out);
 
 /* pool.c: 2-D and 3-D pooling and nearest resampling of [N, C, (D,) H, W] / [C, (D,) H, W] */
 yg_status yg__cpu_max_pool2d_with_indices(const yg_tensor *self,
@@ -405,26 +410,26 @@ yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **o
 yg_status yg__cpu_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
 
 /* shape.c: views (share storage) and copies */
-yg_status yg__cpu_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out);
-yg_status yg__cpu_t(const yg_tensor *self, yg_tensor **out);
-yg_status yg__cpu_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);
-yg_status yg__cpu_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);
-yg_status yg__cpu_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out);
-yg_status yg__cpu_clone(const yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out);
+yg_status yg__kernel_t(const yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);
+yg_status yg__kernel_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);
+yg_status yg__kernel_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__kernel_clone(const yg_tensor *self, yg_tensor **out);
 /* tensors joined along dim in one result allocated once; mixed dtypes
  * promote as in PyTorch (yg__promote_types). */
 yg_status yg__cpu_cat(const yg_tensor *const *tensors, /* borrowed, tensors_len entries */
                       int64_t tensors_len,
                       int64_t dim,
                       yg_tensor **out);
-yg_status yg__cpu_squeeze(const yg_tensor *self, yg_tensor **out);
-yg_status yg__cpu_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out);
-yg_status yg__cpu_permute(const yg_tensor *self,
+yg_status yg__kernel_squeeze(const yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__kernel_permute(const yg_tensor *self,
                           const int64_t *dims,
                           int64_t dims_len,
                           yg_tensor **out);
-yg_status yg__cpu_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out);
-yg_status yg__cpu_slice(const yg_tensor *self,
+yg_status yg__kernel_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out);
+yg_status yg__kernel_slice(const yg_tensor *self,
                         int64_t dim,
                         int64_t start,
                         int64_t end,
@@ -451,17 +456,17 @@ yg_status yg__cpu_flip(const yg_tensor *self,
 
 /* split.c: a tensor cut into a list of views along one dim (ops returning
  * Tensor(a)[]: *out is a new array of *out_len new refs) */
-yg_status yg__cpu_split(
+yg_status yg__kernel_split(
     const yg_tensor *self, int64_t split_size, int64_t dim, yg_tensor ***out, int64_t *out_len);
-yg_status yg__cpu_split_with_sizes(const yg_tensor *self,
+yg_status yg__kernel_split_with_sizes(const yg_tensor *self,
                                    const int64_t *split_sizes,
                                    int64_t split_sizes_len,
                                    int64_t dim,
                                    yg_tensor ***out,
                                    int64_t *out_len);
-yg_status yg__cpu_chunk(
+yg_status yg__kernel_chunk(
     const yg_tensor *self, int64_t chunks, int64_t dim, yg_tensor ***out, int64_t *out_len);
-yg_status yg__cpu_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status yg__kernel_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len);
 
 /* index_advanced.c: self[indices] with int64 / bool index tensors (NULL
  * entries keep their dim), and writing values there */
@@ -673,23 +678,23 @@ yg_status yg__cpu_native_batch_norm_backward_fused(const yg_tensor *grad_out,
 
 /* creation.c: tensors made from their arguments (the generated wrapper has
  * already picked the device from `device`, so kernels ignore it) */
-yg_status yg__cpu_zeros(const int64_t *size,
+yg_status yg__kernel_zeros(const int64_t *size,
                         int64_t size_len,
                         const yg_dtype *dtype,
                         const yg_device *device,
                         yg_tensor **out);
-yg_status yg__cpu_ones(const int64_t *size,
+yg_status yg__kernel_ones(const int64_t *size,
                        int64_t size_len,
                        const yg_dtype *dtype,
                        const yg_device *device,
                        yg_tensor **out);
-yg_status yg__cpu_full(const int64_t *size,
+yg_status yg__kernel_full(const int64_t *size,
                        int64_t size_len,
                        double fill_value,
                        const yg_dtype *dtype,
                        const yg_device *device,
                        yg_tensor **out);
-yg_status yg__cpu_empty(const int64_t *size,
+yg_status yg__kernel_empty(const int64_t *size,
                         int64_t size_len,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -741,6 +746,6 @@ yg_status yg__cpu_bernoulli_p(const yg_tensor *self,
                               yg_generator *generator,
                               yg_tensor **out);
 /* copy.c: self converted to dtype, a new contiguous tensor */
-yg_status yg__cpu_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
+yg_status yg__kernel_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
 
 #endif /* YAGRAD_CPU_H */

@@ -103,6 +103,14 @@ yg_status yg__creation_empty(const char *op,
                              int64_t size_len,
                              yg_dtype dtype,
                              yg_tensor **out);
+/* yg__creation_empty on device (cuda:0 for YG_CUDA: a Device argument
+ * names no index). */
+yg_status yg__creation_empty_on(const char *op,
+                                const int64_t *size,
+                                int64_t size_len,
+                                yg_dtype dtype,
+                                yg_device device,
+                                yg_tensor **out);
 
 /* Fails with YG_ERR_INVALID_ARGUMENT "<op>: <name> <v> is out of range
  * for int64" when dtype is int64 and v has no int64 value. */

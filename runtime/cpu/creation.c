@@ -39,6 +39,16 @@ yg_status yg__creation_empty(const char *op,
                              yg_dtype dtype,
                              yg_tensor **out)
 {
+    return yg__creation_empty_on(op, size, size_len, dtype, YG_CPU, out);
+}
+
+yg_status yg__creation_empty_on(const char *op,
+                                const int64_t *size,
+                                int64_t size_len,
+                                yg_dtype dtype,
+                                yg_device device,
+                                yg_tensor **out)
+{
     char buf[160];
 
     *out = NULL;
@@ -53,7 +63,7 @@ yg_status yg__creation_empty(const char *op,
             return yg__fail(YG_ERR_SHAPE, "%s: negative size %" PRId64 " in size %s", op,
                             size[i], yg__format_sizes(size, size_len, buf, sizeof buf));
     /* Element count and strides checked there, under this op's name. */
-    return yg__tensor_new(op, size, size_len, dtype, out);
+    return yg__tensor_new_on(op, size, size_len, dtype, device, 0, out);
 }
 
 yg_status yg__creation_check_value(const char *op, const char *name, double v, yg_dtype dtype)
@@ -71,14 +81,26 @@ static yg_status fill(const char *op,
                       int64_t size_len,
                       double value,
                       const yg_dtype *dtype,
+                      const yg_device *device,
                       yg_tensor **out)
 {
     yg_dtype dt;
-    yg_tensor *t = NULL;
+    yg_tensor *t = NULL, *same = NULL;
 
     YG_RETURN_IF_ERROR(yg__creation_dtype(op, dtype, YG_FLOAT32, &dt));
     YG_RETURN_IF_ERROR(yg__creation_check_value(op, "fill_value", value, dt));
-    YG_RETURN_IF_ERROR(yg__creation_empty(op, size, size_len, dt, &t));
+    YG_RETURN_IF_ERROR(yg__creation_empty_on(
+        op, size, size_len, dt, device != NULL ? *device : YG_CPU, &t));
+    if (t->storage->device != YG_CPU) { /* cuda/copy.cu's fill loop */
+        yg_status st = yg__kernel_fill_(t, value, &same);
+        yg_release(same);
+        if (st != YG_OK) {
+            yg_release(t);
+            return yg__fail_prefix(st, op);
+        }
+        *out = t;
+        return YG_OK;
+    }
     int64_t n = yg_tensor_numel(t);
     if (value == 0 && !signbit(value)) {
         /* All-zero bytes are 0 in every dtype. */
@@ -91,38 +113,35 @@ static yg_status fill(const char *op,
     return YG_OK;
 }
 
-yg_status yg__cpu_zeros(const int64_t *size,
+yg_status yg__kernel_zeros(const int64_t *size,
                         int64_t size_len,
                         const yg_dtype *dtype,
                         const yg_device *device,
                         yg_tensor **out)
 {
-    (void)device;
-    return fill("zeros", size, size_len, 0.0, dtype, out);
+    return fill("zeros", size, size_len, 0.0, dtype, device, out);
 }
 
-yg_status yg__cpu_ones(const int64_t *size,
+yg_status yg__kernel_ones(const int64_t *size,
                        int64_t size_len,
                        const yg_dtype *dtype,
                        const yg_device *device,
                        yg_tensor **out)
 {
-    (void)device;
-    return fill("ones", size, size_len, 1.0, dtype, out);
+    return fill("ones", size, size_len, 1.0, dtype, device, out);
 }
 
-yg_status yg__cpu_full(const int64_t *size,
+yg_status yg__kernel_full(const int64_t *size,
                        int64_t size_len,
                        double fill_value,
                        const yg_dtype *dtype,
                        const yg_device *device,
                        yg_tensor **out)
 {
-    (void)device;
-    return fill("full", size, size_len, fill_value, dtype, out);
+    return fill("full", size, size_len, fill_value, dtype, device, out);
 }
 
-yg_status yg__cpu_empty(const int64_t *size,
+yg_status yg__kernel_empty(const int64_t *size,
                         int64_t size_len,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -130,10 +149,10 @@ yg_status yg__cpu_empty(const int64_t *size,
 {
     yg_dtype dt;
 
-    (void)device;
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__creation_dtype("empty", dtype, YG_FLOAT32, &dt));
-    return yg__creation_empty("empty", size, size_len, dt, out);
+    return yg__creation_empty_on(
+        "empty", size, size_len, dt, device != NULL ? *device : YG_CPU, out);
 }
 
 static bool is_integral(double v)

@@ -68,19 +68,19 @@ yg_status yg__cpu_constant_pad_nd(const yg_tensor *self,
         int64_t d_start = lo > 0 ? lo : 0;
         if (s_end <= s_start)
             goto done; /* everything of self is cropped away along d */
-        st = yg__cpu_slice(src, d, s_start, s_end, 1, &next);
+        st = yg__kernel_slice(src, d, s_start, s_end, 1, &next);
         if (st != YG_OK)
             goto out;
         yg_release(src);
         src = next;
-        st = yg__cpu_slice(dst, d, d_start, d_start + (s_end - s_start), 1, &next);
+        st = yg__kernel_slice(dst, d, d_start, d_start + (s_end - s_start), 1, &next);
         if (st != YG_OK)
             goto out;
         yg_release(dst);
         dst = next;
         next = NULL;
     }
-    st = yg__cpu_copy_(dst, src, &copied);
+    st = yg__kernel_copy_(dst, src, &copied);
     if (st != YG_OK)
         goto out;
 done:

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-yg_status yg__cpu_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out) {
+yg_status yg__kernel_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
     int64_t d0, d1;
 
@@ -39,7 +39,7 @@ yg_status yg__cpu_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, y
     return yg__tensor_view("transpose", self, sizes, strides, self->ndim, self->offset, out);
 }
 
-yg_status yg__cpu_t(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_t(const yg_tensor *self, yg_tensor **out) {
     char buf[128];
 
     *out = NULL;
@@ -49,7 +49,7 @@ yg_status yg__cpu_t(const yg_tensor *self, yg_tensor **out) {
                         yg__format_sizes(self->sizes, self->ndim, buf, sizeof buf));
     if (self->ndim < 2)
         return yg__tensor_alias(self, out);
-    return yg__cpu_transpose(self, 0, 1, out);
+    return yg__kernel_transpose(self, 0, 1, out);
 }
 
 /* Whether any of sizes[0..n) is 0. */
@@ -152,7 +152,7 @@ static bool compute_stride(const int64_t *osizes,
     numel = yg__sizes_product(osizes, ondim); /* self's numel, a 0 first (sizes.h) */
     if (numel == 0) {
         /* Other shapes of an empty input get contiguous strides, which
-         * yg__cpu_view computes (they may overflow: a status). */
+         * yg__kernel_view computes (they may overflow: a status). */
         if (ondim == nndim && memcmp(osizes, nsizes, sizeof(int64_t) * (size_t)ondim) == 0) {
             memcpy(nstrides, ostrides, sizeof(int64_t) * (size_t)ondim);
             return true;
@@ -196,7 +196,7 @@ static void format_strides(const yg_tensor *t, char *buf, size_t len) {
 }
 
 yg_status
-yg__cpu_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out) {
+yg__kernel_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out) {
     int64_t shape[YG_MAX_DIMS], strides[YG_MAX_DIMS];
 
     *out = NULL;
@@ -220,7 +220,7 @@ yg__cpu_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_te
 }
 
 yg_status
-yg__cpu_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out) {
+yg__kernel_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
     char sbuf[128], nbuf[160];
 
@@ -272,7 +272,7 @@ yg__cpu_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_
     return yg__tensor_view("expand", self, sizes, strides, (int32_t)size_len, self->offset, out);
 }
 
-yg_status yg__cpu_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+yg_status yg__kernel_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
     int64_t d;
     char buf[128];
@@ -301,12 +301,12 @@ yg_status yg__cpu_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
     return yg__tensor_view("unsqueeze", self, sizes, strides, self->ndim + 1, self->offset, out);
 }
 
-yg_status yg__cpu_clone(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_clone(const yg_tensor *self, yg_tensor **out) {
     *out = NULL;
     return yg__tensor_contiguous_as(self, self->dtype, false, out);
 }
 
-yg_status yg__cpu_squeeze(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_squeeze(const yg_tensor *self, yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
     int32_t nd = 0;
 
@@ -321,7 +321,7 @@ yg_status yg__cpu_squeeze(const yg_tensor *self, yg_tensor **out) {
     return yg__tensor_view("squeeze", self, sizes, strides, nd, self->offset, out);
 }
 
-yg_status yg__cpu_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+yg_status yg__kernel_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
     int64_t d;
     int32_t nd = 0;
@@ -376,7 +376,7 @@ static yg_status check_permutation(const char *op,
 }
 
 yg_status
-yg__cpu_permute(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out) {
+yg__kernel_permute(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out) {
     int64_t perm[YG_MAX_DIMS], sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
 
     *out = NULL;
@@ -388,7 +388,7 @@ yg__cpu_permute(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg
     return yg__tensor_view("permute", self, sizes, strides, self->ndim, self->offset, out);
 }
 
-yg_status yg__cpu_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out) {
+yg_status yg__kernel_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
     int64_t d;
     int32_t nd = 0;
@@ -436,7 +436,7 @@ static void slice_bounds(int64_t size, int64_t *start, int64_t *end) {
     *end = *end < *start ? *start : (*end > size ? size : *end);
 }
 
-yg_status yg__cpu_slice(const yg_tensor *self,
+yg_status yg__kernel_slice(const yg_tensor *self,
                         int64_t dim,
                         int64_t start,
                         int64_t end,
@@ -492,7 +492,7 @@ static yg_status write_into_zeros(const char *op,
                         op,
                         yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
                         yg__format_sizes(part->sizes, part->ndim, pbuf, sizeof pbuf));
-    st = yg__cpu_copy_(part, grad_output, &res);
+    st = yg__kernel_copy_(part, grad_output, &res);
     if (st != YG_OK)
         return yg__fail_prefix(st, op);
     yg_release(res);
@@ -513,7 +513,7 @@ yg_status yg__cpu_select_backward(const yg_tensor *grad_output,
     st = yg_tensor_zeros(input_sizes, input_sizes_len, grad_output->dtype, &zeros);
     if (st != YG_OK)
         return yg__fail_prefix(st, "select_backward");
-    st = yg__cpu_select(zeros, dim, index, &part);
+    st = yg__kernel_select(zeros, dim, index, &part);
     if (st != YG_OK) {
         st = yg__fail_prefix(st, "select_backward");
         goto out;
@@ -540,7 +540,7 @@ yg_status yg__cpu_slice_backward(const yg_tensor *grad_output,
     st = yg_tensor_zeros(input_sizes, input_sizes_len, grad_output->dtype, &zeros);
     if (st != YG_OK)
         return yg__fail_prefix(st, "slice_backward");
-    st = yg__cpu_slice(zeros, dim, start, end, step, &part);
+    st = yg__kernel_slice(zeros, dim, start, end, step, &part);
     if (st != YG_OK) {
         st = yg__fail_prefix(st, "slice_backward");
         goto out;

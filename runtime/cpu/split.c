@@ -102,7 +102,7 @@ static yg_status split_by_size(const char *op,
     return st;
 }
 
-yg_status yg__cpu_split(
+yg_status yg__kernel_split(
     const yg_tensor *self, int64_t split_size, int64_t dim, yg_tensor ***out, int64_t *out_len) {
     int64_t d;
 
@@ -111,7 +111,7 @@ yg_status yg__cpu_split(
     return split_by_size("split", self, split_size, d, out, out_len);
 }
 
-yg_status yg__cpu_chunk(
+yg_status yg__kernel_chunk(
     const yg_tensor *self, int64_t chunks, int64_t dim, yg_tensor ***out, int64_t *out_len) {
     int64_t d;
 
@@ -125,7 +125,7 @@ yg_status yg__cpu_chunk(
     return split_by_size("chunk", self, size / chunks + (size % chunks != 0), d, out, out_len);
 }
 
-yg_status yg__cpu_split_with_sizes(const yg_tensor *self,
+yg_status yg__kernel_split_with_sizes(const yg_tensor *self,
                                    const int64_t *split_sizes,
                                    int64_t split_sizes_len,
                                    int64_t dim,
@@ -167,7 +167,7 @@ yg_status yg__cpu_split_with_sizes(const yg_tensor *self,
     return make_pieces("split_with_sizes", self, d, split_sizes, split_sizes_len, out, out_len);
 }
 
-yg_status yg__cpu_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len) {
+yg_status yg__kernel_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len) {
     int64_t d;
 
     YG_RETURN_IF_ERROR(check_not_0dim("unbind", self));

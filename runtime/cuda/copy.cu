@@ -2,7 +2,8 @@
  * copy.cu - the CUDA loops of yg__cuda_copy (cuda/cuda.h): one element
  * converted from every dtype to every dtype, over cuda/pointwise.cuh's
  * kernel, so a strided or broadcast source costs what it costs any
- * pointwise op.
+ * pointwise op; and those of cpu/assign.c's descriptors: fill_ and zero_
+ * (the value converted as the copies convert) and copy_ (same dtype).
  *
  * Conversions are the CPU's (core/convert.c, cpu/copy.c): a floating
  * source is read as double and an integer or bool one as int64 (both
@@ -120,6 +121,41 @@ COPY_LOOPS_TO(i32)
 COPY_LOOPS_TO(f16)
 COPY_LOOPS_TO(bf16)
 
+/* fill_: the value converted to D (per element: a compare or two); the
+ * loop's one input is self itself, unread. */
+template <typename D> struct fill {
+    double value;
+
+    __host__ __device__ explicit fill(const yg_cuda_loop_args *a) : value(a->scalars[0]) {}
+
+    __device__ typename D::T operator()(const typename D::T *v) const
+    {
+        (void)v;
+        return D::store(value);
+    }
+};
+
+/* copy_ after cpu/assign.c converted src to self's dtype: v = {self, src}. */
+template <typename D> struct assign {
+    __host__ __device__ explicit assign(const yg_cuda_loop_args *a) { (void)a; }
+
+    __device__ typename D::T operator()(const typename D::T *v) const { return v[1]; }
+};
+
+#define ASSIGN_LOOPS(D)                                                                   \
+    typedef fill<D> fill_##D;                                                             \
+    YG_CUDA_LOOP(fill_##D##_loop, D::T, D::T, 1, fill_##D)                                \
+    typedef assign<D> assign_##D;                                                         \
+    YG_CUDA_LOOP(assign_##D##_loop, D::T, D::T, 2, assign_##D)
+
+ASSIGN_LOOPS(f32)
+ASSIGN_LOOPS(f64)
+ASSIGN_LOOPS(i64)
+ASSIGN_LOOPS(b8)
+ASSIGN_LOOPS(i32)
+ASSIGN_LOOPS(f16)
+ASSIGN_LOOPS(bf16)
+
 } /* namespace */
 
 #define COPY_TABLE_TO(D)                                                                  \
@@ -140,3 +176,11 @@ extern "C" const yg_cuda_loop_table yg__cuda_copy_loops[YG_CUDA_DTYPE_COUNT] = {
     COPY_TABLE_TO(f16),
     COPY_TABLE_TO(bf16),
 };
+
+/* cpu/assign.c's descriptors, by the compute dtype (YG_CUDA_LOOPS). */
+extern "C" const yg_cuda_loop_table yg__cuda_loops_fill = {{
+    fill_f32_loop, fill_f64_loop, fill_i64_loop, fill_b8_loop, fill_i32_loop, fill_f16_loop,
+    fill_bf16_loop}};
+extern "C" const yg_cuda_loop_table yg__cuda_loops_assign = {{
+    assign_f32_loop, assign_f64_loop, assign_i64_loop, assign_b8_loop, assign_i32_loop,
+    assign_f16_loop, assign_bf16_loop}};
