@@ -1,10 +1,10 @@
 /*
  * kernels.c - checks the YAML against the handwritten kernel headers.
  *
- * Every `dispatch: {CPU: name}` must be declared in the headers of runtime/cpu/ and
- * every composite op must have yg__composite_<op> declared in
- * runtime/composite/composite.h, with the C signature the YAML implies.
- * libclang parses the two headers as they are (include paths runtime/ and
+ * Every dispatch kernel must be declared in the headers of runtime/cpu/ or
+ * in runtime/cuda/cuda.h, and every composite op must have
+ * yg__composite_<op> declared in runtime/composite/composite.h, with the C
+ * signature the YAML implies.  libclang parses the headers as they are (include paths runtime/ and
  * runtime/include) so a misspelt kernel is a located YAML error at gen time
  * rather than a link error later.
  */
@@ -95,7 +95,10 @@ static void parse_kernel_headers(const char *runtime_dir, const char *const *inc
         args[n_args++] = extra[i];
     }
 
-    gen_sb_puts(&src, "#include \"cpu/cpu.h\"\n#include \"composite/composite.h\"\n");
+    /* cuda/cuda.h where the runtime has one (the error catalogue's small
+     * runtimes have not). */
+    gen_sb_puts(&src, "#include \"cpu/cpu.h\"\n#if __has_include(\"cuda/cuda.h\")\n"
+                      "#include \"cuda/cuda.h\"\n#endif\n#include \"composite/composite.h\"\n");
     for (int i = 0; i < model->n_ops; i++) {
         if (!model->ops[i].valid)
             continue;

@@ -13,8 +13,11 @@
 #include "cuda/cuda.h"
 #include "opinfo/opinfo.h"
 #include "testutil.h"
+#include "yagrad/autograd.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_join_split.h"
+#include "yagrad/ops_trigonometric.h"
+#include "yagrad/ops_sums.h"
 #include "yagrad/ops_slicing.h"
 #include "yagrad/ops_inplace_fill.h"
 #include "yagrad/ops_creation.h"
@@ -462,6 +465,76 @@ static void test_creation_fills_and_views_match_the_cpu(void **state) {
     yg_release(xg);
 }
 
+/* mm and bmm through cuBLAS (row-major and transposed operands), sum
+ * and mean over all dims and over lists of dims (long rows too, which
+ * take two launches), and a backward through them, all on cuda:0, give
+ * the CPU's values and gradients. */
+static void test_products_sums_and_backward_match_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    char why[256];
+    const int64_t sa[] = {7, 5}, sb[] = {5, 3}, sc[] = {4, 7, 5}, sd[] = {4, 5, 6};
+    const int64_t sbig[] = {3, 100000}, dims[] = {0}, dims2[] = {0, 2};
+    for (int f = 0; f < 2; f++) {
+        yg_dtype dt = f == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        double tol = f == 0 ? 1e-5 : 1e-12;
+        yg_tensor *a = yg_test_rand(dt, sa, 2, -1, 1, 21), *b = yg_test_rand(dt, sb, 2, -1, 1, 22);
+        yg_tensor *c = yg_test_rand(dt, sc, 3, -1, 1, 23), *d = yg_test_rand(dt, sd, 3, -1, 1, 24);
+        yg_tensor *big = yg_test_rand(dt, sbig, 2, -1, 1, 25);
+        yg_tensor *ag = device_like(a), *bg = device_like(b), *cg = device_like(c);
+        yg_tensor *dg = device_like(d), *bigg = device_like(big);
+        yg_tensor *at = NULL, *atg = NULL, *yc[8] = {NULL}, *yg[8] = {NULL};
+        YG_CHECK(yg_transpose(a, 0, 1, &at));
+        YG_CHECK(yg_transpose(ag, 0, 1, &atg));
+        YG_CHECK(yg_mm(a, b, &yc[0]));
+        YG_CHECK(yg_mm(ag, bg, &yg[0]));
+        YG_CHECK(yg_mm(at, a, &yc[1])); /* a transposed left operand */
+        YG_CHECK(yg_mm(atg, ag, &yg[1]));
+        YG_CHECK(yg_bmm(c, d, &yc[2]));
+        YG_CHECK(yg_bmm(cg, dg, &yg[2]));
+        YG_CHECK(yg_sum(big, &yc[3]));
+        YG_CHECK(yg_sum(bigg, &yg[3]));
+        YG_CHECK(yg_mean_dim(big, dims, 1, true, &yc[4]));
+        YG_CHECK(yg_mean_dim(bigg, dims, 1, true, &yg[4]));
+        YG_CHECK(yg_sum_dim(c, dims2, 2, false, &yc[5]));
+        YG_CHECK(yg_sum_dim(cg, dims2, 2, false, &yg[5]));
+        YG_CHECK(yg_mean(at, &yc[6]));
+        YG_CHECK(yg_mean(atg, &yg[6]));
+        for (int k = 0; k < 7; k++)
+            if (!same_result(yg[k], yc[k], k == 3 ? 1e3 * tol : tol, why, sizeof why))
+                fail_msg("%s result %d: %s", yg_dtype_name(dt), k, why);
+        /* sum(tanh(a @ b + b[0])) backward, on each device */
+        yg_tensor *lc = NULL, *lg = NULL, *gc = NULL, *gg = NULL;
+        yg_tensor *ins[2][2] = {{a, b}, {ag, bg}}, **loss[2] = {&lc, &lg}, **grad[2] = {&gc, &gg};
+        for (int dev = 0; dev < 2; dev++) {
+            yg_tensor *x = ins[dev][0], *w = ins[dev][1], *m = NULL, *r = NULL, *h = NULL;
+            yg_tensor *row0 = NULL;
+            YG_CHECK(yg_tensor_set_requires_grad(x, true));
+            YG_CHECK(yg_mm(x, w, &m));
+            YG_CHECK(yg_select(w, 0, 0, &row0));
+            YG_CHECK(yg_add(m, row0, 1, &r));
+            YG_CHECK(yg_tanh(r, &h));
+            YG_CHECK(yg_sum(h, loss[dev]));
+            YG_CHECK(yg_backward(*loss[dev], NULL, false));
+            YG_CHECK(yg_tensor_grad(x, grad[dev]));
+            yg_release(m);
+            yg_release(r);
+            yg_release(h);
+            yg_release(row0);
+        }
+        assert_int_equal(yg_tensor_device(gg), YG_CUDA);
+        if (!same_result(lg, lc, tol, why, sizeof why) || !same_result(gg, gc, tol, why, sizeof why))
+            fail_msg("%s backward: %s", yg_dtype_name(dt), why);
+        yg_tensor *all[] = {lc, lg, gc, gg, a, b, c, d, big, ag, bg, cg, dg, bigg, at, atg};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+            yg_release(all[k]);
+        for (int k = 0; k < 8; k++) {
+            yg_release(yc[k]);
+            yg_release(yg[k]);
+        }
+    }
+}
+
 /* The two-device check of the generated entry points, run here by
  * marking a cpu tensor's storage as cuda:1 for the duration of the calls
  * (nothing reads its data: the check comes first) and restoring it. */
@@ -515,6 +588,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_pointwise_samples_match_the_cpu),
         cmocka_unit_test(test_copies_convert_as_the_cpu),
         cmocka_unit_test(test_creation_fills_and_views_match_the_cpu),
+        cmocka_unit_test(test_products_sums_and_backward_match_the_cpu),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

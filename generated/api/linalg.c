@@ -24,8 +24,8 @@
 typedef yg_status (*mm_fn)(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
 
 static const mm_fn mm_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_mm,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_mm,
+    [YG_CUDA] = yg__kernel_mm,
 };
 
 /* Records MmBackward as the history of result: one edge per differentiable
@@ -203,8 +203,8 @@ yg_status yg_mm_mat2_backward(const yg_tensor *grad,
 typedef yg_status (*bmm_fn)(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
 
 static const bmm_fn bmm_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_bmm,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_bmm,
+    [YG_CUDA] = yg__kernel_bmm,
 };
 
 /* Records BmmBackward as the history of result: one edge per differentiable

@@ -24,8 +24,8 @@
 typedef yg_status (*sum_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const sum_fn sum_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sum,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_sum,
+    [YG_CUDA] = yg__kernel_sum,
 };
 
 /* Records SumBackward as the history of result: one edge per differentiable
@@ -108,8 +108,8 @@ typedef yg_status (*sum_dim_fn)(const yg_tensor *self,
                                 yg_tensor **out);
 
 static const sum_dim_fn sum_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_sum_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_sum_dim,
+    [YG_CUDA] = yg__kernel_sum_dim,
 };
 
 /* Records SumDimBackward as the history of result: one edge per differentiable
@@ -206,8 +206,8 @@ out:
 typedef yg_status (*mean_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const mean_fn mean_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_mean,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_mean,
+    [YG_CUDA] = yg__kernel_mean,
 };
 
 /* Records MeanBackward as the history of result: one edge per differentiable
@@ -291,8 +291,8 @@ typedef yg_status (*mean_dim_fn)(const yg_tensor *self,
                                  yg_tensor **out);
 
 static const mean_dim_fn mean_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_mean_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_mean_dim,
+    [YG_CUDA] = yg__kernel_mean_dim,
 };
 
 /* Records MeanDimBackward as the history of result: one edge per differentiable

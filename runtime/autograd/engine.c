@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "cpu/cpu.h"
 #include "generated_int.h"
 #include "kernels/arithmetic.h"
 #include "jit/tracer.h"
@@ -500,7 +501,8 @@ static yg_status root_gradient(const yg_tensor *root, const yg_tensor *grad, boo
                             "backward: grad can be omitted only for a root with one element, "
                             "got root %s; pass grad",
                             yg__format_sizes(root->sizes, root->ndim, a, sizeof a));
-        return yg_tensor_full(root->sizes, root->ndim, 1.0, root->dtype, out);
+        return yg__full_on("backward", root->sizes, root->ndim, root->dtype, root->storage->device,
+                           root->storage->device_index, 1.0, out);
     }
     if (grad->ndim != root->ndim ||
         memcmp(grad->sizes, root->sizes, (size_t)root->ndim * sizeof(int64_t)) != 0)

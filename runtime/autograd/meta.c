@@ -228,6 +228,8 @@ yg_status yg__grad_accumulator(yg_tensor *leaf, yg_node **out)
         if (st == YG_OK) {
             ((accumulate_grad *)n)->leaf = yg_retain(leaf);
             n->outputs[0].dtype = leaf->dtype;
+            n->outputs[0].device = leaf->storage->device;
+            n->outputs[0].device_index = leaf->storage->device_index;
             n->outputs[0].ndim = leaf->ndim;
             for (int32_t i = 0; i < leaf->ndim; i++)
                 n->outputs[0].sizes[i] = leaf->sizes[i];

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "cpu/cpu.h"
 #include "yagrad/autograd.h"
 
 static atomic_ullong next_seq_nr;
@@ -139,6 +140,8 @@ yg_status yg__set_history(yg_tensor *t, yg_node *node, int32_t output_nr)
     m->output_nr = output_nr;
     om = &node->outputs[output_nr];
     om->dtype = t->dtype;
+    om->device = t->storage->device;
+    om->device_index = t->storage->device_index;
     om->ndim = t->ndim;
     memcpy(om->sizes, t->sizes, sizeof om->sizes);
     if (m->view_base != NULL)
@@ -357,7 +360,8 @@ yg_status yg__node_defined_grads(const yg_node *node, yg_tensor *const *grads, y
             items[i] = yg_retain(grads[i]);
             continue;
         }
-        st = yg_tensor_zeros(m->sizes, m->ndim, m->dtype, &items[i]);
+        st = yg__full_on(node->vt->name, m->sizes, m->ndim, m->dtype, m->device,
+                         m->device_index, 0.0, &items[i]);
         if (st != YG_OK) {
             yg_release_list(items, node->n_outputs);
             return st;

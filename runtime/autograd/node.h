@@ -37,6 +37,8 @@ typedef struct yg_output_meta {
     yg_dtype dtype;
     int32_t ndim;
     int64_t sizes[YG_MAX_DIMS];
+    yg_device device; /* where a zero gradient for it is made */
+    int32_t device_index;
 } yg_output_meta;
 
 typedef struct yg_node_vtable {

@@ -180,7 +180,8 @@ static yg_status region_scatter(const yg_tensor *grad, const view_geometry *g, i
     yg_status st;
 
     *out = NULL;
-    st = yg_tensor_zeros(base_sizes, base_ndim, grad->dtype, &result);
+    st = yg__full_on("AsStridedScatterBackward", base_sizes, base_ndim, grad->dtype,
+                     grad->storage->device, grad->storage->device_index, 0.0, &result);
     if (st == YG_OK)
         st = slice_of(result, g, &region);
     if (st == YG_OK)
@@ -240,7 +241,8 @@ static yg_status region_mask(const yg_tensor *like, const view_geometry *g, yg_t
     yg_status st;
 
     *out = NULL;
-    st = yg_tensor_zeros(like->sizes, like->ndim, YG_BOOL, &mask);
+    st = yg__full_on("region_mask", like->sizes, like->ndim, YG_BOOL, like->storage->device,
+                     like->storage->device_index, 0.0, &mask);
     if (st == YG_OK)
         st = slice_of(mask, g, &region);
     if (st == YG_OK)
@@ -400,6 +402,8 @@ static yg_status as_strided_node(const yg_tensor *view, const yg_tensor *root, y
     asb->base_ndim = root->ndim;
     memcpy(asb->base_sizes, root->sizes, sizeof root->sizes);
     node->outputs[0].dtype = view->dtype;
+    node->outputs[0].device = view->storage->device;
+    node->outputs[0].device_index = view->storage->device_index;
     node->outputs[0].ndim = view->ndim;
     memcpy(node->outputs[0].sizes, view->sizes, sizeof view->sizes);
     *out = node;

@@ -1,5 +1,5 @@
 /*
- * blas.c - matrix multiply (yg__cpu_mm) through OpenBLAS, and the fix for
+ * blas.c - matrix multiply (yg__kernel_mm) through OpenBLAS, and the fix for
  * OpenBLAS picking a slow kernel set on CPUs it does not recognise.
  *
  * mm hands strided operands to cblas_?gemm without copying whenever one of
@@ -7,7 +7,8 @@
  * its row stride as leading dimension, a column-major one (such as t(w),
  * which every linear layer and every mm backward produces) as CblasTrans.
  * Only operands with neither stride 1 (or a stride 0 from expand) are
- * copied to contiguous first.
+ * copied to contiguous first.  mm and bmm serve both devices: on a GPU the
+ * same operands go to cuBLAS (cuda/blas.c, yg__cuda_gemm).
  *
  * Which gemm.  Every float32 and float64 product of the CPU backend (mm,
  * bmm, the native convolution's im2col products) goes through
@@ -52,6 +53,7 @@
  * the fix off entirely.
  */
 #include "cpu/cpu.h"
+#include "cuda/cuda.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -247,12 +249,8 @@ static yg_status gemm_prepare(const yg_tensor *t, gemm_operand *op, yg_tensor **
 
 /* Device and dtype checks shared by mm and bmm. */
 static yg_status check_operands(const char *op, const yg_tensor *self, const yg_tensor *mat2) {
-    if (self->storage->device != YG_CPU || mat2->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "%s: expected cpu tensors, got self %s, mat2 %s",
-                        op,
-                        yg__device_name(self->storage->device),
-                        yg__device_name(mat2->storage->device));
+    YG_RETURN_IF_ERROR(yg__check_devices(op, 2, (const yg_tensor *const[]){self, mat2},
+                                         (const char *const[]){"self", "mat2"}, NULL, 0, NULL));
     if (!yg__dtype_is_floating(self->dtype))
         return yg__fail(YG_ERR_DTYPE,
                         "%s: expected float32 or float64, got self %s",
@@ -316,7 +314,7 @@ static yg_status mm_check(const char *op, const yg_tensor *self, const yg_tensor
 /* dst (row-major m x n, leading dim n) = a @ b for 2-D a [m, k], b [k, n]
  * with k > 0, m > 0, n > 0 and checked dims; a or b are copied only when
  * their layout cannot go to gemm as it is. */
-static yg_status gemm_into(const yg_tensor *self, const yg_tensor *mat2, char *dst) {
+static yg_status gemm_into(const char *op, const yg_tensor *self, const yg_tensor *mat2, char *dst) {
     yg_tensor *acopy = NULL, *bcopy = NULL;
     gemm_operand a, b;
     yg_status st;
@@ -328,26 +326,48 @@ static yg_status gemm_into(const yg_tensor *self, const yg_tensor *mat2, char *d
     st = gemm_prepare(mat2, &b, &bcopy);
     if (st != YG_OK)
         goto out;
-    yg__cpu_gemm(self->dtype,
-                 a.trans,
-                 b.trans,
-                 m,
-                 n,
-                 k,
-                 yg__tensor_ptr(a.t),
-                 a.ld,
-                 yg__tensor_ptr(b.t),
-                 b.ld,
-                 0.0,
-                 dst,
-                 n > 1 ? n : 1);
+    if (self->storage->device == YG_CUDA)
+        st = yg__cuda_gemm(op, self->storage->device_index, self->dtype, a.trans, b.trans, m, n,
+                           k, yg__tensor_ptr(a.t), a.ld, yg__tensor_ptr(b.t), b.ld, 0.0, dst,
+                           n > 1 ? n : 1);
+    else
+        yg__cpu_gemm(self->dtype,
+                     a.trans,
+                     b.trans,
+                     m,
+                     n,
+                     k,
+                     yg__tensor_ptr(a.t),
+                     a.ld,
+                     yg__tensor_ptr(b.t),
+                     b.ld,
+                     0.0,
+                     dst,
+                     n > 1 ? n : 1);
 out:
     yg_release(acopy);
     yg_release(bcopy);
     return st;
 }
 
-yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out) {
+/* A new result of sizes on self's device, zeroed when zero is set. */
+static yg_status product_result(const char *op, const yg_tensor *self, const int64_t *sizes,
+                                int64_t ndim, bool zero, yg_tensor **out) {
+    yg_tensor *same = NULL;
+    YG_RETURN_IF_ERROR(yg__tensor_new_on(op, sizes, ndim, self->dtype, self->storage->device,
+                                         self->storage->device_index, out));
+    if (!zero)
+        return YG_OK;
+    yg_status st = yg__kernel_zero_(*out, &same);
+    yg_release(same);
+    if (st != YG_OK) {
+        yg_release(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+yg_status yg__kernel_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out) {
     yg_tensor *res = NULL;
     yg_status st;
 
@@ -356,13 +376,14 @@ yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **o
     int64_t m = self->sizes[0], k = self->sizes[1], n = mat2->sizes[1];
     int64_t sizes[2] = {m, n};
 
+    /* An empty sum (k = 0, which gemm's lda rules do not allow) is zeros. */
+    YG_RETURN_IF_ERROR(product_result("mm", self, sizes, 2, k == 0, &res));
     if (k == 0) {
-        /* An empty sum: zeros (gemm's lda rules do not allow k = 0). */
-        return yg_tensor_zeros(sizes, 2, self->dtype, out);
+        *out = res;
+        return YG_OK;
     }
-    YG_RETURN_IF_ERROR(yg_tensor_empty(sizes, 2, self->dtype, &res));
     if (m > 0 && n > 0) {
-        st = gemm_into(self, mat2, yg__tensor_ptr(res));
+        st = gemm_into("mm", self, mat2, yg__tensor_ptr(res));
         if (st != YG_OK) {
             yg_release(res);
             return st;
@@ -374,7 +395,7 @@ yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **o
 
 /* bmm: one gemm per batch entry, on 2-D views of the operands (so strided
  * batches are read in place, like mm's operands). */
-yg_status yg__cpu_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out) {
+yg_status yg__kernel_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out) {
     yg_tensor *res = NULL, *a = NULL, *b = NULL;
     char sbuf[128], mbuf[128];
     yg_status st = YG_OK;
@@ -394,16 +415,18 @@ yg_status yg__cpu_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **
     int64_t sizes[3] = {batch, m, n};
     YG_RETURN_IF_ERROR(check_operands("bmm", self, mat2));
     YG_RETURN_IF_ERROR(check_product("bmm", self, mat2));
-    if (k == 0)
-        return yg_tensor_zeros(sizes, 3, self->dtype, out);
-    YG_RETURN_IF_ERROR(yg_tensor_empty(sizes, 3, self->dtype, &res));
+    YG_RETURN_IF_ERROR(product_result("bmm", self, sizes, 3, k == 0, &res));
+    if (k == 0) {
+        *out = res;
+        return YG_OK;
+    }
     size_t esize = yg_dtype_size(self->dtype);
     for (int64_t i = 0; i < batch && m > 0 && n > 0; i++) {
         st = yg__kernel_select(self, 0, i, &a);
         if (st == YG_OK)
             st = yg__kernel_select(mat2, 0, i, &b);
         if (st == YG_OK)
-            st = gemm_into(a, b, yg__tensor_ptr(res) + (size_t)(i * m * n) * esize);
+            st = gemm_into("bmm", a, b, yg__tensor_ptr(res) + (size_t)(i * m * n) * esize);
         yg_release(a);
         yg_release(b);
         a = b = NULL;

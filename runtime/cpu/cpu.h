@@ -114,6 +114,18 @@ yg_status yg__cuda_loop(const char *op,
                         const double *scalars,
                         int n_scalars);
 
+/* A new tensor of sizes and dtype filled with value (converted as fill_
+ * converts it) on a device: what autograd makes its seed and zero
+ * gradients with.  Errors name op (creation.c). */
+yg_status yg__full_on(const char *op,
+                      const int64_t *sizes,
+                      int64_t ndim,
+                      yg_dtype dtype,
+                      yg_device device,
+                      int32_t device_index,
+                      double value,
+                      yg_tensor **out);
+
 /* ---- handwritten kernels (one per `dispatch: CPU:` entry) ---- */
 
 /* compare.c: comparisons and logical ops, bool results */
@@ -257,14 +269,14 @@ yg_status yg__cpu_upsample_bilinear2d_backward(const yg_tensor *grad_output,
                                                yg_tensor **out);
 
 /* reduce.c */
-yg_status yg__cpu_sum(const yg_tensor *self, yg_tensor **out);
-yg_status yg__cpu_sum_dim(const yg_tensor *self,
+yg_status yg__kernel_sum(const yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_sum_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,
                           yg_tensor **out);
-yg_status yg__cpu_mean(const yg_tensor *self, yg_tensor **out);
-yg_status yg__cpu_mean_dim(const yg_tensor *self,
+yg_status yg__kernel_mean(const yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_mean_dim(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
                            bool keepdim,
@@ -406,8 +418,8 @@ void yg__cpu_gemm(yg_dtype dtype,
                   double beta,
                   void *c,
                   int64_t ldc);
-yg_status yg__cpu_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
-yg_status yg__cpu_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
+yg_status yg__kernel_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
+yg_status yg__kernel_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
 
 /* shape.c: views (share storage) and copies */
 yg_status yg__kernel_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out);

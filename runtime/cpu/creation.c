@@ -270,3 +270,25 @@ yg_status yg__cpu_eye(int64_t n, const yg_dtype *dtype, const yg_device *device,
 {
     return yg__cpu_eye_m(n, n, dtype, device, out);
 }
+
+yg_status yg__full_on(const char *op,
+                      const int64_t *sizes,
+                      int64_t ndim,
+                      yg_dtype dtype,
+                      yg_device device,
+                      int32_t device_index,
+                      double value,
+                      yg_tensor **out)
+{
+    yg_tensor *t = NULL, *same = NULL;
+    *out = NULL;
+    YG_RETURN_IF_ERROR(yg__tensor_new_on(op, sizes, ndim, dtype, device, device_index, &t));
+    yg_status st = yg__kernel_fill_(t, value, &same);
+    yg_release(same);
+    if (st != YG_OK) {
+        yg_release(t);
+        return yg__fail_prefix(st, op);
+    }
+    *out = t;
+    return YG_OK;
+}

@@ -1,6 +1,7 @@
 /*
  * reduce.c - sum and mean, over all dims or over a list of dims, with
- * keepdim (yg__cpu_sum, yg__cpu_sum_dim, yg__cpu_mean, yg__cpu_mean_dim).
+ * keepdim (yg__kernel_sum, yg__kernel_sum_dim, yg__kernel_mean,
+ * yg__kernel_mean_dim), on either device.
  *
  * One walk serves every case: the input is visited once in its own memory
  * order (after dropping size-1 dims and merging neighbours that are
@@ -19,8 +20,12 @@
  * int64 and bool sum in int64 (bool sums to int64, as in PyTorch); mean is
  * only defined for floating dtypes.  An empty reduction gives 0 for sum and
  * NaN (0/0) for mean.
+ *
+ * On a GPU the kept dims and then the reduced ones are laid out as
+ * contiguous rows, which cuda/reduce.cu sums (the same accumulators).
  */
 #include "cpu/cpu.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <omp.h>
@@ -256,6 +261,36 @@ static yg_status reduced_mask(const char *op,
     return YG_OK;
 }
 
+/* The GPU's reduce: self laid out as out_numel contiguous rows of count
+ * elements (its kept dims, then its reduced ones: a copy unless that
+ * order is already contiguous), each summed into res. */
+static yg_status reduce_cuda(const char *op,
+                             const yg_tensor *self,
+                             const bool *reduced,
+                             yg_tensor *res,
+                             int64_t out_numel,
+                             int64_t count,
+                             bool mean) {
+    int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
+    int32_t nd = 0;
+    yg_tensor *perm = NULL, *rows = NULL;
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t d = 0; d < self->ndim; d++)
+            if (reduced[d] == (pass == 1)) {
+                sizes[nd] = self->sizes[d];
+                strides[nd++] = self->strides[d];
+            }
+    yg_status st = yg__tensor_view(op, self, sizes, strides, nd, self->offset, &perm);
+    if (st == YG_OK)
+        st = yg__tensor_contiguous_as(perm, self->dtype, true, &rows);
+    if (st == YG_OK)
+        st = yg__cuda_sum_rows(op, self->storage->device_index, self->dtype,
+                               yg__tensor_ptr(rows), yg__tensor_ptr(res), out_numel, count, mean);
+    yg_release(rows);
+    yg_release(perm);
+    return st;
+}
+
 static yg_status reduce(const char *op,
                         const yg_tensor *self,
                         const int64_t *dim,
@@ -271,11 +306,6 @@ static yg_status reduce(const char *op,
     yg_status st = YG_OK;
 
     *out = NULL;
-    if (self->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "%s: expected self on cpu, got %s",
-                        op,
-                        yg__device_name(self->storage->device));
     accum_fn fn = accum_for(self->dtype);
     if (fn == NULL || (mean && !yg__dtype_is_floating(self->dtype)))
         return yg__fail(YG_ERR_DTYPE,
@@ -300,7 +330,8 @@ static yg_status reduce(const char *op,
     bool floating = yg__dtype_is_floating(self->dtype);
     yg_dtype out_dtype = floating ? self->dtype : YG_INT64;
     size_t acc_esize = floating ? sizeof(double) : sizeof(int64_t);
-    st = yg__tensor_new(op, out_sizes, out_ndim, out_dtype, &res);
+    st = yg__tensor_new_on(op, out_sizes, out_ndim, out_dtype, self->storage->device,
+                           self->storage->device_index, &res);
     if (st != YG_OK)
         goto out;
     out_numel = yg_tensor_numel(res);
@@ -309,6 +340,12 @@ static yg_status reduce(const char *op,
     /* With a non-empty output, count is in_numel / out_numel (or a 0). */
     in_numel = yg_tensor_numel(self);
     count = yg__sizes_product(rsizes, nr);
+    if (self->storage->device == YG_CUDA) {
+        st = reduce_cuda(op, self, reduced, res, out_numel, count, mean);
+        if (st != YG_OK)
+            goto out;
+        goto done;
+    }
     /* The accumulator stride of each input dim: the accumulator is laid
      * out like the (contiguous) output, whose products fit. */
     int64_t stride = 1;
@@ -356,11 +393,11 @@ out:
     return st;
 }
 
-yg_status yg__cpu_sum(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_sum(const yg_tensor *self, yg_tensor **out) {
     return reduce("sum", self, NULL, 0, false, false, out);
 }
 
-yg_status yg__cpu_sum_dim(const yg_tensor *self,
+yg_status yg__kernel_sum_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,
@@ -368,11 +405,11 @@ yg_status yg__cpu_sum_dim(const yg_tensor *self,
     return reduce("sum", self, dim, dim_len, keepdim, false, out);
 }
 
-yg_status yg__cpu_mean(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_mean(const yg_tensor *self, yg_tensor **out) {
     return reduce("mean", self, NULL, 0, false, true, out);
 }
 
-yg_status yg__cpu_mean_dim(const yg_tensor *self,
+yg_status yg__kernel_mean_dim(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
                            bool keepdim,

@@ -300,7 +300,7 @@ yg_status yg__cpu_var_mean(const yg_tensor *self,
     *out_mean = NULL;
     st = yg__cpu_var(self, dim, dim_len, correction, keepdim, &var);
     if (st == YG_OK)
-        st = yg__cpu_mean_dim(self, dim, dim_len, keepdim, out_mean);
+        st = yg__kernel_mean_dim(self, dim, dim_len, keepdim, out_mean);
     if (st != YG_OK) {
         yg_release(var);
         return yg__fail_prefix(st, "var_mean");

@@ -10,6 +10,9 @@
 #include "yagrad/cuda.h"
 #include "yagrad/tensor.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <stddef.h>
 
 /* The most devices the backend uses (more are ignored). */
@@ -35,6 +38,46 @@ yg_status yg__cuda_memcpy(
 
 /* YG_OK when index names a usable device, else YG_ERR_DEVICE naming op. */
 yg_status yg__cuda_check_index(const char *op, int index);
+
+/* Makes device index current for the calling thread (*prev: the one to
+ * give yg__cuda_device_leave).  Errors as yg__cuda_check_index, or
+ * YG_ERR_DEVICE with the CUDA runtime's reason. */
+yg_status yg__cuda_device_enter(const char *op, int index, int *prev);
+void yg__cuda_device_leave(int prev);
+
+/* YG_OK for a launch's cudaError_t err of 0, else YG_ERR_DEVICE
+ * "<op>: launching a kernel on cuda:I: <reason>" (clearing the error). */
+yg_status yg__cuda_check_launch(const char *op, int index, int err);
+
+/* yg__cpu_gemm (cpu/cpu.h) on device index with cuBLAS: c [m, n]
+ * (row-major, leading dim ldc) = op(a) op(b) + beta c, every pointer
+ * device memory there; float32 (TF32 only when yg_cuda_set_allow_tf32
+ * allowed it) or float64.  Errors name op: YG_ERR_DEVICE with cuBLAS's
+ * reason. */
+yg_status yg__cuda_gemm(const char *op,
+                        int index,
+                        yg_dtype dtype,
+                        bool ta,
+                        bool tb,
+                        int64_t m,
+                        int64_t n,
+                        int64_t k,
+                        const void *a,
+                        int64_t lda,
+                        const void *b,
+                        int64_t ldb,
+                        double beta,
+                        void *c,
+                        int64_t ldc);
+
+/* Sums each of rows contiguous rows of cols elements of src (dtype
+ * float32, float64, int64, bool or int32) into dst[rows] (float32/float64
+ * for those, int64 for the others; times 1/cols when mean: a mean of no
+ * element is NaN), accumulating in double or int64; both on device
+ * index.  Errors name op: YG_ERR_DEVICE (launch), YG_ERR_OUT_OF_MEMORY
+ * (the scratch of long rows).  cuda/reduce.cu. */
+yg_status yg__cuda_sum_rows(const char *op, int index, yg_dtype dtype, const void *src,
+                            void *dst, int64_t rows, int64_t cols, bool mean);
 
 /* Runs launcher fn over a's loop on device index (made current for the
  * launch, then restored); the kernel runs asynchronously on a->stream.

@@ -243,25 +243,44 @@ void yg_cuda_empty_cache(void) {
     pthread_mutex_unlock(&caches_lock);
 }
 
-yg_status yg__cuda_launch(const char *op, int index, yg_cuda_launch_fn fn,
-                          const yg_cuda_loop_args *a) {
-    int prev = 0;
+yg_status yg__cuda_device_enter(const char *op, int index, int *prev) {
+    *prev = 0;
     YG_RETURN_IF_ERROR(yg__cuda_check_index(op, index));
-    cudaError_t e = cudaGetDevice(&prev);
-    if (e == cudaSuccess)
+    cudaError_t e = cudaGetDevice(prev);
+    if (e == cudaSuccess && *prev != index)
         e = cudaSetDevice(index);
-    if (e == cudaSuccess)
-        e = (cudaError_t)fn(a);
-    (void)cudaSetDevice(prev);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        return yg__fail(YG_ERR_DEVICE,
-                        "%s: launching a kernel on cuda:%d: %s",
-                        op,
-                        index,
+        return yg__fail(YG_ERR_DEVICE, "%s: selecting cuda:%d: %s", op, index,
                         cudaGetErrorString(e));
     }
     return YG_OK;
+}
+
+void yg__cuda_device_leave(int prev) {
+    int cur = prev;
+    if (cudaGetDevice(&cur) == cudaSuccess && cur != prev)
+        (void)cudaSetDevice(prev);
+}
+
+yg_status yg__cuda_check_launch(const char *op, int index, int err) {
+    if (err == 0)
+        return YG_OK;
+    (void)cudaGetLastError();
+    return yg__fail(YG_ERR_DEVICE,
+                    "%s: launching a kernel on cuda:%d: %s",
+                    op,
+                    index,
+                    cudaGetErrorString((cudaError_t)err));
+}
+
+yg_status yg__cuda_launch(const char *op, int index, yg_cuda_launch_fn fn,
+                          const yg_cuda_loop_args *a) {
+    int prev;
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
+    int err = fn(a);
+    yg__cuda_device_leave(prev);
+    return yg__cuda_check_launch(op, index, err);
 }
 
 /* cuda/copy.cu: [destination dtype].fn[source dtype]. */
@@ -276,4 +295,37 @@ yg_status yg__cuda_copy(const char *op, yg_tensor *dst, const yg_tensor *src) {
         return yg__fail(YG_ERR_INTERNAL, "%s: a CUDA copy between different shapes or devices",
                         op);
     return yg__cuda_loop(op, ops, 2, yg__cuda_copy_loops[dst->dtype].fn[src->dtype], NULL, 0);
+}
+
+/* cuda/reduce.cu */
+int yg__cuda_sum_rows_launch(int dtype, const void *src, void *dst, long long rows,
+                             long long cols, int mean, double scale, void *scratch,
+                             long long chunks, void *stream);
+
+yg_status yg__cuda_sum_rows(const char *op, int index, yg_dtype dtype, const void *src,
+                            void *dst, int64_t rows, int64_t cols, bool mean) {
+    /* Long rows are cut into stretches of >= 8192 elements, enough of them
+     * (up to 1024 a row) for about 2048 blocks in all. */
+    int64_t chunks = 1;
+    if (rows < 2048 && cols >= 16384) {
+        chunks = (2048 + rows - 1) / rows;
+        int64_t most = (cols + 8191) / 8192;
+        chunks = chunks < most ? chunks : most;
+        chunks = chunks < 1024 ? chunks : 1024;
+    }
+    void *scratch = NULL;
+    if (chunks > 1)
+        YG_RETURN_IF_ERROR(yg__cuda_alloc(op, index, (size_t)(rows * chunks) * 8, &scratch));
+    int prev;
+    yg_status st = yg__cuda_device_enter(op, index, &prev);
+    if (st == YG_OK) {
+        int err = yg__cuda_sum_rows_launch((int)dtype, src, dst, rows, cols, mean,
+                                           1.0 / (double)cols, scratch, chunks, NULL);
+        yg__cuda_device_leave(prev);
+        st = yg__cuda_check_launch(op, index, err);
+    }
+    /* The allocator reuses the scratch only for work queued after these
+     * launches on the same stream. */
+    yg__cuda_free(index, scratch);
+    return st;
 }

@@ -1,6 +1,6 @@
 /*
- * yagrad/cuda.h - CUDA devices: whether there are any, what they are, and
- * the caching allocator that holds their memory.
+ * yagrad/cuda.h - CUDA devices: whether there are any, what they are, the
+ * caching allocator that holds their memory, and the switch for TF32.
  *
  * The CUDA backend is optional at build time (CMake's YG_WITH_CUDA, on when
  * nvcc is found) and at run time (a machine without an NVIDIA driver or
@@ -80,6 +80,14 @@ yg_status yg_cuda_memory_stats_get(int index, yg_cuda_memory_stats *out);
 /* Gives every cached segment with no block in use back to the driver, on
  * every device.  Cannot fail. */
 void yg_cuda_empty_cache(void);
+
+/* Whether float32 matrix products (mm, bmm and what is built on them) may
+ * use TF32 tensor cores: faster, with their inputs rounded to 10 mantissa
+ * bits.  Off by default, so float32 products on a GPU are as exact as on
+ * the CPU.  Process-wide; a build without CUDA ignores it (and reports
+ * false).  Cannot fail. */
+void yg_cuda_set_allow_tf32(bool allow);
+bool yg_cuda_get_allow_tf32(void);
 
 #ifdef __cplusplus
 }
