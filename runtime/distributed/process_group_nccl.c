@@ -50,7 +50,7 @@
 #define DEFAULT_TIMEOUT_MS 600000
 /* A host name travels as this many int32 (256 bytes, NUL-padded). */
 #define HOST_WORDS 64
-/* ncclUniqueId (128 bytes) travels as int32 words after a status word. */
+/* ncclUniqueId (128 bytes) travels as int32 words. */
 #define ID_WORDS ((int)((sizeof(ncclUniqueId) + 3) / 4))
 
 typedef enum coll_kind {
@@ -276,10 +276,10 @@ static yg_status agree(yg_process_group *pg, yg_status local, int *failed_rank) 
     return st;
 }
 
-/* Rank 0's id (made by it before; words[0] is nonzero when it could
- * not) to every rank, in place. */
+/* Rank 0's id to every rank, in place (rank 0 made it before agree(),
+ * so a failure to make it is known to all by now). */
 static yg_status share_id(yg_process_group *pg, int32_t *words) {
-    int64_t n = 1 + ID_WORDS;
+    int64_t n = ID_WORDS;
     yg_tensor *t = NULL;
     yg_status st;
 
@@ -309,7 +309,7 @@ yg_status yg__nccl_group_create(yg_process_group *mpi_pg,
                                 yg__nccl_group **out) {
     const char *op = "process_group_create";
     yg__nccl_group *g = NULL;
-    int32_t id_words[1 + ID_WORDS];
+    int32_t id_words[ID_WORDS];
     char local_msg[YG__MESSAGE_CAP] = "";
     ncclUniqueId id;
     ncclResult_t r;
@@ -348,7 +348,7 @@ yg_status yg__nccl_group_create(yg_process_group *mpi_pg,
         if (r != ncclSuccess)
             local = nccl_fail(op, "ncclGetUniqueId", r, NULL);
         else
-            memcpy(id_words + 1, &id, sizeof id);
+            memcpy(id_words, &id, sizeof id);
     }
     if (local != YG_OK)
         snprintf(local_msg, sizeof local_msg, "%s", yg_last_error());
@@ -372,7 +372,7 @@ yg_status yg__nccl_group_create(yg_process_group *mpi_pg,
     st = share_id(mpi_pg, id_words);
     if (st != YG_OK)
         goto out;
-    memcpy(&id, id_words + 1, sizeof id);
+    memcpy(&id, id_words, sizeof id);
     r = ncclCommInitRank(&g->comm, g->world_size, id, g->rank);
     if (r != ncclSuccess) {
         g->comm = NULL;
@@ -599,7 +599,7 @@ static void finish(yg__nccl_work *w, yg_status st, const char *msg) {
 
 /* Brings w up to date, blocking (until it completes, fails or times
  * out) or not.  Sets no thread error: wait and test report w->status. */
-static void poll(yg__nccl_work *w, bool block) {
+static void progress(yg__nccl_work *w, bool block) {
     yg__nccl_group *g = w->g;
     char msg[YG__MESSAGE_CAP], text[YG__MESSAGE_CAP / 2];
 
@@ -669,12 +669,12 @@ static yg_status report(const yg__nccl_work *w) {
 }
 
 yg_status yg__nccl_work_wait(yg__nccl_work *w) {
-    poll(w, true);
+    progress(w, true);
     return report(w);
 }
 
 yg_status yg__nccl_work_test(yg__nccl_work *w, bool *done) {
-    poll(w, false);
+    progress(w, false);
     *done = w->finished;
     return w->finished ? report(w) : YG_OK;
 }
@@ -682,7 +682,7 @@ yg_status yg__nccl_work_test(yg__nccl_work *w, bool *done) {
 void yg__nccl_work_release(yg__nccl_work *w) {
     if (w == NULL)
         return;
-    poll(w, true); /* NCCL may still write the tensors' memory */
+    progress(w, true); /* NCCL may still write the tensors' memory */
     if (w->done != NULL)
         cudaEventDestroy(w->done);
     yg_release(w->in);
