@@ -375,6 +375,14 @@ yg_status yg_ddp_create(yg_process_group *pg,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "ddp_create: bucket_bytes must be >= 0, got %lld",
                         (long long)options->bucket_bytes);
+    /* Buckets are packed and averaged by CPU code; over NCCL they would
+     * need CUDA kernels yagrad does not have yet.  Every rank of a group
+     * has the same backend, so all refuse alike. */
+    if (yg_process_group_backend(pg) != YG_DIST_MPI)
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "ddp_create: the process group is an NCCL group (cuda:%d); data "
+                        "parallelism runs over MPI groups and cpu parameters only for now",
+                        yg_process_group_cuda_device(pg));
     /* Every rank takes part in the count exchange, even one whose own
      * arguments are bad, so that no rank waits for it. */
     local = check_local(params, params_len);

@@ -2,8 +2,17 @@
  * dist_int.h - what the files of runtime/distributed share.  Not API.
  *
  * The checks of a collective's arguments (dist_check.c) are common to the
- * MPI build and the stub, so a build without MPI gives the same messages
- * for bad arguments and the tests of those need no MPI.
+ * MPI build, the NCCL backend and the stubs, so a build without MPI or
+ * NCCL gives the same messages for bad arguments and the tests of those
+ * need no MPI.
+ *
+ * The NCCL backend (process_group_nccl.c, or process_group_nccl_stub.c
+ * in a build without NCCL) is a part of an MPI group: the public
+ * yg_process_group of process_group_mpi.c holds a yg__nccl_group when
+ * its backend is YG_DIST_NCCL and hands each collective to it; the MPI
+ * part then only bootstrapped it.  Every yg__nccl_* collective returns a
+ * work, which process_group_mpi.c waits for (blocking calls) or wraps in
+ * the public yg_work.
  */
 #ifndef YAGRAD_DISTRIBUTED_DIST_INT_H
 #define YAGRAD_DISTRIBUTED_DIST_INT_H
@@ -14,13 +23,85 @@
 /* "sum", "avg", "max"; "unknown" otherwise. */
 const char *yg__reduce_op_name(yg_reduce_op op);
 
-/* Checks t for a collective named op: defined, CPU.  arg names t. */
+/* Checks t for a collective named op on an MPI group: defined, on the
+ * CPU (a CUDA tensor: "<op>: <arg> is on cuda:0 but this MPI process
+ * group takes cpu tensors ..."), at most INT_MAX elements.  arg names t. */
 yg_status yg__dist_check_tensor(const char *op, const char *arg, const yg_tensor *t);
+
+/* Checks t for a collective named op on an NCCL group of CUDA device
+ * index device: defined, on cuda:<device> (YG_ERR_DEVICE naming both
+ * devices), contiguous (YG_ERR_NOT_IMPLEMENTED). */
+yg_status
+yg__dist_check_cuda_tensor(const char *op, const char *arg, const yg_tensor *t, int device);
+
+/* Checks the input/output pair of all_gather (gather true: output has
+ * world_size times input's elements) or reduce_scatter (input has
+ * world_size times output's): the same dtype, those element counts.  The
+ * tensors themselves are checked before. */
+yg_status yg__dist_check_pair(const char *op,
+                              int world_size,
+                              const yg_tensor *input,
+                              const yg_tensor *output,
+                              bool gather);
 
 /* Checks a reduction op for dtype (avg needs a floating dtype). */
 yg_status yg__dist_check_reduce(const char *op, yg_reduce_op rop, yg_dtype dtype);
 
 /* Whether a group is broken (internal, for ddp.c to fail early). */
 bool yg__process_group_broken(const yg_process_group *pg);
+
+/* ---- the NCCL backend ---- */
+
+typedef struct yg__nccl_group yg__nccl_group;
+typedef struct yg__nccl_work yg__nccl_work;
+
+/* YG_OK when an NCCL group can be made in this process: yagrad was built
+ * with NCCL and a CUDA device is usable.  Else YG_ERR_NOT_IMPLEMENTED
+ * "<op>: yagrad was built without NCCL ..." or YG_ERR_DEVICE "<op>: no
+ * CUDA device (...)".  Runs before MPI is touched. */
+yg_status yg__nccl_check_available(const char *op);
+
+/* Joins this rank to an NCCL communicator over the ranks of mpi_pg, an
+ * MPI group (its collectives carry rank 0's ncclUniqueId and the hosts'
+ * names for the local rank), on options->cuda_device or the local rank's
+ * device.  Collective over mpi_pg.
+ *   mpi_pg:  borrowed; must outlive the NCCL group
+ *   options: nullable, borrowed
+ *   out:     out: release with yg__nccl_group_release */
+yg_status yg__nccl_group_create(yg_process_group *mpi_pg,
+                                const yg_process_group_options *options,
+                                yg__nccl_group **out);
+
+/* Waits for the group's stream (aborting the communicator after the
+ * timeout or when broken) and frees everything.  NULL-safe. */
+void yg__nccl_group_release(yg__nccl_group *g);
+
+/* The group's CUDA device index. */
+int yg__nccl_group_device(const yg__nccl_group *g);
+
+/* Whether a failure (NCCL error, timeout) broke the group. */
+bool yg__nccl_group_broken(const yg__nccl_group *g);
+
+/* The collectives of yagrad/distributed.h on an NCCL group, after the
+ * arguments are checked; each queues the NCCL call on the group's stream
+ * and returns its work (out: release with yg__nccl_work_release). */
+yg_status
+yg__nccl_all_reduce(yg__nccl_group *g, yg_tensor *t, yg_reduce_op op, yg__nccl_work **out);
+yg_status yg__nccl_broadcast(yg__nccl_group *g, yg_tensor *t, int root, yg__nccl_work **out);
+yg_status yg__nccl_all_gather(yg__nccl_group *g,
+                              const yg_tensor *input,
+                              yg_tensor *output,
+                              yg__nccl_work **out);
+yg_status yg__nccl_reduce_scatter(yg__nccl_group *g,
+                                  const yg_tensor *input,
+                                  yg_tensor *output,
+                                  yg_reduce_op op,
+                                  yg__nccl_work **out);
+yg_status yg__nccl_barrier(yg__nccl_group *g, yg__nccl_work **out);
+
+/* yg_work_wait / yg_work_test / yg_work_release of an NCCL work. */
+yg_status yg__nccl_work_wait(yg__nccl_work *w);
+yg_status yg__nccl_work_test(yg__nccl_work *w, bool *done);
+void yg__nccl_work_release(yg__nccl_work *w);
 
 #endif /* YAGRAD_DISTRIBUTED_DIST_INT_H */

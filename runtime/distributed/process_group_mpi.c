@@ -23,6 +23,11 @@
  * the broken state; the MPI calls themselves run without it (only the
  * communication thread makes them).  g_mu guards the process-wide MPI
  * lifetime (how many groups live, whether yagrad initialised MPI).
+ *
+ * NCCL groups (backend YG_DIST_NCCL) are MPI groups too: the MPI part is
+ * created as for any group and bootstraps the NCCL part (pg->nccl,
+ * process_group_nccl.c), which then takes every collective; a yg_work of
+ * such a group only wraps the NCCL part's work (w->nccl).
  */
 #include "distributed/dist_int.h"
 #include "yagrad/autograd.h"
@@ -50,6 +55,7 @@ typedef enum coll_kind {
 struct yg_work {
     atomic_int refs; /* the user's handle and the communication thread */
     yg_process_group *pg;
+    yg__nccl_work *nccl;  /* an NCCL group's work (the rest unused), or NULL */
     struct yg_work *next; /* queue link, under pg->mu */
     coll_kind kind;
     const char *op; /* "all_reduce", ... for messages */
@@ -79,6 +85,7 @@ struct yg_process_group {
     bool stop;
     bool broken;
     char broken_msg[YG__MESSAGE_CAP];
+    yg__nccl_group *nccl; /* backend YG_DIST_NCCL: takes the collectives */
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -135,6 +142,7 @@ static MPI_Op mpi_op(yg_reduce_op rop, yg_dtype dtype) {
 static void work_unref(yg_work *w) {
     if (w == NULL || atomic_fetch_sub(&w->refs, 1) != 1)
         return;
+    yg__nccl_work_release(w->nccl);
     yg_release(w->user_in);
     yg_release(w->user_out);
     yg_release(w->buf_in);
@@ -352,19 +360,13 @@ static void finalise_if_last(void) {
     }
 }
 
-yg_status yg_process_group_create(const yg_process_group_options *options, yg_process_group **out) {
+/* The MPI part of every group (options checked by the caller). */
+static yg_status create_mpi(const yg_process_group_options *options, yg_process_group **out) {
     yg_process_group *pg = NULL;
     int64_t timeout = options != NULL ? options->timeout_ms : 0;
     yg_status st;
     int rc;
 
-    if (out == NULL)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "process_group_create: out is NULL");
-    *out = NULL;
-    if (timeout < 0)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "process_group_create: timeout_ms must be >= 0, got %lld",
-                        (long long)timeout);
     pg = calloc(1, sizeof *pg);
     if (pg == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "process_group_create: out of memory");
@@ -416,6 +418,49 @@ out:
     return st;
 }
 
+yg_status yg_process_group_create(const yg_process_group_options *options, yg_process_group **out) {
+    yg_dist_backend backend = options != NULL ? options->backend : YG_DIST_MPI;
+    yg_process_group *pg = NULL;
+    yg__nccl_group *nccl = NULL;
+    yg_status st;
+
+    if (out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "process_group_create: out is NULL");
+    *out = NULL;
+    if (options != NULL && options->timeout_ms < 0)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "process_group_create: timeout_ms must be >= 0, got %lld",
+                        (long long)options->timeout_ms);
+    if ((unsigned)backend >= YG_DIST_BACKEND_COUNT_)
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "process_group_create: unknown backend %d", (int)backend);
+    /* Before MPI starts: a build or a machine that cannot run NCCL says
+     * so at once, on every rank alike. */
+    if (backend == YG_DIST_NCCL)
+        YG_RETURN_IF_ERROR(yg__nccl_check_available("process_group_create"));
+    YG_RETURN_IF_ERROR(create_mpi(options, &pg));
+    if (backend == YG_DIST_NCCL) {
+        /* pg->nccl is still NULL, so the bootstrap's collectives run on
+         * the MPI part. */
+        st = yg__nccl_group_create(pg, options, &nccl);
+        if (st != YG_OK) {
+            yg_process_group_release(pg);
+            return st;
+        }
+        pg->nccl = nccl;
+    }
+    *out = pg;
+    return YG_OK;
+}
+
+yg_dist_backend yg_process_group_backend(const yg_process_group *pg) {
+    return pg != NULL && pg->nccl != NULL ? YG_DIST_NCCL : YG_DIST_MPI;
+}
+
+int yg_process_group_cuda_device(const yg_process_group *pg) {
+    return pg != NULL && pg->nccl != NULL ? yg__nccl_group_device(pg->nccl) : -1;
+}
+
 int yg_process_group_rank(const yg_process_group *pg) {
     return pg != NULL ? pg->rank : 0;
 }
@@ -426,6 +471,8 @@ int yg_process_group_world_size(const yg_process_group *pg) {
 
 bool yg__process_group_broken(const yg_process_group *pg) {
     bool b;
+    if (pg->nccl != NULL)
+        return yg__nccl_group_broken(pg->nccl);
     pthread_mutex_lock((pthread_mutex_t *)&pg->mu);
     b = pg->broken;
     pthread_mutex_unlock((pthread_mutex_t *)&pg->mu);
@@ -437,6 +484,7 @@ void yg_process_group_release(yg_process_group *pg) {
 
     if (pg == NULL)
         return;
+    yg__nccl_group_release(pg->nccl);
     pthread_mutex_lock(&pg->mu);
     pg->stop = true;
     pthread_cond_broadcast(&pg->cv);
@@ -518,6 +566,33 @@ static yg_status submit(yg_work *w, yg_work **work) {
     return st;
 }
 
+/* An NCCL group's collective: with work NULL waits for nw and frees it,
+ * else hands out a yg_work wrapping it.  st is the status of queueing
+ * it (nw is NULL unless YG_OK). */
+static yg_status
+nccl_submit(yg_process_group *pg, const char *op, yg_status st, yg__nccl_work *nw, yg_work **work) {
+    yg_work *w;
+
+    if (st != YG_OK)
+        return st;
+    if (work == NULL) {
+        st = yg__nccl_work_wait(nw);
+        yg__nccl_work_release(nw);
+        return st;
+    }
+    w = calloc(1, sizeof *w);
+    if (w == NULL) {
+        yg__nccl_work_release(nw); /* waits for it */
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
+    }
+    atomic_init(&w->refs, 1);
+    w->pg = pg;
+    w->op = op;
+    w->nccl = nw;
+    *work = w;
+    return YG_OK;
+}
+
 /* Frees a work that was never queued (both references). */
 static void work_discard(yg_work *w) {
     work_unref(w);
@@ -532,6 +607,11 @@ yg_process_group_all_reduce(yg_process_group *pg, yg_tensor *t, yg_reduce_op op,
     if (work != NULL)
         *work = NULL;
     YG_RETURN_IF_ERROR(check_pg("all_reduce", pg));
+    if (pg->nccl != NULL) {
+        yg__nccl_work *nw = NULL;
+        st = yg__nccl_all_reduce(pg->nccl, t, op, &nw);
+        return nccl_submit(pg, "all_reduce", st, nw, work);
+    }
     YG_RETURN_IF_ERROR(yg__dist_check_tensor("all_reduce", "tensor", t));
     YG_RETURN_IF_ERROR(yg__dist_check_reduce("all_reduce", op, yg_tensor_dtype(t)));
     YG_RETURN_IF_ERROR(work_new(pg, COLL_ALL_REDUCE, "all_reduce", &w));
@@ -552,6 +632,11 @@ yg_status yg_process_group_broadcast(yg_process_group *pg, yg_tensor *t, int roo
     if (work != NULL)
         *work = NULL;
     YG_RETURN_IF_ERROR(check_pg("broadcast", pg));
+    if (pg->nccl != NULL) {
+        yg__nccl_work *nw = NULL;
+        st = yg__nccl_broadcast(pg->nccl, t, root, &nw);
+        return nccl_submit(pg, "broadcast", st, nw, work);
+    }
     YG_RETURN_IF_ERROR(yg__dist_check_tensor("broadcast", "tensor", t));
     if (root < 0 || root >= pg->world_size)
         return yg__fail(YG_ERR_INDEX,
@@ -574,28 +659,9 @@ static yg_status check_pair(const char *op,
                             const yg_tensor *input,
                             const yg_tensor *output,
                             bool gather) {
-    char a[128], b[128];
-    int64_t big = gather ? yg_tensor_numel(output) : yg_tensor_numel(input);
-    int64_t small = gather ? yg_tensor_numel(input) : yg_tensor_numel(output);
-
     YG_RETURN_IF_ERROR(yg__dist_check_tensor(op, "input", input));
     YG_RETURN_IF_ERROR(yg__dist_check_tensor(op, "output", output));
-    if (yg_tensor_dtype(input) != yg_tensor_dtype(output))
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: input is %s but output is %s",
-                        op,
-                        yg_dtype_name(yg_tensor_dtype(input)),
-                        yg_dtype_name(yg_tensor_dtype(output)));
-    if (big != small * pg->world_size)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: %s %s must have world size (%d) times the elements of %s %s",
-                        op,
-                        gather ? "output" : "input",
-                        yg_tensor_format_sizes(gather ? output : input, a, sizeof a),
-                        pg->world_size,
-                        gather ? "input" : "output",
-                        yg_tensor_format_sizes(gather ? input : output, b, sizeof b));
-    return YG_OK;
+    return yg__dist_check_pair(op, pg->world_size, input, output, gather);
 }
 
 yg_status yg_process_group_all_gather(yg_process_group *pg,
@@ -608,6 +674,11 @@ yg_status yg_process_group_all_gather(yg_process_group *pg,
     if (work != NULL)
         *work = NULL;
     YG_RETURN_IF_ERROR(check_pg("all_gather", pg));
+    if (pg->nccl != NULL) {
+        yg__nccl_work *nw = NULL;
+        st = yg__nccl_all_gather(pg->nccl, input, output, &nw);
+        return nccl_submit(pg, "all_gather", st, nw, work);
+    }
     YG_RETURN_IF_ERROR(check_pair("all_gather", pg, input, output, true));
     YG_RETURN_IF_ERROR(work_new(pg, COLL_ALL_GATHER, "all_gather", &w));
     w->user_in = yg_retain((yg_tensor *)input);
@@ -633,6 +704,11 @@ yg_status yg_process_group_reduce_scatter(yg_process_group *pg,
     if (work != NULL)
         *work = NULL;
     YG_RETURN_IF_ERROR(check_pg("reduce_scatter", pg));
+    if (pg->nccl != NULL) {
+        yg__nccl_work *nw = NULL;
+        st = yg__nccl_reduce_scatter(pg->nccl, input, output, op, &nw);
+        return nccl_submit(pg, "reduce_scatter", st, nw, work);
+    }
     YG_RETURN_IF_ERROR(check_pair("reduce_scatter", pg, input, output, false));
     YG_RETURN_IF_ERROR(yg__dist_check_reduce("reduce_scatter", op, yg_tensor_dtype(input)));
     YG_RETURN_IF_ERROR(work_new(pg, COLL_REDUCE_SCATTER, "reduce_scatter", &w));
@@ -655,6 +731,11 @@ yg_status yg_process_group_barrier(yg_process_group *pg, yg_work **work) {
     if (work != NULL)
         *work = NULL;
     YG_RETURN_IF_ERROR(check_pg("barrier", pg));
+    if (pg->nccl != NULL) {
+        yg__nccl_work *nw = NULL;
+        yg_status st = yg__nccl_barrier(pg->nccl, &nw);
+        return nccl_submit(pg, "barrier", st, nw, work);
+    }
     YG_RETURN_IF_ERROR(work_new(pg, COLL_BARRIER, "barrier", &w));
     return submit(w, work);
 }
@@ -723,6 +804,8 @@ static yg_status finish(yg_work *w) {
 yg_status yg_work_wait(yg_work *work) {
     if (work == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "work_wait: work is NULL");
+    if (work->nccl != NULL)
+        return yg__nccl_work_wait(work->nccl);
     pthread_mutex_lock(&work->pg->mu);
     while (!work->done)
         pthread_cond_wait(&work->pg->cv, &work->pg->mu);
@@ -737,6 +820,8 @@ yg_status yg_work_test(yg_work *work, bool *done) {
         *done = false;
     if (work == NULL || done == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "work_test: work or done is NULL");
+    if (work->nccl != NULL)
+        return yg__nccl_work_test(work->nccl, done);
     pthread_mutex_lock(&work->pg->mu);
     d = work->done;
     pthread_mutex_unlock(&work->pg->mu);

@@ -3,6 +3,7 @@
  * MPI (CMake YG_WITH_MPI=OFF, or FindMPI found none): creation fails with
  * YG_ERR_NOT_IMPLEMENTED saying so, and since no group can exist every
  * collective fails on its NULL group after the same argument checks.
+ * An NCCL group needs MPI too: asking for one says "built without NCCL".
  */
 #include "distributed/dist_int.h"
 
@@ -10,10 +11,17 @@ bool yg_distributed_is_available(void) {
     return false;
 }
 
+bool yg_distributed_nccl_is_available(void) {
+    return false;
+}
+
 yg_status yg_process_group_create(const yg_process_group_options *options, yg_process_group **out) {
-    (void)options;
     if (out != NULL)
         *out = NULL;
+    if (options != NULL && options->backend == YG_DIST_NCCL)
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "process_group_create: yagrad was built without NCCL (NCCL groups are "
+                        "bootstrapped over MPI, and this build has no MPI)");
     return yg__fail(YG_ERR_NOT_IMPLEMENTED,
                     "process_group_create: yagrad was built without MPI (install libopenmpi-dev "
                     "and configure with -DYG_WITH_MPI=ON)");
@@ -27,6 +35,16 @@ int yg_process_group_rank(const yg_process_group *pg) {
 int yg_process_group_world_size(const yg_process_group *pg) {
     (void)pg;
     return 0;
+}
+
+yg_dist_backend yg_process_group_backend(const yg_process_group *pg) {
+    (void)pg;
+    return YG_DIST_MPI;
+}
+
+int yg_process_group_cuda_device(const yg_process_group *pg) {
+    (void)pg;
+    return -1;
 }
 
 void yg_process_group_release(yg_process_group *pg) {

@@ -1,14 +1,16 @@
 /*
- * yagrad/distributed.h - data-parallel training over MPI: process groups,
- * collectives on tensors, a data-parallel wrapper that all-reduces
- * gradients in buckets while backward runs, and a distributed sampler.
+ * yagrad/distributed.h - data-parallel training over MPI (and NCCL):
+ * process groups, collectives on tensors, a data-parallel wrapper that
+ * all-reduces gradients in buckets while backward runs, and a
+ * distributed sampler.
  *
  * Objects:
  *   yg_process_group  the ranks of one job (mpirun -np N prog).  Created
  *                     by yg_process_group_create, released by
  *                     yg_process_group_release.  Owns one MPI communicator
  *                     (a duplicate of MPI_COMM_WORLD) and one
- *                     communication thread.
+ *                     communication thread; an NCCL group also an NCCL
+ *                     communicator and a CUDA stream.
  *   yg_work           one non-blocking collective in flight: wait or test
  *                     it, then yg_work_release it.
  *   yg_ddp            the data-parallel wrapper over a parameter list
@@ -44,9 +46,25 @@
  *
  * Built without MPI (CMake YG_WITH_MPI=OFF, or no MPI found):
  * yg_process_group_create fails with YG_ERR_NOT_IMPLEMENTED, "... built
- * without MPI ...".  The sampler works either way.  NCCL (CUDA tensors) is
- * not implemented: yagrad has no CUDA tensors yet; a CUDA tensor is
- * refused with YG_ERR_DEVICE.
+ * without MPI ...".  The sampler works either way.
+ *
+ * Backends: a group's backend (yg_process_group_options.backend) decides
+ * which tensors its collectives take.  YG_DIST_MPI (the default) takes
+ * CPU tensors; YG_DIST_NCCL takes CUDA tensors of the group's one device
+ * and runs NCCL on a stream of its own.  An NCCL group is bootstrapped
+ * over MPI: the ranks form an MPI group as above, rank 0's ncclUniqueId
+ * travels to the others by an MPI broadcast, and every rank then joins
+ * the NCCL communicator on its device (by default its local rank, among
+ * the ranks on the same host, modulo the host's device count).  NCCL
+ * needs yagrad built with CUDA, MPI and NCCL (CMake YG_WITH_NCCL, on
+ * when the CUDA toolkit's nccl.h and libnccl are found); otherwise
+ * creating an NCCL group fails with YG_ERR_NOT_IMPLEMENTED, "... built
+ * without NCCL ...", and on a machine without a GPU with YG_ERR_DEVICE,
+ * "... no CUDA device ...".  A CUDA tensor given to an MPI group, or a
+ * CPU tensor (or one of another GPU) given to an NCCL group, fails with
+ * YG_ERR_DEVICE naming the operation, the argument and both devices.
+ * NCCL groups take contiguous tensors only (yagrad has no CUDA copy
+ * kernel yet); yg_ddp does not run over NCCL yet.
  *
  * Tensors: CPU tensors of every dtype; non-contiguous tensors are copied
  * to a contiguous buffer and back.  float16/bfloat16 are reduced in
@@ -54,7 +72,9 @@
  * max); avg needs a floating dtype.  A tensor given to a non-blocking
  * collective must not be read or written until the work completes.  A
  * tensor of more than INT_MAX elements (MPI's count is an int) fails with
- * YG_ERR_SHAPE.
+ * YG_ERR_SHAPE.  On NCCL groups: contiguous CUDA tensors of every dtype,
+ * reduced in their own dtype (float16 and bfloat16 too; bool with
+ * logical or), avg by NCCL's ncclAvg.
  *
  * Thread safety: a group may be used from one thread at a time (the
  * communication thread is internal).  yg_work handles are not shared.
@@ -85,6 +105,13 @@ typedef enum yg_reduce_op {
     YG_REDUCE_OP_COUNT_
 } yg_reduce_op;
 
+/* Which engine a group's collectives run on. */
+typedef enum yg_dist_backend {
+    YG_DIST_MPI = 0,  /* CPU tensors, over MPI (the default) */
+    YG_DIST_NCCL = 1, /* CUDA tensors, over NCCL, bootstrapped over MPI */
+    YG_DIST_BACKEND_COUNT_
+} yg_dist_backend;
+
 typedef struct yg_process_group_options {
     int64_t timeout_ms; /* per collective, from when it starts; 0: 600000 (10 min) */
     /* nullable: points at an MPI_Comm (from <mpi.h>) whose ranks form the
@@ -93,19 +120,37 @@ typedef struct yg_process_group_options {
      * caller may free theirs at once.  Non-NULL needs MPI initialised by
      * the program or by an earlier group. */
     const void *mpi_comm;
+    yg_dist_backend backend; /* YG_DIST_MPI (0) or YG_DIST_NCCL */
+    /* nullable, NCCL only: the CUDA device index this rank's
+     * communicator and tensors use; NULL: the rank's local rank (its
+     * place among the group's ranks on the same host) modulo the
+     * number of devices. */
+    const int *cuda_device;
 } yg_process_group_options;
 
 /* Whether yagrad was built with MPI.  Cannot fail. */
 bool yg_distributed_is_available(void);
 
+/* Whether yagrad was built with NCCL (a GPU is still needed to create an
+ * NCCL group: yg_cuda_is_available).  Cannot fail. */
+bool yg_distributed_nccl_is_available(void);
+
 /* Creates a group of all ranks of the job, from the environment mpirun
  * sets (a program run without mpirun is a group of one rank), or of the
  * ranks of options->mpi_comm.  Collective: every rank of the group calls
- * it, groups in the same order.
+ * it, groups in the same order.  With backend YG_DIST_NCCL, every rank
+ * also joins an NCCL communicator on its CUDA device (see above).
  *   options: nullable, borrowed (NULL: defaults)
  *   out:     out: new group, release with yg_process_group_release
- * Returns: YG_ERR_NOT_IMPLEMENTED when built without MPI;
- *          YG_ERR_INVALID_ARGUMENT for NULL out or timeout_ms < 0;
+ * Returns: YG_ERR_NOT_IMPLEMENTED when built without MPI, or for NCCL
+ *          when built without NCCL ("... built without NCCL ...");
+ *          YG_ERR_DEVICE for NCCL when no CUDA device is usable ("... no
+ *          CUDA device ...") or cuda_device is out of range;
+ *          YG_ERR_IO for NCCL when NCCL fails (ncclGetErrorString's
+ *          text) or another rank failed its set-up; YG_ERR_DEVICE when
+ *          the CUDA runtime fails (its text);
+ *          YG_ERR_INVALID_ARGUMENT for NULL out, timeout_ms < 0 or an
+ *          unknown backend;
  *          YG_ERR_IO when MPI fails to initialise, was already finalised,
  *          gives a thread level below MPI_THREAD_SERIALIZED, or cannot
  *          duplicate the communicator; YG_ERR_INVALID_ARGUMENT when
@@ -119,10 +164,16 @@ YG_NODISCARD yg_status yg_process_group_create(const yg_process_group_options *o
 int yg_process_group_rank(const yg_process_group *pg);
 int yg_process_group_world_size(const yg_process_group *pg);
 
+/* The group's backend (NULL gives YG_DIST_MPI), and the CUDA device index
+ * of an NCCL group (-1 for an MPI group or NULL).  Cannot fail. */
+yg_dist_backend yg_process_group_backend(const yg_process_group *pg);
+int yg_process_group_cuda_device(const yg_process_group *pg);
+
 /* Stops the communication thread (after the queued collectives complete
- * or time out), frees the communicator and, with the last group, MPI
- * itself when yagrad initialised it.  Unfinished yg_work handles must be
- * released before.  NULL-safe. */
+ * or time out), frees the communicator (for NCCL, after the group's
+ * stream has finished, or by ncclCommAbort when the group is broken)
+ * and, with the last group, MPI itself when yagrad initialised it.
+ * Unfinished yg_work handles must be released before.  NULL-safe. */
 void yg_process_group_release(yg_process_group *pg);
 
 /* The collectives.  Each one, with work NULL, blocks until done (or timed
@@ -130,14 +181,26 @@ void yg_process_group_release(yg_process_group *pg);
  * yg_work_release) completes it.  Every call also fails, with YG_ERR_IO,
  * when the group is broken, and with YG_ERR_OUT_OF_MEMORY.
  * Arguments are checked on the calling rank only: ranks that disagree on
- * sizes or dtypes are an MPI error or a timeout, not a clean status. */
+ * sizes or dtypes are an MPI error or a timeout, not a clean status.
+ * Devices: an MPI group takes CPU tensors; an NCCL group contiguous CUDA
+ * tensors on its device (yg_process_group_cuda_device).  Anything else
+ * fails with YG_ERR_DEVICE, e.g. "all_reduce: tensor is on cpu but this
+ * NCCL process group takes tensors on cuda:0", or YG_ERR_NOT_IMPLEMENTED
+ * for a non-contiguous CUDA tensor.  On an NCCL group the collective
+ * runs on the group's stream after the work queued on the device so far
+ * (the legacy default stream); a completed wait or test means the
+ * result is in the tensors.  NCCL failures and timeouts are YG_ERR_IO
+ * with ncclGetErrorString's text, CUDA runtime failures YG_ERR_DEVICE
+ * with the runtime's; either breaks the group (ncclCommAbort). */
 
 /* Reduces t over all ranks in place: every rank ends with the result.
  *   t:  in-out, retained by work until it completes
  *   op: YG_REDUCE_SUM, _AVG or _MAX
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL pg/t or an unknown op;
  *          YG_ERR_DTYPE for avg on a non-floating dtype;
- *          YG_ERR_DEVICE for a non-CPU tensor. */
+ *          YG_ERR_DEVICE for a tensor on a device the group does not
+ *          take; YG_ERR_NOT_IMPLEMENTED for a non-contiguous CUDA
+ *          tensor. */
 YG_NODISCARD yg_status yg_process_group_all_reduce(yg_process_group *pg,
                                                    yg_tensor *t,
                                                    yg_reduce_op op,
@@ -199,7 +262,9 @@ YG_NODISCARD yg_status yg_work_test(yg_work *work, bool *done);
  * have done on this thread is skipped: the result is not copied back into
  * a tensor that needed a buffer (non-contiguous, float16/bfloat16 in a
  * reduction), nor divided for avg.  Release after wait or a test that
- * said done for the full result.  NULL-safe. */
+ * said done for the full result.  On an NCCL group, releasing a handle
+ * still in flight waits for it (up to the group's timeout) so that its
+ * device memory is not reused while NCCL writes it.  NULL-safe. */
 void yg_work_release(yg_work *work);
 
 /* ---- data parallelism ----
@@ -254,7 +319,8 @@ typedef struct yg_ddp_options {
  *   options:    nullable, borrowed (NULL: defaults)
  *   out:        out: new wrapper, release with yg_ddp_release
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL pg/out, params_len < 1, a NULL
- *          or repeated parameter, bucket_bytes < 0; YG_ERR_AUTOGRAD for a
+ *          or repeated parameter, bucket_bytes < 0; YG_ERR_NOT_IMPLEMENTED
+ *          for an NCCL group; YG_ERR_AUTOGRAD for a
  *          parameter that is not a leaf requiring grad; YG_ERR_DTYPE for
  *          another dtype; YG_ERR_SHAPE on every rank when the ranks'
  *          parameters differ: "ddp_create: parameter <i> is [..] float32 on

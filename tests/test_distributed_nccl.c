@@ -1,0 +1,300 @@
+/*
+ * test_distributed_nccl.c - process groups over NCCL (yagrad/distributed.h,
+ * backend YG_DIST_NCCL).
+ *
+ * Three tests run everywhere: what creating an NCCL group says where it
+ * cannot be made (built without MPI or NCCL, or no CUDA device), the
+ * refusal of an unknown backend, and the device refusals of the
+ * argument checks both backends share (on cpu tensors whose storage is
+ * marked cuda:N for the calls, as test_cuda.c does: the checks read no
+ * data).  The others make a one-rank NCCL group (this process is MPI's
+ * singleton) and need a GPU and an NCCL build; without them they print
+ * "skipped: no CUDA device ..." or "skipped: built without NCCL" and
+ * CTest reports them as skipped (tests/CMakeLists.txt), never passed.
+ * All are labelled `cuda`.
+ */
+#include "core/core.h"
+#include "distributed/dist_int.h"
+#include "testutil.h"
+#include "yagrad/cuda.h"
+#include "yagrad/ops_dtype_conversion.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Skips the calling test unless an NCCL group can be made, saying why. */
+static void need_nccl(void) {
+    if (!yg_distributed_nccl_is_available()) {
+        printf("skipped: built without NCCL\n");
+        skip();
+    }
+    if (yg_cuda_check() != YG_OK) {
+        const char *why = yg_last_error();
+        printf("skipped: %s\n", strncmp(why, "cuda: ", 6) == 0 ? why + 6 : why);
+        skip();
+    }
+}
+
+static yg_process_group *nccl_group(void) {
+    yg_process_group_options o = {0};
+    yg_process_group *pg = NULL;
+    o.backend = YG_DIST_NCCL;
+    YG_CHECK(yg_process_group_create(&o, &pg));
+    assert_non_null(pg);
+    return pg;
+}
+
+/* values as dtype on cuda:0. */
+static yg_tensor *
+device_tensor(yg_dtype dtype, const int64_t *sizes, int64_t ndim, const double *values) {
+    yg_tensor *h = yg_test_tensor(YG_FLOAT64, sizes, ndim, values), *c = NULL, *d = NULL;
+    YG_CHECK(yg_to_dtype(h, dtype, true, &c));
+    YG_CHECK(yg_tensor_to_device(c, YG_CUDA, 0, &d));
+    yg_release(h);
+    yg_release(c);
+    return d;
+}
+
+/* Asserts that device tensor d holds values (exactly: every value used
+ * here is exact in every dtype). */
+static void
+expect_values(const yg_tensor *d, const int64_t *sizes, int64_t ndim, const double *values) {
+    yg_tensor *h = NULL;
+    YG_CHECK(yg_tensor_to_device(d, YG_CPU, 0, &h));
+    YG_EXPECT_CLOSE(h, sizes, ndim, values, 0, 0);
+    yg_release(h);
+}
+
+/* ---- everywhere ---- */
+
+static void test_nccl_group_creation_says_why_it_cannot_run(void **state) {
+    yg_process_group_options o = {0};
+    yg_process_group *pg = (yg_process_group *)1;
+    (void)state;
+
+    o.backend = YG_DIST_NCCL;
+    if (!yg_distributed_is_available() || !yg_distributed_nccl_is_available()) {
+        assert_false(yg_distributed_nccl_is_available());
+        YG_EXPECT_ERROR(yg_process_group_create(&o, &pg),
+                        YG_ERR_NOT_IMPLEMENTED,
+                        "process_group_create: ",
+                        "built without NCCL");
+        assert_null(pg);
+        printf("this build has no NCCL: %s\n", yg_last_error());
+        return;
+    }
+    if (yg_cuda_check() == YG_OK) {
+        printf("a device is usable here: the one-rank tests create NCCL groups\n");
+        return;
+    }
+    /* Refused before MPI starts: nothing to release. */
+    YG_EXPECT_ERROR(yg_process_group_create(&o, &pg),
+                    YG_ERR_DEVICE,
+                    "process_group_create: ",
+                    "no CUDA device");
+    assert_null(pg);
+    printf("no device here: %s\n", yg_last_error());
+}
+
+static void test_unknown_backend_is_refused(void **state) {
+    yg_process_group_options o = {0};
+    yg_process_group *pg = (yg_process_group *)1;
+    (void)state;
+
+    o.backend = (yg_dist_backend)7;
+    if (!yg_distributed_is_available()) {
+        YG_EXPECT_ERROR(
+            yg_process_group_create(&o, &pg), YG_ERR_NOT_IMPLEMENTED, "built without MPI");
+    } else {
+        YG_EXPECT_ERROR(yg_process_group_create(&o, &pg),
+                        YG_ERR_INVALID_ARGUMENT,
+                        "process_group_create: unknown backend 7");
+    }
+    assert_null(pg);
+    assert_int_equal(yg_process_group_backend(NULL), YG_DIST_MPI);
+    assert_int_equal(yg_process_group_cuda_device(NULL), -1);
+}
+
+/* The checks every collective of each backend runs first, on a cpu
+ * tensor marked as a CUDA one for the calls (nothing reads its data). */
+static void test_checks_refuse_tensors_of_the_other_device_naming_both(void **state) {
+    const int64_t s[] = {2, 3}, st[] = {3, 2}, tst[] = {1, 3};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 5), *t = NULL;
+    (void)state;
+
+    YG_CHECK(yg__dist_check_tensor("all_reduce", "tensor", x));
+    YG_EXPECT_ERROR(
+        yg__dist_check_cuda_tensor("all_reduce", "tensor", x, 0),
+        YG_ERR_DEVICE,
+        "all_reduce: tensor is on cpu but this NCCL process group takes tensors on cuda:0");
+    x->storage->device = YG_CUDA;
+    x->storage->device_index = 1;
+    YG_EXPECT_ERROR(yg__dist_check_tensor("broadcast", "tensor", x),
+                    YG_ERR_DEVICE,
+                    "broadcast: tensor is on cuda:1 but this MPI process group takes cpu tensors",
+                    "YG_DIST_NCCL");
+    YG_EXPECT_ERROR(
+        yg__dist_check_cuda_tensor("all_gather", "output", x, 0),
+        YG_ERR_DEVICE,
+        "all_gather: output is on cuda:1 but this NCCL process group takes tensors on cuda:0");
+    YG_CHECK(yg__dist_check_cuda_tensor("all_gather", "output", x, 1));
+    YG_CHECK(yg__tensor_view("test", x, st, tst, 2, 0, &t)); /* the transpose */
+    YG_EXPECT_ERROR(yg__dist_check_cuda_tensor("reduce_scatter", "input", t, 1),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "reduce_scatter: input on cuda:1 is not contiguous",
+                    "contiguous tensors only");
+    x->storage->device = YG_CPU;
+    x->storage->device_index = 0;
+    yg_release(t);
+    yg_release(x);
+}
+
+/* ---- on a GPU ---- */
+
+static void test_one_rank_group_all_reduces_sum_avg_and_max(void **state) {
+    static const yg_dtype dts[] = {
+        YG_FLOAT32, YG_FLOAT64, YG_INT64, YG_INT32, YG_BOOL, YG_FLOAT16, YG_BFLOAT16};
+    const int64_t s[] = {2, 3};
+    const double v[] = {1, -2, 3.5, 0, 7, -0.25}, vi[] = {1, -2, 3, 0, 7, -4},
+                 vb[] = {1, 0, 1, 0, 0, 1};
+    yg_process_group *pg;
+    (void)state;
+
+    need_nccl();
+    pg = nccl_group();
+    assert_int_equal(yg_process_group_backend(pg), YG_DIST_NCCL);
+    assert_int_equal(yg_process_group_cuda_device(pg), 0);
+    assert_int_equal(yg_process_group_rank(pg), 0);
+    assert_int_equal(yg_process_group_world_size(pg), 1);
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+        bool floating = dts[k] != YG_INT64 && dts[k] != YG_INT32 && dts[k] != YG_BOOL;
+        const double *want = dts[k] == YG_BOOL ? vb : floating ? v : vi;
+        for (int op = YG_REDUCE_SUM; op <= YG_REDUCE_MAX; op++) {
+            yg_tensor *d = device_tensor(dts[k], s, 2, want);
+            if (op == YG_REDUCE_AVG && !floating) {
+                YG_EXPECT_ERROR(yg_process_group_all_reduce(pg, d, YG_REDUCE_AVG, NULL),
+                                YG_ERR_DTYPE,
+                                "all_reduce: avg needs a floating dtype");
+            } else {
+                YG_CHECK(yg_process_group_all_reduce(pg, d, (yg_reduce_op)op, NULL));
+                expect_values(d, s, 2, want); /* one rank: the reduction of one value */
+            }
+            yg_release(d);
+        }
+    }
+    yg_process_group_release(pg);
+}
+
+static void test_one_rank_group_broadcasts_gathers_scatters_and_waits(void **state) {
+    const int64_t s[] = {4}, s2[] = {1, 4};
+    const double v[] = {1, 2, 3, 4}, zero[] = {0, 0, 0, 0};
+    yg_process_group *pg;
+    yg_tensor *x, *out, *small;
+    yg_work *work = NULL;
+    bool done = false;
+    (void)state;
+
+    need_nccl();
+    pg = nccl_group();
+    x = device_tensor(YG_FLOAT32, s, 1, v);
+    YG_CHECK(yg_process_group_broadcast(pg, x, 0, NULL));
+    expect_values(x, s, 1, v);
+    YG_EXPECT_ERROR(yg_process_group_broadcast(pg, x, 1, NULL),
+                    YG_ERR_INDEX,
+                    "broadcast: root 1 out of range for world size 1");
+
+    out = device_tensor(YG_FLOAT32, s2, 2, zero);
+    YG_CHECK(yg_process_group_all_gather(pg, x, out, NULL));
+    expect_values(out, s2, 2, v);
+    yg_release(out);
+    out = device_tensor(YG_FLOAT32, s, 1, zero);
+    YG_CHECK(yg_process_group_reduce_scatter(pg, x, out, YG_REDUCE_SUM, NULL));
+    expect_values(out, s, 1, v);
+    small = device_tensor(YG_FLOAT32, s2, 1, zero); /* 1 element */
+    YG_EXPECT_ERROR(yg_process_group_all_gather(pg, x, small, NULL),
+                    YG_ERR_SHAPE,
+                    "all_gather: output [1] must have world size (1) times the elements of input "
+                    "[4]");
+    yg_release(small);
+
+    /* Non-blocking: test until done, then wait returns the same. */
+    YG_CHECK(yg_process_group_all_reduce(pg, out, YG_REDUCE_MAX, &work));
+    assert_non_null(work);
+    while (!done)
+        YG_CHECK(yg_work_test(work, &done));
+    YG_CHECK(yg_work_wait(work));
+    yg_work_release(work);
+    expect_values(out, s, 1, v);
+    YG_CHECK(yg_process_group_barrier(pg, &work));
+    YG_CHECK(yg_work_wait(work));
+    yg_work_release(work);
+    YG_CHECK(yg_process_group_barrier(pg, NULL));
+    /* Released unfinished: waits for it before freeing. */
+    YG_CHECK(yg_process_group_all_reduce(pg, x, YG_REDUCE_SUM, &work));
+    yg_work_release(work);
+    yg_release(out);
+    yg_release(x);
+    yg_process_group_release(pg);
+}
+
+/* Through the public entry points with real device tensors: an NCCL
+ * group refuses cpu and non-contiguous tensors, an MPI group CUDA ones,
+ * and ddp refuses NCCL groups. */
+static void test_groups_refuse_tensors_of_the_other_device(void **state) {
+    const int64_t s[] = {2, 3}, st[] = {3, 2}, tst[] = {1, 3};
+    const double v[] = {1, 2, 3, 4, 5, 6};
+    yg_process_group *nccl, *mpi = NULL;
+    yg_tensor *h = yg_test_tensor(YG_FLOAT32, s, 2, v), *d, *t = NULL;
+    yg_ddp *ddp = (yg_ddp *)1;
+    yg_work *work = (yg_work *)1;
+    (void)state;
+
+    need_nccl();
+    nccl = nccl_group();
+    d = device_tensor(YG_FLOAT32, s, 2, v);
+    YG_EXPECT_ERROR(
+        yg_process_group_all_reduce(nccl, h, YG_REDUCE_SUM, &work),
+        YG_ERR_DEVICE,
+        "all_reduce: tensor is on cpu but this NCCL process group takes tensors on cuda:0");
+    assert_null(work);
+    YG_EXPECT_ERROR(yg_process_group_all_gather(nccl, d, h, NULL),
+                    YG_ERR_DEVICE,
+                    "all_gather: output is on cpu but this NCCL process group");
+    YG_CHECK(yg__tensor_view("test", d, st, tst, 2, 0, &t)); /* the transpose, kernel-free */
+    YG_EXPECT_ERROR(yg_process_group_broadcast(nccl, t, 0, NULL),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "broadcast: tensor on cuda:0 is not contiguous");
+    YG_EXPECT_ERROR(yg_ddp_create(nccl, &h, 1, NULL, &ddp),
+                    YG_ERR_NOT_IMPLEMENTED,
+                    "ddp_create: the process group is an NCCL group (cuda:0)");
+    assert_null(ddp);
+
+    YG_CHECK(yg_process_group_create(NULL, &mpi));
+    assert_int_equal(yg_process_group_backend(mpi), YG_DIST_MPI);
+    assert_int_equal(yg_process_group_cuda_device(mpi), -1);
+    YG_EXPECT_ERROR(yg_process_group_all_reduce(mpi, d, YG_REDUCE_SUM, NULL),
+                    YG_ERR_DEVICE,
+                    "all_reduce: tensor is on cuda:0 but this MPI process group takes cpu tensors");
+    /* Both groups still work after the refusals. */
+    YG_CHECK(yg_process_group_all_reduce(mpi, h, YG_REDUCE_SUM, NULL));
+    YG_CHECK(yg_process_group_all_reduce(nccl, d, YG_REDUCE_SUM, NULL));
+    expect_values(d, s, 2, v);
+    yg_process_group_release(mpi);
+    yg_release(t);
+    yg_release(d);
+    yg_release(h);
+    yg_process_group_release(nccl);
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nccl_group_creation_says_why_it_cannot_run),
+        cmocka_unit_test(test_unknown_backend_is_refused),
+        cmocka_unit_test(test_checks_refuse_tensors_of_the_other_device_naming_both),
+        cmocka_unit_test(test_one_rank_group_all_reduces_sum_avg_and_max),
+        cmocka_unit_test(test_one_rank_group_broadcasts_gathers_scatters_and_waits),
+        cmocka_unit_test(test_groups_refuse_tensors_of_the_other_device),
+    };
+    return YG_TEST_RUN(tests, argc, argv);
+}
