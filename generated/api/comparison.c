@@ -24,8 +24,8 @@
 typedef yg_status (*eq_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const eq_fn eq_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_eq,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_eq,
+    [YG_CUDA] = yg__kernel_eq,
 };
 
 /* Runs yg_eq with tracing paused and records it as one node
@@ -73,8 +73,8 @@ yg_status yg_eq(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 typedef yg_status (*ne_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const ne_fn ne_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_ne,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_ne,
+    [YG_CUDA] = yg__kernel_ne,
 };
 
 /* Runs yg_ne with tracing paused and records it as one node
@@ -122,8 +122,8 @@ yg_status yg_ne(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 typedef yg_status (*lt_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const lt_fn lt_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_lt,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_lt,
+    [YG_CUDA] = yg__kernel_lt,
 };
 
 /* Runs yg_lt with tracing paused and records it as one node
@@ -171,8 +171,8 @@ yg_status yg_lt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 typedef yg_status (*le_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const le_fn le_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_le,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_le,
+    [YG_CUDA] = yg__kernel_le,
 };
 
 /* Runs yg_le with tracing paused and records it as one node
@@ -220,8 +220,8 @@ yg_status yg_le(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 typedef yg_status (*gt_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const gt_fn gt_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_gt,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_gt,
+    [YG_CUDA] = yg__kernel_gt,
 };
 
 /* Runs yg_gt with tracing paused and records it as one node
@@ -269,8 +269,8 @@ yg_status yg_gt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 typedef yg_status (*ge_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
 
 static const ge_fn ge_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_ge,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_ge,
+    [YG_CUDA] = yg__kernel_ge,
 };
 
 /* Runs yg_ge with tracing paused and records it as one node
@@ -318,8 +318,8 @@ yg_status yg_ge(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 typedef yg_status (*eq_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const eq_scalar_fn eq_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_eq_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_eq_scalar,
+    [YG_CUDA] = yg__kernel_eq_scalar,
 };
 
 /* Runs yg_eq_scalar with tracing paused and records it as one node
@@ -361,8 +361,8 @@ yg_status yg_eq_scalar(const yg_tensor *self, double other, yg_tensor **out)
 typedef yg_status (*ne_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const ne_scalar_fn ne_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_ne_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_ne_scalar,
+    [YG_CUDA] = yg__kernel_ne_scalar,
 };
 
 /* Runs yg_ne_scalar with tracing paused and records it as one node
@@ -404,8 +404,8 @@ yg_status yg_ne_scalar(const yg_tensor *self, double other, yg_tensor **out)
 typedef yg_status (*lt_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const lt_scalar_fn lt_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_lt_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_lt_scalar,
+    [YG_CUDA] = yg__kernel_lt_scalar,
 };
 
 /* Runs yg_lt_scalar with tracing paused and records it as one node
@@ -447,8 +447,8 @@ yg_status yg_lt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 typedef yg_status (*le_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const le_scalar_fn le_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_le_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_le_scalar,
+    [YG_CUDA] = yg__kernel_le_scalar,
 };
 
 /* Runs yg_le_scalar with tracing paused and records it as one node
@@ -490,8 +490,8 @@ yg_status yg_le_scalar(const yg_tensor *self, double other, yg_tensor **out)
 typedef yg_status (*gt_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const gt_scalar_fn gt_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_gt_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_gt_scalar,
+    [YG_CUDA] = yg__kernel_gt_scalar,
 };
 
 /* Runs yg_gt_scalar with tracing paused and records it as one node
@@ -533,8 +533,8 @@ yg_status yg_gt_scalar(const yg_tensor *self, double other, yg_tensor **out)
 typedef yg_status (*ge_scalar_fn)(const yg_tensor *self, double other, yg_tensor **out);
 
 static const ge_scalar_fn ge_scalar_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_ge_scalar,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_ge_scalar,
+    [YG_CUDA] = yg__kernel_ge_scalar,
 };
 
 /* Runs yg_ge_scalar with tracing paused and records it as one node
@@ -578,8 +578,8 @@ typedef yg_status (*logical_and_fn)(const yg_tensor *self,
                                     yg_tensor **out);
 
 static const logical_and_fn logical_and_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_logical_and,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_logical_and,
+    [YG_CUDA] = yg__kernel_logical_and,
 };
 
 /* Runs yg_logical_and with tracing paused and records it as one node
@@ -631,8 +631,8 @@ typedef yg_status (*logical_or_fn)(const yg_tensor *self,
                                    yg_tensor **out);
 
 static const logical_or_fn logical_or_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_logical_or,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_logical_or,
+    [YG_CUDA] = yg__kernel_logical_or,
 };
 
 /* Runs yg_logical_or with tracing paused and records it as one node
@@ -682,8 +682,8 @@ typedef yg_status (*logical_xor_fn)(const yg_tensor *self,
                                     yg_tensor **out);
 
 static const logical_xor_fn logical_xor_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_logical_xor,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_logical_xor,
+    [YG_CUDA] = yg__kernel_logical_xor,
 };
 
 /* Runs yg_logical_xor with tracing paused and records it as one node
@@ -733,8 +733,8 @@ yg_status yg_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_tenso
 typedef yg_status (*logical_not_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const logical_not_fn logical_not_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_logical_not,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_logical_not,
+    [YG_CUDA] = yg__kernel_logical_not,
 };
 
 /* Runs yg_logical_not with tracing paused and records it as one node

@@ -13,7 +13,8 @@
  * Scalar overloads compare each element converted to double with the
  * scalar, so 3 (int64) < 3.5 is true rather than comparing with a
  * truncated 3.  Logical ops read any non-zero value (NaN included) as
- * true.  NaN compares unequal to everything, itself included.
+ * true.  NaN compares unequal to everything, itself included.  On a GPU
+ * the iterator runs the same expressions from cuda/compare.cu.
  */
 #include "cpu/cpu.h"
 
@@ -50,6 +51,7 @@
  * and bfloat16 are storage types and get the iterator's dtype error), its
  * descriptor and its kernel. */
 #define DEFINE_BINARY_OP(OP, EXPR)                                                                 \
+    YG_CUDA_LOOPS_DECLARE(OP);                                                                     \
     DEFINE_BINARY_LOOP(OP##_f32, float, EXPR)                                                      \
     DEFINE_BINARY_LOOP(OP##_f64, double, EXPR)                                                     \
     DEFINE_BINARY_LOOP(OP##_i64, int64_t, EXPR)                                                    \
@@ -65,13 +67,15 @@
         .n_inputs = 2,                                                                             \
         .input_names = binary_names,                                                               \
         .loops = {[YG_CPU_BASELINE] = &OP##_loops},                                                \
+        .cuda = YG_CUDA_LOOPS(OP),                                                                 \
     };                                                                                             \
-    yg_status yg__cpu_##OP(const yg_tensor *self, const yg_tensor *other, yg_tensor **out) {       \
+    yg_status yg__kernel_##OP(const yg_tensor *self, const yg_tensor *other, yg_tensor **out) {       \
         const yg_tensor *inputs[2] = {self, other};                                                \
         return yg__pointwise_to(&OP##_desc, inputs, NULL, YG_BOOL, out);                       \
     }
 
 #define DEFINE_SCALAR_OP(OP, EXPR)                                                                 \
+    YG_CUDA_LOOPS_DECLARE(OP##_scalar);                                                            \
     DEFINE_SCALAR_LOOP(OP##_scalar_f32, float, EXPR)                                               \
     DEFINE_SCALAR_LOOP(OP##_scalar_f64, double, EXPR)                                              \
     DEFINE_SCALAR_LOOP(OP##_scalar_i64, int64_t, EXPR)                                             \
@@ -87,8 +91,9 @@
         .n_inputs = 1,                                                                             \
         .input_names = unary_names,                                                                \
         .loops = {[YG_CPU_BASELINE] = &OP##_scalar_loops},                                         \
+        .cuda = YG_CUDA_LOOPS(OP##_scalar),                                                        \
     };                                                                                             \
-    yg_status yg__cpu_##OP##_scalar(const yg_tensor *self, double other, yg_tensor **out) {        \
+    yg_status yg__kernel_##OP##_scalar(const yg_tensor *self, double other, yg_tensor **out) {        \
         const yg_tensor *inputs[1] = {self};                                                       \
         const double scalars[1] = {other};                                                         \
         return yg__pointwise_to(&OP##_scalar_desc, inputs, scalars, YG_BOOL, out);             \
@@ -129,14 +134,17 @@ static const yg_loop_table logical_not_loops = {{
     [YG_INT32] = logical_not_i32,
 }};
 
+YG_CUDA_LOOPS_DECLARE(logical_not);
+
 static const yg_pointwise_desc logical_not_desc = {
     .op = "logical_not",
     .n_inputs = 1,
     .input_names = unary_names,
     .loops = {[YG_CPU_BASELINE] = &logical_not_loops},
+    .cuda = YG_CUDA_LOOPS(logical_not),
 };
 
-yg_status yg__cpu_logical_not(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_logical_not(const yg_tensor *self, yg_tensor **out) {
     const yg_tensor *inputs[1] = {self};
     return yg__pointwise_to(&logical_not_desc, inputs, NULL, YG_BOOL, out);
 }

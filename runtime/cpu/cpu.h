@@ -129,22 +129,22 @@ yg_status yg__full_on(const char *op,
 /* ---- handwritten kernels (one per `dispatch: CPU:` entry) ---- */
 
 /* compare.c: comparisons and logical ops, bool results */
-yg_status yg__cpu_eq(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
-yg_status yg__cpu_ne(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
-yg_status yg__cpu_lt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
-yg_status yg__cpu_le(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
-yg_status yg__cpu_gt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
-yg_status yg__cpu_ge(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
-yg_status yg__cpu_eq_scalar(const yg_tensor *self, double other, yg_tensor **out);
-yg_status yg__cpu_ne_scalar(const yg_tensor *self, double other, yg_tensor **out);
-yg_status yg__cpu_lt_scalar(const yg_tensor *self, double other, yg_tensor **out);
-yg_status yg__cpu_le_scalar(const yg_tensor *self, double other, yg_tensor **out);
-yg_status yg__cpu_gt_scalar(const yg_tensor *self, double other, yg_tensor **out);
-yg_status yg__cpu_ge_scalar(const yg_tensor *self, double other, yg_tensor **out);
-yg_status yg__cpu_logical_and(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
-yg_status yg__cpu_logical_or(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
-yg_status yg__cpu_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
-yg_status yg__cpu_logical_not(const yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_eq(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__kernel_ne(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__kernel_lt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__kernel_le(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__kernel_gt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__kernel_ge(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__kernel_eq_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__kernel_ne_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__kernel_lt_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__kernel_le_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__kernel_gt_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__kernel_ge_scalar(const yg_tensor *self, double other, yg_tensor **out);
+yg_status yg__kernel_logical_and(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__kernel_logical_or(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__kernel_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
+yg_status yg__kernel_logical_not(const yg_tensor *self, yg_tensor **out);
 
 /* assign.c: fill_, zero_, copy_ (every dtype, strided self) */
 yg_status yg__kernel_fill_(yg_tensor *self, double value, yg_tensor **out);
