@@ -29,8 +29,8 @@ typedef yg_status (*nll_loss_fn)(const yg_tensor *self,
                                  yg_tensor **out);
 
 static const nll_loss_fn nll_loss_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_nll_loss,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_nll_loss,
+    [YG_CUDA] = yg__kernel_nll_loss,
 };
 
 /* Records NllLossBackward as the history of result: one edge per differentiable
@@ -170,8 +170,8 @@ typedef yg_status (*nll_loss_backward_fn)(const yg_tensor *grad_output,
                                           yg_tensor **out);
 
 static const nll_loss_backward_fn nll_loss_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_nll_loss_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_nll_loss_backward,
+    [YG_CUDA] = yg__kernel_nll_loss_backward,
 };
 
 /* Records NllLossBackwardBackward as the history of result: one edge per differentiable

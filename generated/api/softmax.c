@@ -24,8 +24,8 @@
 typedef yg_status (*log_softmax_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
 static const log_softmax_fn log_softmax_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_log_softmax,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_log_softmax,
+    [YG_CUDA] = yg__kernel_log_softmax,
 };
 
 /* Records LogSoftmaxBackward as the history of result: one edge per differentiable
@@ -111,8 +111,8 @@ typedef yg_status (*log_softmax_backward_fn)(const yg_tensor *grad_output,
                                              yg_tensor **out);
 
 static const log_softmax_backward_fn log_softmax_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_log_softmax_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_log_softmax_backward,
+    [YG_CUDA] = yg__kernel_log_softmax_backward,
 };
 
 /* Records LogSoftmaxBackwardBackward as the history of result: one edge per differentiable
@@ -264,8 +264,8 @@ yg_status yg_log_softmax_jvp(const yg_tensor *grad,
 typedef yg_status (*softmax_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
 static const softmax_fn softmax_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_softmax,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_softmax,
+    [YG_CUDA] = yg__kernel_softmax,
 };
 
 /* Records SoftmaxBackward as the history of result: one edge per differentiable

@@ -46,7 +46,7 @@ yg_status yg__composite_softmax_backward(const yg_tensor *grad_output,
     *out = NULL;
     const yg_tensor *inputs[2] = {grad_output, output};
     if (!yg__composite_needs_parts(inputs, 2))
-        return yg__cpu_softmax_backward(grad_output, output, dim, out);
+        return yg__kernel_softmax_backward(grad_output, output, dim, out);
     /* y * (g - sum(g * y, dim)) */
     st = yg_mul(grad_output, output, &gy);
     if (st == YG_OK)

@@ -141,7 +141,8 @@ yg_status yg__tensor_view(const char *op,
                           int64_t offset,
                           yg_tensor **out);
 
-/* A new contiguous tensor with t's sizes and the given dtype (uninit). */
+/* A new contiguous tensor with t's sizes and the given dtype (uninit), on
+ * t's device. */
 yg_status yg__tensor_empty_like(const yg_tensor *t, yg_dtype dtype, yg_tensor **out);
 
 /* A new contiguous tensor with a copy of t's values converted to dtype.

@@ -279,7 +279,8 @@ yg_status yg_tensor_from_data(const void *data, const int64_t *sizes, int64_t nd
 yg_status yg__tensor_empty_like(const yg_tensor *t, yg_dtype dtype, yg_tensor **out)
 {
     *out = NULL;
-    return yg__tensor_new("empty_like", t->sizes, t->ndim, dtype, out);
+    return yg__tensor_new_on("empty_like", t->sizes, t->ndim, dtype, t->storage->device,
+                             t->storage->device_index, out);
 }
 
 yg_status yg__tensor_view(const char *op, const yg_tensor *t, const int64_t *sizes,

@@ -596,26 +596,26 @@ yg_status yg__cpu_lstm_cell_gates_backward(const yg_tensor *grad_hy,
                                            yg_tensor **out_grad_cx);
 
 /* nn.c */
-yg_status yg__cpu_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
-yg_status yg__cpu_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
-yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__kernel_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__kernel_log_softmax_backward(const yg_tensor *grad_output,
                                        const yg_tensor *output,
                                        int64_t dim,
                                        yg_tensor **out);
 /* The fused gradient of softmax (output: its result).  Not a dispatch
  * kernel: the composite softmax_backward runs it when nothing needs its
  * parts recorded (composite/composite.h, yg__composite_needs_parts). */
-yg_status yg__cpu_softmax_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_softmax_backward(const yg_tensor *grad_output,
                                    const yg_tensor *output,
                                    int64_t dim,
                                    yg_tensor **out);
-yg_status yg__cpu_nll_loss(const yg_tensor *self,
+yg_status yg__kernel_nll_loss(const yg_tensor *self,
                            const yg_tensor *target,
                            const yg_tensor *weight,
                            int64_t reduction,
                            int64_t ignore_index,
                            yg_tensor **out);
-yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_nll_loss_backward(const yg_tensor *grad_output,
                                     const yg_tensor *target,
                                     const yg_tensor *weight,
                                     const int64_t *self_sizes,

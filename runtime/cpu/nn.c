@@ -19,8 +19,13 @@
  * samples, are not counted.  Every target is
  * checked against the class count before anything is computed, so a bad
  * label fails with YG_ERR_INDEX instead of reading out of bounds.
+ *
+ * Every kernel here serves both devices: on a GPU the same checks run
+ * (targets through a host copy) and cuda/softmax.cu and cuda/nll.cu
+ * compute.
  */
 #include "cpu/cpu_int.h"
+#include "cuda/cuda.h"
 #include "cpu/vec/kernels.h"
 #include "yagrad/enums.h"
 
@@ -60,9 +65,15 @@ softmax_like(const char *op, const yg_tensor *self, int64_t dim, bool is_log, yg
     if (st != YG_OK)
         goto out;
     split_at(x, d, &outer, &n, &inner);
-    if (outer * n * inner > 0)
+    if (outer * n * inner > 0 && x->storage->device == YG_CUDA)
+        st = yg__cuda_softmax(op, x->storage->device_index, self->dtype == YG_FLOAT64,
+                              yg__tensor_ptr(res), yg__tensor_ptr(x), NULL, outer, n, inner,
+                              is_log, false);
+    else if (outer * n * inner > 0)
         yg__vec()->softmax[self->dtype == YG_FLOAT64](
             yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner, is_log);
+    if (st != YG_OK)
+        goto out;
     *out = res;
     res = NULL;
 out:
@@ -71,11 +82,11 @@ out:
     return st;
 }
 
-yg_status yg__cpu_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+yg_status yg__kernel_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
     return softmax_like("log_softmax", self, dim, true, out);
 }
 
-yg_status yg__cpu_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+yg_status yg__kernel_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
     return softmax_like("softmax", self, dim, false, out);
 }
 
@@ -118,9 +129,15 @@ static yg_status softmax_backward_like(const char *op,
     if (st != YG_OK)
         goto out;
     split_at(y, d, &outer, &n, &inner);
-    if (outer * n * inner > 0)
+    if (outer * n * inner > 0 && y->storage->device == YG_CUDA)
+        st = yg__cuda_softmax(op, y->storage->device_index, output->dtype == YG_FLOAT64,
+                              yg__tensor_ptr(res), yg__tensor_ptr(go), yg__tensor_ptr(y), outer,
+                              n, inner, is_log, true);
+    else if (outer * n * inner > 0)
         yg__vec()->softmax_backward[output->dtype == YG_FLOAT64](
             yg__tensor_ptr(res), yg__tensor_ptr(go), yg__tensor_ptr(y), outer, n, inner, is_log);
+    if (st != YG_OK)
+        goto out;
     *out = res;
     res = NULL;
 out:
@@ -130,14 +147,14 @@ out:
     return st;
 }
 
-yg_status yg__cpu_log_softmax_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_log_softmax_backward(const yg_tensor *grad_output,
                                        const yg_tensor *output,
                                        int64_t dim,
                                        yg_tensor **out) {
     return softmax_backward_like("log_softmax_backward", grad_output, output, dim, true, out);
 }
 
-yg_status yg__cpu_softmax_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_softmax_backward(const yg_tensor *grad_output,
                                    const yg_tensor *output,
                                    int64_t dim,
                                    yg_tensor **out) {
@@ -161,11 +178,6 @@ static yg_status nll_check(const char *op,
                         "%s: expected self of 1 or 2 dims ([C] or [N, C]), got %s",
                         op,
                         yg__format_sizes(self_sizes, self_ndim, sbuf, sizeof sbuf));
-    if (target->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "%s: expected target on cpu, got %s",
-                        op,
-                        yg__device_name(target->storage->device));
     if (target->dtype != YG_INT64)
         return yg__fail(YG_ERR_DTYPE,
                         "%s: expected target of dtype int64, got %s",
@@ -182,34 +194,34 @@ static yg_status nll_check(const char *op,
                         yg__format_sizes(self_sizes, self_ndim, sbuf, sizeof sbuf),
                         self_ndim == 2 ? "[N] for self [N, C]" : "a 0-dim target for self [C]");
     /* Targets are read with their strides (a target is rarely a view, but
-     * one may be). */
-    const char *tp = yg__tensor_ptr(target);
-    int64_t tstride = target->ndim == 1 ? target->strides[0] : 0;
-    for (int64_t i = 0; i < *batch; i++) {
+     * one may be); a GPU's through a host copy, so the kernels never see a
+     * bad one. */
+    yg_tensor *host = NULL;
+    YG_RETURN_IF_ERROR(yg_tensor_to_device(target, YG_CPU, 0, &host));
+    const char *tp = yg__tensor_ptr(host);
+    int64_t tstride = host->ndim == 1 ? host->strides[0] : 0;
+    yg_status st = YG_OK;
+    for (int64_t i = 0; i < *batch && st == YG_OK; i++) {
         int64_t t = ((const int64_t *)tp)[i * tstride];
         if (t != ignore_index && (t < 0 || t >= *classes))
-            return yg__fail(YG_ERR_INDEX,
-                            "%s: target %" PRId64 " is out of bounds for %" PRId64 " classes",
-                            op,
-                            t,
-                            *classes);
+            st = yg__fail(YG_ERR_INDEX,
+                          "%s: target %" PRId64 " is out of bounds for %" PRId64 " classes",
+                          op,
+                          t,
+                          *classes);
     }
-    return YG_OK;
+    yg_release(host);
+    return st;
 }
 
 /* Checks nll_loss's optional class weights: NULL, or a [classes] tensor
- * on cpu of the given dtype (self's, or grad_output's in the backward). */
+ * of the given dtype (self's, or grad_output's in the backward). */
 static yg_status
 nll_check_weight(const char *op, const yg_tensor *weight, int64_t classes, yg_dtype dtype) {
     char wbuf[128];
 
     if (weight == NULL)
         return YG_OK;
-    if (weight->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "%s: expected weight on cpu, got %s",
-                        op,
-                        yg__device_name(weight->storage->device));
     if (weight->dtype != dtype)
         return yg__fail(YG_ERR_DTYPE,
                         "%s: weight of dtype %s does not match self of dtype %s",
@@ -257,7 +269,7 @@ static void store(yg_tensor *t, int64_t i, double v) {
         ((double *)yg__tensor_ptr(t))[i] = v;
 }
 
-yg_status yg__cpu_nll_loss(const yg_tensor *self,
+yg_status yg__kernel_nll_loss(const yg_tensor *self,
                            const yg_tensor *target,
                            const yg_tensor *weight,
                            int64_t reduction,
@@ -272,6 +284,24 @@ yg_status yg__cpu_nll_loss(const yg_tensor *self,
     YG_RETURN_IF_ERROR(nll_check(
         "nll_loss", target, self->sizes, self->ndim, ignore_index, &batch, &classes));
     YG_RETURN_IF_ERROR(nll_check_weight("nll_loss", weight, classes, self->dtype));
+    if (self->storage->device == YG_CUDA) {
+        st = yg__tensor_new_on("nll_loss", self->sizes, reduction == YG_REDUCTION_NONE ? self->ndim - 1 : 0,
+                               self->dtype, YG_CUDA, self->storage->device_index, &res);
+        if (st == YG_OK && yg_tensor_numel(res) > 0)
+            st = yg__cuda_nll("nll_loss", self->storage->device_index, self->dtype == YG_FLOAT64,
+                              false, yg__tensor_ptr(self), self->ndim == 2 ? self->strides[0] : 0,
+                              self->strides[self->ndim - 1], (const int64_t *)yg__tensor_ptr(target),
+                              target->ndim == 1 ? target->strides[0] : 0,
+                              weight != NULL ? yg__tensor_ptr(weight) : NULL,
+                              weight != NULL ? weight->strides[0] : 0, batch, classes,
+                              ignore_index, reduction, yg__tensor_ptr(res));
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+        *out = res;
+        return YG_OK;
+    }
     if (reduction == YG_REDUCTION_NONE) {
         st = yg_tensor_empty(self->sizes, self->ndim - 1, self->dtype, &res);
         if (st != YG_OK)
@@ -303,7 +333,7 @@ yg_status yg__cpu_nll_loss(const yg_tensor *self,
     return YG_OK;
 }
 
-yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_nll_loss_backward(const yg_tensor *grad_output,
                                     const yg_tensor *target,
                                     const yg_tensor *weight,
                                     const int64_t *self_sizes,
@@ -339,9 +369,27 @@ yg_status yg__cpu_nll_loss_backward(const yg_tensor *grad_output,
                         yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
                         want,
                         reduction);
-    st = yg_tensor_zeros(self_sizes, self_sizes_len, grad_output->dtype, &res);
+    st = yg__full_on("nll_loss_backward", self_sizes, self_sizes_len, grad_output->dtype,
+                     grad_output->storage->device, grad_output->storage->device_index, 0.0, &res);
     if (st != YG_OK)
         return st;
+    if (grad_output->storage->device == YG_CUDA) {
+        if (batch > 0)
+            st = yg__cuda_nll("nll_loss_backward", grad_output->storage->device_index,
+                              grad_output->dtype == YG_FLOAT64, true, yg__tensor_ptr(grad_output),
+                              grad_output->ndim == 1 ? grad_output->strides[0] : 0, 0,
+                              (const int64_t *)yg__tensor_ptr(target),
+                              target->ndim == 1 ? target->strides[0] : 0,
+                              weight != NULL ? yg__tensor_ptr(weight) : NULL,
+                              weight != NULL ? weight->strides[0] : 0, batch, classes,
+                              ignore_index, reduction, yg__tensor_ptr(res));
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+        *out = res;
+        return YG_OK;
+    }
     for (int64_t i = 0; i < batch; i++) {
         int64_t t = target_at(target, i);
         if (t != ignore_index)

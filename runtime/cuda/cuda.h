@@ -79,6 +79,24 @@ yg_status yg__cuda_gemm(const char *op,
 yg_status yg__cuda_sum_rows(const char *op, int index, yg_dtype dtype, const void *src,
                             void *dst, int64_t rows, int64_t cols, bool mean);
 
+/* cpu/nn.c's softmax and log_softmax (is_log), forward or backward, on
+ * device index: dst = f(a) or, backward, from a = grad_output and b =
+ * output; contiguous [outer, n, inner] float32 or float64 (f64) blocks,
+ * every extent > 0.  cuda/softmax.cu.  Errors as yg__cuda_check_launch. */
+yg_status yg__cuda_softmax(const char *op, int index, bool f64, void *dst, const void *a,
+                           const void *b, int64_t outer, int64_t n, int64_t inner, bool is_log,
+                           bool backward);
+
+/* cpu/nn.c's nll_loss (backward false: self with element strides s0, s1)
+ * or its backward (self is grad_output, stride s0; out a zeroed [N, C]
+ * contiguous gradient), with device int64 targets (stride ts, already
+ * checked), weight (stride ws) or NULL, and a Reduction; on device index.
+ * cuda/nll.cu.  Errors as yg__cuda_check_launch. */
+yg_status yg__cuda_nll(const char *op, int index, bool f64, bool backward, const void *self,
+                       int64_t s0, int64_t s1, const int64_t *target, int64_t ts,
+                       const void *weight, int64_t ws, int64_t batch, int64_t classes,
+                       int64_t ignore_index, int64_t reduction, void *out);
+
 /* Runs launcher fn over a's loop on device index (made current for the
  * launch, then restored); the kernel runs asynchronously on a->stream.
  * Errors name op: YG_ERR_DEVICE "<op>: launching a kernel on cuda:I:

@@ -329,3 +329,33 @@ yg_status yg__cuda_sum_rows(const char *op, int index, yg_dtype dtype, const voi
     yg__cuda_free(index, scratch);
     return st;
 }
+
+/* cuda/softmax.cu, cuda/nll.cu */
+int yg__cuda_softmax_launch(int f64, void *dst, const void *a, const void *b, long long outer,
+                            long long n, long long inner, int is_log, int backward);
+int yg__cuda_nll_launch(int f64, int is_backward, const void *self, long long s0, long long s1,
+                        const int64_t *target, long long ts, const void *weight, long long ws,
+                        long long batch, long long classes, long long ignore, int reduction,
+                        void *out);
+
+yg_status yg__cuda_softmax(const char *op, int index, bool f64, void *dst, const void *a,
+                           const void *b, int64_t outer, int64_t n, int64_t inner, bool is_log,
+                           bool backward) {
+    int prev;
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
+    int err = yg__cuda_softmax_launch(f64, dst, a, b, outer, n, inner, is_log, backward);
+    yg__cuda_device_leave(prev);
+    return yg__cuda_check_launch(op, index, err);
+}
+
+yg_status yg__cuda_nll(const char *op, int index, bool f64, bool backward, const void *self,
+                       int64_t s0, int64_t s1, const int64_t *target, int64_t ts,
+                       const void *weight, int64_t ws, int64_t batch, int64_t classes,
+                       int64_t ignore_index, int64_t reduction, void *out) {
+    int prev;
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
+    int err = yg__cuda_nll_launch(f64, backward, self, s0, s1, target, ts, weight, ws, batch,
+                                  classes, ignore_index, (int)reduction, out);
+    yg__cuda_device_leave(prev);
+    return yg__cuda_check_launch(op, index, err);
+}

@@ -78,6 +78,34 @@ __global__ void __launch_bounds__(YG_CUDA_BLOCK) loop(const yg_cuda_loop_args a,
     }
 }
 
+/* The sum (max when is_max) of v over the block's threads, returned to
+ * every thread; every thread of the block must call it, blockDim.x a
+ * multiple of 32 up to 1024.  sh: 32 doubles of shared memory, which may
+ * be reused once every thread has the result. */
+__device__ __forceinline__ double block_reduce(double v, double *sh, bool is_max)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        const double w = __shfl_down_sync(0xffffffffu, v, o);
+        v = is_max ? (w > v || w != w ? w : v) : v + w;
+    }
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads(); /* sh may still be read from the last call */
+    if (lane == 0)
+        sh[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)(blockDim.x >> 5) ? sh[lane] : (is_max ? -INFINITY : 0.0);
+        for (int o = 16; o > 0; o >>= 1) {
+            const double w = __shfl_down_sync(0xffffffffu, v, o);
+            v = is_max ? (w > v || w != w ? w : v) : v + w;
+        }
+        if (lane == 0)
+            sh[0] = v;
+    }
+    __syncthreads();
+    return sh[0];
+}
+
 #ifndef __CUDACC_RTC__
 template <typename Out, typename In, int NIN, typename Op>
 int launch(const yg_cuda_loop_args *a)
