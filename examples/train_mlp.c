@@ -7,7 +7,11 @@
  *   loss = nll_loss(log_softmax(logits, 1), labels)
  *
  * Prints the loss and training accuracy after each epoch and ends with
- * "accuracy: <value>".  Usage: train_mlp [--ddp] [epochs]
+ * "accuracy: <value>".  Usage: train_mlp [--ddp] [--device cpu|cuda] [epochs]
+ *
+ * --device cuda trains on the first GPU: parameters, batches and every
+ * op of the step live there (the data is made on the CPU and copied
+ * over).  Without a usable GPU it says why and exits with status 77.
  *
  * --ddp trains data-parallel (yagrad/distributed.h) under mpirun:
  *   mpirun -np 2 build/dev/examples/train_mlp --ddp
@@ -78,6 +82,18 @@ typedef struct layer {
     yg_tensor *v_weight, *v_bias; /* momentum buffers */
 } layer;
 
+/* Where the model trains (--device). */
+static yg_device device = YG_CPU;
+
+/* *t moved to the training device (a no-op on the CPU). */
+static void to_training_device(yg_tensor **t)
+{
+    yg_tensor *moved = NULL;
+    CHECK(yg_tensor_to_device(*t, device, 0, &moved));
+    yg_release(*t);
+    *t = moved;
+}
+
 static yg_tensor *param(int64_t rows, int64_t cols, double bound)
 {
     int64_t sizes[2] = {rows, cols};
@@ -87,6 +103,7 @@ static yg_tensor *param(int64_t rows, int64_t cols, double bound)
     for (int64_t i = 0; i < n; i++)
         v[i] = (float)((2 * uniform() - 1) * bound);
     CHECK(yg_tensor_from_data(v, sizes, cols > 0 ? 2 : 1, YG_FLOAT32, &t));
+    to_training_device(&t);
     CHECK(yg_tensor_set_requires_grad(t, true));
     free(v);
     return t;
@@ -98,6 +115,7 @@ static void layer_init(layer *l, int64_t in, int64_t out)
     int64_t bsize[1] = {out};
     l->weight = param(out, in, bound);
     CHECK(yg_tensor_zeros(bsize, 1, YG_FLOAT32, &l->bias));
+    to_training_device(&l->bias);
     CHECK(yg_tensor_set_requires_grad(l->bias, true));
     l->v_weight = NULL;
     l->v_bias = NULL;
@@ -152,8 +170,9 @@ static void sgd_step(yg_tensor *p, yg_tensor **v, double lr, double momentum)
 static double accuracy(layer *net, const yg_tensor *x, const int64_t *ys)
 {
     bool prev = yg_set_grad_enabled(false);
-    yg_tensor *logits = forward(net, x);
-    const float *l = yg_tensor_data(logits);
+    yg_tensor *logits = forward(net, x), *host = NULL;
+    CHECK(yg_tensor_to_device(logits, YG_CPU, 0, &host)); /* logits itself on the CPU */
+    const float *l = yg_tensor_data(host);
     int correct = 0;
     for (int n = 0; n < N_POINTS; n++) {
         int best = 0;
@@ -162,6 +181,7 @@ static double accuracy(layer *net, const yg_tensor *x, const int64_t *ys)
                 best = k;
         correct += best == ys[n];
     }
+    yg_release(host);
     yg_release(logits);
     yg_set_grad_enabled(prev);
     return (double)correct / N_POINTS;
@@ -208,8 +228,26 @@ static int epoch_order(const ddp_run *run, int epoch, int *order)
 
 int main(int argc, char **argv)
 {
-    bool use_ddp = argc > 1 && strcmp(argv[1], "--ddp") == 0;
-    int epochs = argc > 1 + use_ddp ? atoi(argv[1 + use_ddp]) : 60;
+    bool use_ddp = false;
+    int epochs = 60;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--ddp") == 0) {
+            use_ddp = true;
+        } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+            const char *d = argv[++i];
+            if (strcmp(d, "cuda") != 0 && strcmp(d, "cpu") != 0) {
+                fprintf(stderr, "train_mlp: --device must be cpu or cuda, not %s\n", d);
+                return 2;
+            }
+            device = strcmp(d, "cuda") == 0 ? YG_CUDA : YG_CPU;
+        } else {
+            epochs = atoi(argv[i]);
+        }
+    }
+    if (device == YG_CUDA && yg_cuda_check() != YG_OK) {
+        printf("train_mlp: cannot train on cuda: %s\n", yg_last_error());
+        return 77;
+    }
     int batch = BATCH, n_local = N_POINTS;
     ddp_run run = {NULL, NULL, 0, 1};
     static float xs[N_POINTS * 2];
@@ -223,6 +261,7 @@ int main(int argc, char **argv)
 
     make_spirals(xs, ys);
     CHECK(yg_tensor_from_data(xs, all_sizes, 2, YG_FLOAT32, &x_all));
+    to_training_device(&x_all);
     layer_init(&net[0], 2, HIDDEN);
     layer_init(&net[1], HIDDEN, HIDDEN);
     layer_init(&net[2], HIDDEN, CLASSES);
@@ -259,6 +298,8 @@ int main(int argc, char **argv)
             }
             CHECK(yg_tensor_from_data(bx, bxs, 2, YG_FLOAT32, &x));
             CHECK(yg_tensor_from_data(by, bys, 1, YG_INT64, &y));
+            to_training_device(&x);
+            to_training_device(&y);
             logits = forward(net, x);
             CHECK(yg_log_softmax(logits, 1, &logp));
             CHECK(yg_nll_loss(logp, y, NULL, YG_REDUCTION_MEAN, -100, &loss));
@@ -290,8 +331,9 @@ int main(int argc, char **argv)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (run.rank == 0)
-        printf("trained %d epochs in %.2f s on %d rank(s)\n", epochs,
-           (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec), run.world);
+        printf("trained %d epochs in %.2f s on %d rank(s), %s\n", epochs,
+               (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec),
+               run.world, device == YG_CUDA ? "cuda:0" : "cpu");
     for (int l = 0; l < 3; l++)
         layer_free(&net[l]);
     yg_release(x_all);
