@@ -15,6 +15,7 @@
 #include "testutil.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_arithmetic.h"
+#include "yagrad/optim.h"
 #include "yagrad/ops_join_split.h"
 #include "yagrad/ops_trigonometric.h"
 #include "yagrad/ops_sums.h"
@@ -558,6 +559,54 @@ static void test_products_sums_and_backward_match_the_cpu(void **state) {
     }
 }
 
+/* SGD with momentum and weight decay, Adam and AdamW take the op path on
+ * GPU parameters (the fused loops are the CPU's) and reach the CPU's
+ * values after five steps of the same gradients; clip_grad_norm reports
+ * the CPU's norm and scales the same. */
+static void test_optimizers_and_clipping_match_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const int64_t s[] = {4, 3};
+    char why[256];
+    for (int kind = 0; kind < 3; kind++) {
+        yg_tensor *p[2] = {yg_test_rand(YG_FLOAT64, s, 2, -1, 1, 31), NULL};
+        p[1] = device_like(p[0]);
+        yg_optimizer *opt[2] = {NULL, NULL};
+        yg_sgd_options sgd = {.lr = 0.1, .momentum = 0.9, .weight_decay = 0.01};
+        yg_adam_options adam = yg_adam_options_default();
+        adam.lr = 0.05;
+        adam.weight_decay = 0.01;
+        double norm[2] = {0, 0};
+        for (int dev = 0; dev < 2; dev++) {
+            YG_CHECK(yg_tensor_set_requires_grad(p[dev], true));
+            if (kind == 0)
+                YG_CHECK(yg_optimizer_create_sgd(&p[dev], 1, &sgd, &opt[dev]));
+            else if (kind == 1)
+                YG_CHECK(yg_optimizer_create_adam(&p[dev], 1, &adam, &opt[dev]));
+            else
+                YG_CHECK(yg_optimizer_create_adamw(&p[dev], 1, &adam, &opt[dev]));
+            for (int step = 0; step < 5; step++) {
+                yg_tensor *sq = NULL, *l = NULL;
+                YG_CHECK(yg_mul(p[dev], p[dev], &sq));
+                YG_CHECK(yg_sum(sq, &l));
+                YG_CHECK(yg_backward(l, NULL, false));
+                YG_CHECK(yg_clip_grad_norm(&p[dev], 1, 1.5, &norm[dev]));
+                YG_CHECK(yg_optimizer_step(opt[dev]));
+                yg_optimizer_zero_grad(opt[dev]);
+                yg_release(sq);
+                yg_release(l);
+            }
+        }
+        assert_true(fabs(norm[0] - norm[1]) <= 1e-12 * norm[0]);
+        if (!same_result(p[1], p[0], 1e-12, why, sizeof why))
+            fail_msg("optimizer %d: %s", kind, why);
+        for (int dev = 0; dev < 2; dev++) {
+            yg_optimizer_release(opt[dev]);
+            yg_release(p[dev]);
+        }
+    }
+}
+
 /* The two-device check of the generated entry points, run here by
  * marking a cpu tensor's storage as cuda:1 for the duration of the calls
  * (nothing reads its data: the check comes first) and restoring it. */
@@ -612,6 +661,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_copies_convert_as_the_cpu),
         cmocka_unit_test(test_creation_fills_and_views_match_the_cpu),
         cmocka_unit_test(test_products_sums_and_backward_match_the_cpu),
+        cmocka_unit_test(test_optimizers_and_clipping_match_the_cpu),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -15,7 +15,9 @@
  */
 #include "optim/optim_int.h"
 #include "yagrad/autograd.h"
+#include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_sums.h"
 #include "yagrad/ops_views.h"
 
 #include <inttypes.h>
@@ -47,20 +49,27 @@ static double sum_squares_direct(const yg_tensor *g) {
     return s;
 }
 
-/* Sum of the squared elements of g, any layout. */
+/* Sum of the squared elements of g, any layout or device (a GPU's with
+ * ops: a square, a sum in double, and a read of the one value). */
 static yg_status sum_squares(const yg_tensor *g, double *out) {
-    yg_tensor *c = NULL;
+    yg_tensor *c = NULL, *sq = NULL, *s = NULL;
     yg_status st;
 
     if (direct(g)) {
         *out = sum_squares_direct(g);
         return YG_OK;
     }
+    if (g->storage->device != YG_CPU) {
+        st = yg_mul(g, g, &sq);
+        if (st == YG_OK)
+            st = yg_sum(sq, &s);
+        if (st == YG_OK)
+            st = yg_tensor_item(s, out);
+        yg_release(sq);
+        yg_release(s);
+        return st;
+    }
     st = yg_contiguous(g, &c);
-    if (st == YG_OK && !direct(c))
-        st = yg__fail(YG_ERR_DEVICE,
-                      "clip_grad_norm: gradients on device %s are not supported",
-                      yg__device_name(yg_tensor_device(g)));
     if (st == YG_OK)
         *out = sum_squares_direct(c);
     yg_release(c);
