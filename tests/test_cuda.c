@@ -17,6 +17,7 @@
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/optim.h"
 #include "yagrad/ops_join_split.h"
+#include "yagrad/ops_random.h"
 #include "yagrad/ops_trigonometric.h"
 #include "yagrad/ops_sums.h"
 #include "yagrad/ops_slicing.h"
@@ -607,6 +608,43 @@ static void test_optimizers_and_clipping_match_the_cpu(void **state) {
     }
 }
 
+/* The random ops on cuda:0 draw the CPU's values for the same seed:
+ * Philox counters and transforms are shared (core/rng.h), so rand,
+ * randint and bernoulli agree bit for bit and randn to the last bits of
+ * CUDA's double log and cos; both generators advance alike. */
+static void test_random_ops_draw_the_cpu_values(void **state) {
+    (void)state;
+    need_device();
+    const int64_t s[] = {257, 33};
+    const yg_device cuda = YG_CUDA;
+    char why[256];
+    for (int f = 0; f < 2; f++) {
+        const yg_dtype dt = f == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        yg_generator *g[2] = {NULL, NULL};
+        yg_tensor *y[2][5] = {{NULL}};
+        for (int dev = 0; dev < 2; dev++) {
+            const yg_device *where = dev == 0 ? NULL : &cuda;
+            YG_CHECK(yg_generator_create(1234, &g[dev]));
+            YG_CHECK(yg_rand(s, 2, g[dev], &dt, where, &y[dev][0]));
+            YG_CHECK(yg_randn(s, 2, g[dev], &dt, where, &y[dev][1]));
+            YG_CHECK(yg_randint(-5, 1000, s, 2, g[dev], NULL, where, &y[dev][2]));
+            YG_CHECK(yg_bernoulli_p(y[dev][0], 0.3, g[dev], &y[dev][3]));
+            YG_CHECK(yg_bernoulli(y[dev][0], g[dev], &y[dev][4]));
+        }
+        for (int k = 0; k < 5; k++) {
+            double tol = k != 1 ? 0 : (f == 0 ? 1e-6 : 1e-14);
+            if (!same_result(y[1][k], y[0][k], tol, why, sizeof why))
+                fail_msg("%s draw %d: %s", yg_dtype_name(dt), k, why);
+        }
+        assert_int_equal(yg_generator_offset(g[0]), yg_generator_offset(g[1]));
+        for (int dev = 0; dev < 2; dev++) {
+            for (int k = 0; k < 5; k++)
+                yg_release(y[dev][k]);
+            yg_generator_release(g[dev]);
+        }
+    }
+}
+
 /* The two-device check of the generated entry points, run here by
  * marking a cpu tensor's storage as cuda:1 for the duration of the calls
  * (nothing reads its data: the check comes first) and restoring it. */
@@ -662,6 +700,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_creation_fills_and_views_match_the_cpu),
         cmocka_unit_test(test_products_sums_and_backward_match_the_cpu),
         cmocka_unit_test(test_optimizers_and_clipping_match_the_cpu),
+        cmocka_unit_test(test_random_ops_draw_the_cpu_values),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

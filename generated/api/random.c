@@ -29,8 +29,8 @@ typedef yg_status (*rand_fn)(const int64_t *size,
                              yg_tensor **out);
 
 static const rand_fn rand_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_rand,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_rand,
+    [YG_CUDA] = yg__kernel_rand,
 };
 
 /* Runs yg_rand with tracing paused and records it as one node
@@ -107,8 +107,8 @@ typedef yg_status (*randn_fn)(const int64_t *size,
                               yg_tensor **out);
 
 static const randn_fn randn_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_randn,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_randn,
+    [YG_CUDA] = yg__kernel_randn,
 };
 
 /* Runs yg_randn with tracing paused and records it as one node
@@ -187,8 +187,8 @@ typedef yg_status (*randint_fn)(int64_t low,
                                 yg_tensor **out);
 
 static const randint_fn randint_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_randint,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_randint,
+    [YG_CUDA] = yg__kernel_randint,
 };
 
 /* Runs yg_randint with tracing paused and records it as one node
@@ -272,8 +272,8 @@ typedef yg_status (*bernoulli_fn)(const yg_tensor *self,
                                   yg_tensor **out);
 
 static const bernoulli_fn bernoulli_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_bernoulli,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_bernoulli,
+    [YG_CUDA] = yg__kernel_bernoulli,
 };
 
 /* Runs yg_bernoulli with tracing paused and records it as one node
@@ -318,8 +318,8 @@ typedef yg_status (*bernoulli_p_fn)(const yg_tensor *self,
                                     yg_tensor **out);
 
 static const bernoulli_p_fn bernoulli_p_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_bernoulli_p,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_bernoulli_p,
+    [YG_CUDA] = yg__kernel_bernoulli_p,
 };
 
 /* Runs yg_bernoulli_p with tracing paused and records it as one node

@@ -23,6 +23,14 @@
 
 #include "yagrad/random.h"
 
+/* The block function and the transforms are also device functions where
+ * cuda/random.cu includes this, so a GPU draws the CPU's values. */
+#ifdef __CUDACC__
+#define YG_RNG_FN static inline __host__ __device__
+#else
+#define YG_RNG_FN static inline
+#endif
+
 /* A reserved range of counters: element i uses counter base + i. */
 typedef struct yg__philox_range {
     uint32_t key[2];
@@ -35,7 +43,7 @@ typedef struct yg__philox_range {
 void yg__generator_reserve(yg_generator *generator, uint64_t n, yg__philox_range *out);
 
 /* The 32x32 -> 64 multiply of one Philox round, split in halves. */
-static inline void yg__philox_mulhilo(uint32_t a, uint32_t b, uint32_t *hi, uint32_t *lo)
+YG_RNG_FN void yg__philox_mulhilo(uint32_t a, uint32_t b, uint32_t *hi, uint32_t *lo)
 {
     uint64_t p = (uint64_t)a * b;
     *hi = (uint32_t)(p >> 32);
@@ -44,7 +52,7 @@ static inline void yg__philox_mulhilo(uint32_t a, uint32_t b, uint32_t *hi, uint
 
 /* Philox4x32 with 10 rounds; the multipliers and Weyl key increments are
  * those of the paper (and of Random123's philox.h defaults). */
-static inline void yg__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
+YG_RNG_FN void yg__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
 {
     uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
     uint32_t k0 = key[0], k1 = key[1];
@@ -67,7 +75,7 @@ static inline void yg__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2
 }
 
 /* The four words of element i of range r. */
-static inline void yg__philox_words(const yg__philox_range *r, uint64_t i, uint32_t out[4])
+YG_RNG_FN void yg__philox_words(const yg__philox_range *r, uint64_t i, uint32_t out[4])
 {
     uint64_t c = r->base + i;
     const uint32_t ctr[4] = {(uint32_t)c, (uint32_t)(c >> 32), 0, 0};
@@ -76,13 +84,13 @@ static inline void yg__philox_words(const yg__philox_range *r, uint64_t i, uint3
 }
 
 /* Uniform float32 in [0, 1) from one word. */
-static inline float yg__uniform_f32(uint32_t w)
+YG_RNG_FN float yg__uniform_f32(uint32_t w)
 {
     return (float)(w >> 8) * (1.0f / 16777216.0f);
 }
 
 /* Uniform float64 in [0, 1) from two words. */
-static inline double yg__uniform_f64(uint32_t w0, uint32_t w1)
+YG_RNG_FN double yg__uniform_f64(uint32_t w0, uint32_t w1)
 {
     return ((double)(w0 >> 5) * 67108864.0 + (double)(w1 >> 6)) * (1.0 / 9007199254740992.0);
 }

@@ -732,19 +732,19 @@ yg_status yg__cpu_eye_m(int64_t n,
                         yg_tensor **out);
 
 /* random.c: random ops drawing from a Philox generator (NULL: the default) */
-yg_status yg__cpu_rand(const int64_t *size,
+yg_status yg__kernel_rand(const int64_t *size,
                        int64_t size_len,
                        yg_generator *generator,
                        const yg_dtype *dtype,
                        const yg_device *device,
                        yg_tensor **out);
-yg_status yg__cpu_randn(const int64_t *size,
+yg_status yg__kernel_randn(const int64_t *size,
                         int64_t size_len,
                         yg_generator *generator,
                         const yg_dtype *dtype,
                         const yg_device *device,
                         yg_tensor **out);
-yg_status yg__cpu_randint(int64_t low,
+yg_status yg__kernel_randint(int64_t low,
                           int64_t high,
                           const int64_t *size,
                           int64_t size_len,
@@ -752,8 +752,8 @@ yg_status yg__cpu_randint(int64_t low,
                           const yg_dtype *dtype,
                           const yg_device *device,
                           yg_tensor **out);
-yg_status yg__cpu_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out);
-yg_status yg__cpu_bernoulli_p(const yg_tensor *self,
+yg_status yg__kernel_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out);
+yg_status yg__kernel_bernoulli_p(const yg_tensor *self,
                               double p,
                               yg_generator *generator,
                               yg_tensor **out);

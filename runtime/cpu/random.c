@@ -19,12 +19,17 @@
  *              below (high - low) / 2^64, negligible for any practical range
  *   bernoulli: 1 when U(w0, w1) < p, else 0 (so p = 0 never and p = 1
  *              always gives 1)
+ *
+ * Every kernel serves both devices: a GPU tensor is filled by
+ * cuda/random.cu from the same counters with the same transforms, so it
+ * holds the CPU's values.
  */
 #include <inttypes.h>
 #include <math.h>
 
 #include "core/rng.h"
 #include "cpu/cpu_int.h"
+#include "cuda/cuda.h"
 
 /* Below this many elements one thread draws them all; above it the work
  * is split into chunks of RANDOM_GRAIN elements (one Philox block costs
@@ -87,15 +92,18 @@ static void draw_range(const draw *d, yg_tensor *t, int64_t begin, int64_t end)
     }
 }
 
-/* Reserves t's numel counters of generator and fills t. */
-static void draw_all(draw *d, yg_generator *generator, yg_tensor *t)
+/* Reserves t's numel counters of generator and fills t, on its device
+ * (a GPU's probabilities, d->probs, are device memory). */
+static yg_status draw_all(const char *op, draw *d, yg_generator *generator, yg_tensor *t)
 {
     int64_t n = yg_tensor_numel(t);
 
     yg__generator_reserve(generator, (uint64_t)n, &d->r);
+    if (t->storage->device == YG_CUDA)
+        return yg__cuda_draw(op, t, &d->r, (int)d->kind, d->low, d->range, d->p, d->probs);
     if (n < RANDOM_PARALLEL_MIN) {
         draw_range(d, t, 0, n);
-        return;
+        return YG_OK;
     }
     int64_t nchunks = (n + RANDOM_GRAIN - 1) / RANDOM_GRAIN;
 #pragma omp parallel for schedule(static)
@@ -103,6 +111,7 @@ static void draw_all(draw *d, yg_generator *generator, yg_tensor *t)
         int64_t begin = c * RANDOM_GRAIN;
         draw_range(d, t, begin, begin + RANDOM_GRAIN < n ? begin + RANDOM_GRAIN : n);
     }
+    return YG_OK;
 }
 
 static yg_status floating_dtype(const char *op, const yg_dtype *dtype, yg_dtype *out)
@@ -114,12 +123,26 @@ static yg_status floating_dtype(const char *op, const yg_dtype *dtype, yg_dtype 
     return YG_OK;
 }
 
+/* draw_all into t, which becomes *out, or is released on failure. */
+static yg_status draw_into(const char *op, draw *d, yg_generator *generator, yg_tensor *t,
+                           yg_tensor **out)
+{
+    yg_status st = draw_all(op, d, generator, t);
+    if (st != YG_OK) {
+        yg_release(t);
+        return st;
+    }
+    *out = t;
+    return YG_OK;
+}
+
 static yg_status random_fill(const char *op,
                              draw_kind kind,
                              const int64_t *size,
                              int64_t size_len,
                              yg_generator *generator,
                              const yg_dtype *dtype,
+                             const yg_device *device,
                              yg_tensor **out)
 {
     yg_dtype dt;
@@ -128,35 +151,32 @@ static yg_status random_fill(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(floating_dtype(op, dtype, &dt));
-    YG_RETURN_IF_ERROR(yg__creation_empty(op, size, size_len, dt, &t));
-    draw_all(&d, generator, t);
-    *out = t;
-    return YG_OK;
+    YG_RETURN_IF_ERROR(yg__creation_empty_on(op, size, size_len, dt,
+                                             device != NULL ? *device : YG_CPU, &t));
+    return draw_into(op, &d, generator, t, out);
 }
 
-yg_status yg__cpu_rand(const int64_t *size,
+yg_status yg__kernel_rand(const int64_t *size,
                        int64_t size_len,
                        yg_generator *generator,
                        const yg_dtype *dtype,
                        const yg_device *device,
                        yg_tensor **out)
 {
-    (void)device;
-    return random_fill("rand", DRAW_UNIFORM, size, size_len, generator, dtype, out);
+    return random_fill("rand", DRAW_UNIFORM, size, size_len, generator, dtype, device, out);
 }
 
-yg_status yg__cpu_randn(const int64_t *size,
+yg_status yg__kernel_randn(const int64_t *size,
                         int64_t size_len,
                         yg_generator *generator,
                         const yg_dtype *dtype,
                         const yg_device *device,
                         yg_tensor **out)
 {
-    (void)device;
-    return random_fill("randn", DRAW_NORMAL, size, size_len, generator, dtype, out);
+    return random_fill("randn", DRAW_NORMAL, size, size_len, generator, dtype, device, out);
 }
 
-yg_status yg__cpu_randint(int64_t low,
+yg_status yg__kernel_randint(int64_t low,
                           int64_t high,
                           const int64_t *size,
                           int64_t size_len,
@@ -169,7 +189,6 @@ yg_status yg__cpu_randint(int64_t low,
     yg_tensor *t = NULL;
     draw d = {.kind = DRAW_INT, .low = low};
 
-    (void)device;
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__creation_dtype("randint", dtype, YG_INT64, &dt));
     if (dt == YG_BOOL)
@@ -179,13 +198,12 @@ yg_status yg__cpu_randint(int64_t low,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "randint: low %" PRId64 " must be less than high %" PRId64, low, high);
     d.range = (uint64_t)high - (uint64_t)low;
-    YG_RETURN_IF_ERROR(yg__creation_empty("randint", size, size_len, dt, &t));
-    draw_all(&d, generator, t);
-    *out = t;
-    return YG_OK;
+    YG_RETURN_IF_ERROR(yg__creation_empty_on("randint", size, size_len, dt,
+                                             device != NULL ? *device : YG_CPU, &t));
+    return draw_into("randint", &d, generator, t, out);
 }
 
-yg_status yg__cpu_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
+yg_status yg__kernel_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
     yg_tensor *probs = NULL, *t = NULL;
     draw d = {.kind = DRAW_BERNOULLI};
@@ -197,7 +215,15 @@ yg_status yg__cpu_bernoulli(const yg_tensor *self, yg_generator *generator, yg_t
                         "bernoulli: unsupported dtype %s for self (expected float32 or float64 "
                         "probabilities)",
                         yg_dtype_name(self->dtype));
-    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, YG_FLOAT64, true, &probs));
+    /* The range check reads a host copy; a GPU draws from device memory. */
+    yg_tensor *dev_probs = NULL, *host = NULL;
+    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, YG_FLOAT64, true, &dev_probs));
+    st = yg_tensor_to_device(dev_probs, YG_CPU, 0, &host);
+    if (st != YG_OK) {
+        yg_release(dev_probs);
+        return st;
+    }
+    probs = host;
     const double *p = (const double *)yg__tensor_ptr(probs);
     int64_t n = yg_tensor_numel(probs);
     for (int64_t i = 0; i < n; i++) {
@@ -212,15 +238,15 @@ yg_status yg__cpu_bernoulli(const yg_tensor *self, yg_generator *generator, yg_t
     st = yg__tensor_empty_like(self, self->dtype, &t);
     if (st != YG_OK)
         goto out;
-    d.probs = p;
-    draw_all(&d, generator, t);
-    *out = t;
+    d.probs = (const double *)yg__tensor_ptr(dev_probs);
+    st = draw_into("bernoulli", &d, generator, t, out);
 out:
     yg_release(probs);
+    yg_release(dev_probs);
     return st;
 }
 
-yg_status yg__cpu_bernoulli_p(const yg_tensor *self,
+yg_status yg__kernel_bernoulli_p(const yg_tensor *self,
                               double p,
                               yg_generator *generator,
                               yg_tensor **out)
@@ -232,7 +258,5 @@ yg_status yg__cpu_bernoulli_p(const yg_tensor *self,
     if (!(p >= 0.0 && p <= 1.0))
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "bernoulli: p %g is outside [0, 1]", p);
     YG_RETURN_IF_ERROR(yg__tensor_empty_like(self, self->dtype, &t));
-    draw_all(&d, generator, t);
-    *out = t;
-    return YG_OK;
+    return draw_into("bernoulli", &d, generator, t, out);
 }

@@ -97,6 +97,15 @@ yg_status yg__cuda_nll(const char *op, int index, bool f64, bool backward, const
                        const void *weight, int64_t ws, int64_t batch, int64_t classes,
                        int64_t ignore_index, int64_t reduction, void *out);
 
+/* cpu/random.c's draw of kind (0 uniform, 1 normal, 2 integer, 3
+ * bernoulli) into t's n contiguous elements on its GPU, from the counters
+ * of r: the CPU's values for the same counters (cuda/random.cu).  probs:
+ * contiguous float64 device probabilities, one per element, or NULL for
+ * p.  Errors as yg__cuda_check_launch. */
+struct yg__philox_range;
+yg_status yg__cuda_draw(const char *op, yg_tensor *t, const struct yg__philox_range *r, int kind,
+                        int64_t low, uint64_t range, double p, const double *probs);
+
 /* Runs launcher fn over a's loop on device index (made current for the
  * launch, then restored); the kernel runs asynchronously on a->stream.
  * Errors name op: YG_ERR_DEVICE "<op>: launching a kernel on cuda:I:

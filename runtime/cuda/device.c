@@ -12,6 +12,7 @@
 #include "cuda/cuda.h"
 
 #include "core/core.h"
+#include "core/rng.h"
 #include "cpu/cpu.h"
 #include "cuda/block_cache.h"
 
@@ -356,6 +357,21 @@ yg_status yg__cuda_nll(const char *op, int index, bool f64, bool backward, const
     YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
     int err = yg__cuda_nll_launch(f64, backward, self, s0, s1, target, ts, weight, ws, batch,
                                   classes, ignore_index, (int)reduction, out);
+    yg__cuda_device_leave(prev);
+    return yg__cuda_check_launch(op, index, err);
+}
+
+/* cuda/random.cu */
+int yg__cuda_draw_launch(const yg__philox_range *r, int kind, int f64, int i64, long long low,
+                         unsigned long long range, double p, const double *probs, void *out,
+                         long long n);
+
+yg_status yg__cuda_draw(const char *op, yg_tensor *t, const struct yg__philox_range *r, int kind,
+                        int64_t low, uint64_t range, double p, const double *probs) {
+    int prev, index = t->storage->device_index;
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
+    int err = yg__cuda_draw_launch(r, kind, t->dtype == YG_FLOAT64, t->dtype == YG_INT64, low,
+                                   range, p, probs, yg__tensor_ptr(t), yg_tensor_numel(t));
     yg__cuda_device_leave(prev);
     return yg__cuda_check_launch(op, index, err);
 }
