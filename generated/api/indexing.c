@@ -27,8 +27,8 @@ typedef yg_status (*index_select_fn)(const yg_tensor *self,
                                      yg_tensor **out);
 
 static const index_select_fn index_select_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_index_select,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_index_select,
+    [YG_CUDA] = yg__kernel_index_select,
 };
 
 /* Records IndexSelectBackward as the history of result: one edge per differentiable
@@ -137,8 +137,8 @@ typedef yg_status (*index_select_backward_fn)(const yg_tensor *grad_output,
                                               yg_tensor **out);
 
 static const index_select_backward_fn index_select_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_index_select_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_index_select_backward,
+    [YG_CUDA] = yg__kernel_index_select_backward,
 };
 
 /* Records IndexSelectBackwardBackward as the history of result: one edge per differentiable

@@ -66,8 +66,8 @@ typedef yg_status (*cat_fn)(const yg_tensor *const *tensors,
                             yg_tensor **out);
 
 static const cat_fn cat_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_cat,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_cat,
+    [YG_CUDA] = yg__kernel_cat,
 };
 
 /* Records CatBackward as the history of result: one edge per differentiable

@@ -27,8 +27,8 @@ typedef yg_status (*embedding_fn)(const yg_tensor *weight,
                                   yg_tensor **out);
 
 static const embedding_fn embedding_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_embedding,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_embedding,
+    [YG_CUDA] = yg__kernel_embedding,
 };
 
 /* Records EmbeddingBackward as the history of result: one edge per differentiable
@@ -133,8 +133,8 @@ typedef yg_status (*embedding_backward_fn)(const yg_tensor *grad_output,
                                            yg_tensor **out);
 
 static const embedding_backward_fn embedding_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_embedding_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_embedding_backward,
+    [YG_CUDA] = yg__kernel_embedding_backward,
 };
 
 /* Records EmbeddingBackwardBackward as the history of result: one edge per differentiable

@@ -430,7 +430,7 @@ yg_status yg__kernel_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **o
 yg_status yg__kernel_clone(const yg_tensor *self, yg_tensor **out);
 /* tensors joined along dim in one result allocated once; mixed dtypes
  * promote as in PyTorch (yg__promote_types). */
-yg_status yg__cpu_cat(const yg_tensor *const *tensors, /* borrowed, tensors_len entries */
+yg_status yg__kernel_cat(const yg_tensor *const *tensors, /* borrowed, tensors_len entries */
                       int64_t tensors_len,
                       int64_t dim,
                       yg_tensor **out);
@@ -500,11 +500,11 @@ yg_status yg__cpu_index_put_(yg_tensor *self,
                              yg_tensor **out);
 
 /* index.c: index_select, gather, scatter and their gradients */
-yg_status yg__cpu_index_select(const yg_tensor *self,
+yg_status yg__kernel_index_select(const yg_tensor *self,
                                int64_t dim,
                                const yg_tensor *index,
                                yg_tensor **out);
-yg_status yg__cpu_index_select_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_index_select_backward(const yg_tensor *grad_output,
                                         const int64_t *self_sizes,
                                         int64_t self_sizes_len,
                                         int64_t dim,
@@ -536,11 +536,11 @@ yg_status yg__cpu_scatter_add(const yg_tensor *self,
                               const yg_tensor *src,
                               yg_tensor **out);
 
-yg_status yg__cpu_embedding(const yg_tensor *weight,
+yg_status yg__kernel_embedding(const yg_tensor *weight,
                             const yg_tensor *indices,
                             int64_t padding_idx,
                             yg_tensor **out);
-yg_status yg__cpu_embedding_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_embedding_backward(const yg_tensor *grad_output,
                                      const yg_tensor *indices,
                                      const int64_t *weight_sizes,
                                      int64_t weight_sizes_len,

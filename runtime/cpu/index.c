@@ -17,8 +17,13 @@
  * Copies move elements as bytes, so every dtype works; the adding
  * kernels (scatter_add and the two gradients) add in the element's own
  * type, and bool adds as logical or.
+ *
+ * index_select, embedding and their gradients serve both devices: a GPU's
+ * indices are checked on a host copy, then cuda/index.c gathers, or adds
+ * in the CPU's order (deterministic, bit for bit).
  */
 #include "cpu/cpu.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -88,31 +93,44 @@ static yg_status check_index_dtype(const char *op, const yg_tensor *index) {
                         "%s: expected index of dtype int64, got %s",
                         op,
                         yg_dtype_name(index->dtype));
-    if (index->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "%s: expected index on cpu, got %s",
-                        op,
-                        yg__device_name(index->storage->device));
     return YG_OK;
 }
 
-/* Checks every element of index against [0, size). */
+/* Checks every element of index against [0, size); a GPU's on a host
+ * copy, so no kernel ever sees a bad index. */
 static yg_status
 check_index_values(const char *op, const yg_tensor *index, int64_t size, int64_t dim) {
     int64_t c[YG_MAX_DIMS], n = numel(index);
-    for (int64_t i = 0; i < n; i++) {
-        coords_of(i, index->sizes, index->ndim, c);
-        int64_t k = *(const int64_t *)elem_at(index, c, -1, 0);
+    yg_tensor *host = NULL;
+    yg_status st = YG_OK;
+    YG_RETURN_IF_ERROR(yg_tensor_to_device(index, YG_CPU, 0, &host));
+    for (int64_t i = 0; i < n && st == YG_OK; i++) {
+        coords_of(i, host->sizes, host->ndim, c);
+        int64_t k = *(const int64_t *)elem_at(host, c, -1, 0);
         if (k < 0 || k >= size)
-            return yg__fail(YG_ERR_INDEX,
-                            "%s: index %" PRId64 " out of range for dim %" PRId64
-                            " of size %" PRId64,
-                            op,
-                            k,
-                            dim,
-                            size);
+            st = yg__fail(YG_ERR_INDEX,
+                          "%s: index %" PRId64 " out of range for dim %" PRId64 " of size %" PRId64,
+                          op,
+                          k,
+                          dim,
+                          size);
     }
-    return YG_OK;
+    yg_release(host);
+    return st;
+}
+
+/* The [outer, size, inner] split of sizes at dim d (outer and inner are
+ * parts of a tensor's element count: they fit). */
+static void split_sizes(const int64_t *sizes, int32_t ndim, int64_t d, int64_t *outer,
+                        int64_t *inner) {
+    *outer = 1;
+    *inner = 1;
+    for (int32_t k = 0; k < ndim; k++) {
+        if (k < d)
+            *outer *= sizes[k];
+        else if (k > d)
+            *inner *= sizes[k];
+    }
 }
 
 /* The size of dim d of t, treating a 0-dim t as [1]. */
@@ -123,7 +141,7 @@ static int64_t size_or_1(const yg_tensor *t, int64_t d) {
 /* ---- index_select ---- */
 
 yg_status
-yg__cpu_index_select(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out) {
+yg__kernel_index_select(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], c[YG_MAX_DIMS], d;
     char buf[128];
     yg_tensor *res = NULL;
@@ -141,7 +159,23 @@ yg__cpu_index_select(const yg_tensor *self, int64_t dim, const yg_tensor *index,
     YG_RETURN_IF_ERROR(check_index_values("index_select", index, self->sizes[d], d));
     memcpy(sizes, self->sizes, sizeof sizes);
     sizes[d] = numel(index);
-    YG_RETURN_IF_ERROR(yg_tensor_empty(sizes, self->ndim, self->dtype, &res));
+    YG_RETURN_IF_ERROR(yg__tensor_new_on("index_select", sizes, self->ndim, self->dtype,
+                                         self->storage->device, self->storage->device_index,
+                                         &res));
+    if (self->storage->device == YG_CUDA) {
+        int64_t outer, inner;
+        split_sizes(self->sizes, self->ndim, d, &outer, &inner);
+        yg_status st = yg_tensor_numel(res) == 0
+                           ? YG_OK
+                           : yg__cuda_gather("index_select", self, outer, self->sizes[d], inner,
+                                             index, res);
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+        *out = res;
+        return YG_OK;
+    }
     size_t esize = yg_dtype_size(self->dtype);
     int64_t n = numel(res);
     char *dst = yg__tensor_ptr(res);
@@ -155,7 +189,7 @@ yg__cpu_index_select(const yg_tensor *self, int64_t dim, const yg_tensor *index,
     return YG_OK;
 }
 
-yg_status yg__cpu_index_select_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_index_select_backward(const yg_tensor *grad_output,
                                         const int64_t *self_sizes,
                                         int64_t self_sizes_len,
                                         int64_t dim,
@@ -169,9 +203,10 @@ yg_status yg__cpu_index_select_backward(const yg_tensor *grad_output,
     *out = NULL;
     YG_RETURN_IF_ERROR(check_index_dtype("index_select_backward", index));
     YG_RETURN_IF_ERROR(yg__check_not_half("index_select_backward", "grad_output", grad_output));
-    st = yg_tensor_zeros(self_sizes, self_sizes_len, grad_output->dtype, &res);
+    st = yg__full_on("index_select_backward", self_sizes, self_sizes_len, grad_output->dtype,
+                     grad_output->storage->device, grad_output->storage->device_index, 0.0, &res);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "index_select_backward");
+        return st;
     if (res->ndim == 0 || grad_output->ndim != res->ndim) {
         st = yg__fail(YG_ERR_SHAPE,
                       "index_select_backward: grad_output %s does not fit self_sizes %s",
@@ -196,6 +231,18 @@ yg_status yg__cpu_index_select_backward(const yg_tensor *grad_output,
     st = check_index_values("index_select_backward", index, res->sizes[d], d);
     if (st != YG_OK)
         goto out;
+    if (res->storage->device == YG_CUDA) {
+        int64_t outer, inner;
+        split_sizes(res->sizes, res->ndim, d, &outer, &inner);
+        if (yg_tensor_numel(grad_output) > 0)
+            st = yg__cuda_index_add(
+                "index_select_backward", grad_output, outer, res->sizes[d], inner, index, -1, res);
+        if (st != YG_OK)
+            goto out;
+        *out = res;
+        res = NULL;
+        goto out;
+    }
     add_elem_fn add = add_for(grad_output->dtype);
     int64_t n = numel(grad_output);
     for (int64_t i = 0; i < n; i++) {
@@ -442,7 +489,7 @@ embedding_check(const char *op, const int64_t *wsizes, int64_t wndim, const yg_t
     return check_index_values(op, indices, wsizes[0], 0);
 }
 
-yg_status yg__cpu_embedding(const yg_tensor *weight,
+yg_status yg__kernel_embedding(const yg_tensor *weight,
                             const yg_tensor *indices,
                             int64_t padding_idx,
                             yg_tensor **out) {
@@ -456,7 +503,21 @@ yg_status yg__cpu_embedding(const yg_tensor *weight,
     for (int32_t d = 0; d < indices->ndim; d++)
         sizes[d] = indices->sizes[d];
     sizes[indices->ndim] = dim;
-    YG_RETURN_IF_ERROR(yg_tensor_empty(sizes, indices->ndim + 1, weight->dtype, &res));
+    YG_RETURN_IF_ERROR(yg__tensor_new_on("embedding", sizes, indices->ndim + 1, weight->dtype,
+                                         weight->storage->device, weight->storage->device_index,
+                                         &res));
+    if (weight->storage->device == YG_CUDA) {
+        yg_status st = yg_tensor_numel(res) == 0
+                           ? YG_OK
+                           : yg__cuda_gather("embedding", weight, 1, weight->sizes[0], dim,
+                                             indices, res);
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+        *out = res;
+        return YG_OK;
+    }
     size_t esize = yg_dtype_size(weight->dtype);
     char *dst = yg__tensor_ptr(res);
     for (int64_t i = 0; i < n; i++) {
@@ -472,7 +533,7 @@ yg_status yg__cpu_embedding(const yg_tensor *weight,
     return YG_OK;
 }
 
-yg_status yg__cpu_embedding_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_embedding_backward(const yg_tensor *grad_output,
                                      const yg_tensor *indices,
                                      const int64_t *weight_sizes,
                                      int64_t weight_sizes_len,
@@ -498,9 +559,21 @@ yg_status yg__cpu_embedding_backward(const yg_tensor *grad_output,
                         yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
                         yg__format_sizes(indices->sizes, indices->ndim, ibuf, sizeof ibuf),
                         dim);
-    st = yg_tensor_zeros(weight_sizes, 2, grad_output->dtype, &res);
+    st = yg__full_on("embedding_backward", weight_sizes, 2, grad_output->dtype,
+                     grad_output->storage->device, grad_output->storage->device_index, 0.0, &res);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "embedding_backward");
+        return st;
+    if (res->storage->device == YG_CUDA) {
+        if (n > 0 && dim > 0)
+            st = yg__cuda_index_add("embedding_backward", grad_output, 1, weight_sizes[0], dim,
+                                    indices, padding_idx, res);
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+        *out = res;
+        return YG_OK;
+    }
     add_elem_fn add = add_for(grad_output->dtype);
     for (int64_t i = 0; i < n; i++) {
         coords_of(i, indices->sizes, indices->ndim, c);

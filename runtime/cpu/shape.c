@@ -15,6 +15,7 @@
  * reshape, which copies.
  */
 #include "cpu/cpu.h"
+#include "cuda/cuda.h"
 #include "cpu/cpu_int.h"
 
 #include <inttypes.h>
@@ -599,7 +600,7 @@ yg__cpu_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_te
  * columns [offset_i * inner, (offset_i + len_i) * inner) of every row, so
  * each row of a piece is one contiguous run of the result. */
 yg_status
-yg__cpu_cat(const yg_tensor *const *tensors, int64_t tensors_len, int64_t dim, yg_tensor **out) {
+yg__kernel_cat(const yg_tensor *const *tensors, int64_t tensors_len, int64_t dim, yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], d, inner = 1, offset = 0;
     yg_tensor *res = NULL;
     char abuf[128], bbuf[128];
@@ -647,11 +648,30 @@ yg__cpu_cat(const yg_tensor *const *tensors, int64_t tensors_len, int64_t dim, y
         sizes[d] += t->sizes[d];
         dtype = yg__promote_types(dtype, t->dtype);
     }
-    st = yg__tensor_new("cat", sizes, ndim, dtype, &res);
+    st = yg__tensor_new_on("cat", sizes, ndim, dtype, first->storage->device,
+                           first->storage->device_index, &res);
     if (st != YG_OK)
         return st;
     if (yg_tensor_numel(res) == 0) {
         /* Nothing to copy; the trailing product below need not fit. */
+        *out = res;
+        return YG_OK;
+    }
+    if (first->storage->device == YG_CUDA) {
+        /* Each piece copied (and converted) into its slice of res. */
+        for (int64_t i = 0; i < tensors_len && st == YG_OK; i++) {
+            yg_tensor *slot = NULL;
+            int64_t len = tensors[i]->sizes[d];
+            st = yg__kernel_slice(res, d, offset, offset + len, 1, &slot);
+            if (st == YG_OK && len > 0)
+                st = yg__cuda_copy("cat", slot, tensors[i]);
+            yg_release(slot);
+            offset += len;
+        }
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
         *out = res;
         return YG_OK;
     }

@@ -106,6 +106,21 @@ struct yg__philox_range;
 yg_status yg__cuda_draw(const char *op, yg_tensor *t, const struct yg__philox_range *r, int kind,
                         int64_t low, uint64_t range, double p, const double *probs);
 
+/* out [outer, k, inner] (new, contiguous, on src's GPU) = src viewed as
+ * [outer, size, inner] gathered along its middle dim by the k int64
+ * values of index (any device, already checked to be in [0, size)).
+ * cuda/index.c.  Errors name op. */
+yg_status yg__cuda_gather(const char *op, const yg_tensor *src, int64_t outer, int64_t size,
+                          int64_t inner, const yg_tensor *index, yg_tensor *out);
+
+/* out [outer, size, inner] (zeroed, contiguous) += grad [outer, k, inner]
+ * at the rows index names (k checked int64 values, any device; a row
+ * equal to skip adds nothing), deterministically: each output element
+ * adds its contributions in increasing k, in the element's type, as the
+ * CPU does.  cuda/index.c.  Errors name op. */
+yg_status yg__cuda_index_add(const char *op, const yg_tensor *grad, int64_t outer, int64_t size,
+                             int64_t inner, const yg_tensor *index, int64_t skip, yg_tensor *out);
+
 /* Runs launcher fn over a's loop on device index (made current for the
  * launch, then restored); the kernel runs asynchronously on a->stream.
  * Errors name op: YG_ERR_DEVICE "<op>: launching a kernel on cuda:I:
@@ -114,8 +129,9 @@ yg_status yg__cuda_launch(const char *op, int index, yg_cuda_launch_fn fn,
                           const yg_cuda_loop_args *a);
 
 /* Copies src's elements, converted to dst's dtype by core/convert.c's
- * rules, into dst: same sizes, dst contiguous, both on device index.
- * A kernel of cuda/copy.cu on the iterator's geometry. */
+ * rules, into dst (any layout whose elements do not overlap): same sizes,
+ * both on one device.  A kernel of cuda/copy.cu on the iterator's
+ * geometry. */
 yg_status yg__cuda_copy(const char *op, yg_tensor *dst, const yg_tensor *src);
 
 #endif /* YAGRAD_CUDA_CUDA_H */

@@ -152,3 +152,15 @@ yg_status yg__cuda_draw(const char *op, yg_tensor *t, const struct yg__philox_ra
     (void)r, (void)kind, (void)low, (void)range, (void)p, (void)probs;
     return yg__cuda_check_index(op, t->storage->device_index);
 }
+
+yg_status yg__cuda_gather(const char *op, const yg_tensor *src, int64_t outer, int64_t size,
+                          int64_t inner, const yg_tensor *index, yg_tensor *out) {
+    (void)src, (void)outer, (void)size, (void)inner, (void)index;
+    return yg__cuda_check_index(op, out->storage->device_index);
+}
+
+yg_status yg__cuda_index_add(const char *op, const yg_tensor *grad, int64_t outer, int64_t size,
+                             int64_t inner, const yg_tensor *index, int64_t skip, yg_tensor *out) {
+    (void)grad, (void)outer, (void)size, (void)inner, (void)index, (void)skip;
+    return yg__cuda_check_index(op, out->storage->device_index);
+}

@@ -1,0 +1,126 @@
+/*
+ * index.c - the host side of cuda/index.cu for cpu/index.c: gathers and
+ * deterministic index-adds along one dim of GPU tensors.  The index
+ * values were checked by the caller; here they are made contiguous on the
+ * device (a gather) or grouped by row on the host (an index-add, whose
+ * CSR of rows then goes to the device), and the operands are laid out as
+ * contiguous [outer, size, inner] blocks.
+ */
+#include "cuda/cuda.h"
+
+#include "core/core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int yg__cuda_gather_launch(int esize, void *out, const void *src, const long long *index,
+                           long long outer, long long size, long long k_count, long long inner);
+int yg__cuda_index_add_launch(int dtype, void *out, const void *grad, const long long *rows,
+                              const long long *starts, const long long *ks, long long n_rows,
+                              long long outer, long long size, long long k_count,
+                              long long inner);
+
+yg_status yg__cuda_gather(const char *op, const yg_tensor *src, int64_t outer, int64_t size,
+                          int64_t inner, const yg_tensor *index, yg_tensor *out) {
+    int index_dev = out->storage->device_index, prev;
+    yg_tensor *s = NULL, *ix = NULL;
+    yg_status st = yg__tensor_contiguous_as(src, src->dtype, true, &s);
+    if (st == YG_OK)
+        st = yg_tensor_to_device(index, YG_CUDA, index_dev, &ix);
+    if (st == YG_OK)
+        st = yg__cuda_device_enter(op, index_dev, &prev);
+    if (st == YG_OK) {
+        int err = yg__cuda_gather_launch((int)yg_dtype_size(src->dtype), yg__tensor_ptr(out),
+                                         yg__tensor_ptr(s), (const long long *)yg__tensor_ptr(ix),
+                                         outer, size, yg_tensor_numel(ix), inner);
+        yg__cuda_device_leave(prev);
+        st = yg__cuda_check_launch(op, index_dev, err);
+    }
+    yg_release(ix);
+    yg_release(s);
+    return st;
+}
+
+/* The rows index adds into, each once in increasing order, and for each
+ * the positions k that add into it, in increasing k (starts[u] ..
+ * starts[u + 1] of ks); a row equal to skip adds nothing.  One buffer of
+ * 2 n_rows + 1 + n_ks int64: rows, starts, ks. */
+static int64_t *row_csr(const int64_t *index, int64_t k_count, int64_t size, int64_t skip,
+                        int64_t *n_rows_out, int64_t *total_out) {
+    int64_t *count = calloc((size_t)size + 1, sizeof *count);
+    if (count == NULL)
+        return NULL;
+    int64_t n_rows = 0, n_ks = 0;
+    for (int64_t k = 0; k < k_count; k++) {
+        if (index[k] == skip)
+            continue;
+        n_rows += count[index[k]]++ == 0;
+        n_ks++;
+    }
+    int64_t total = 2 * n_rows + 1 + n_ks;
+    int64_t *buf = malloc((size_t)(total > 0 ? total : 1) * sizeof *buf);
+    int64_t *slot = malloc((size_t)size * sizeof *slot + 1);
+    if (buf == NULL || slot == NULL) {
+        free(buf);
+        free(slot);
+        free(count);
+        return NULL;
+    }
+    int64_t *rows = buf, *starts = buf + n_rows, *ks = buf + 2 * n_rows + 1, u = 0, at = 0;
+    for (int64_t r = 0; r < size; r++) {
+        if (count[r] == 0)
+            continue;
+        rows[u] = r;
+        starts[u] = at;
+        slot[r] = at;
+        at += count[r];
+        u++;
+    }
+    starts[n_rows] = at;
+    for (int64_t k = 0; k < k_count; k++)
+        if (index[k] != skip)
+            ks[slot[index[k]]++] = k;
+    free(slot);
+    free(count);
+    *n_rows_out = n_rows;
+    *total_out = total;
+    return buf;
+}
+
+yg_status yg__cuda_index_add(const char *op, const yg_tensor *grad, int64_t outer, int64_t size,
+                             int64_t inner, const yg_tensor *index, int64_t skip, yg_tensor *out) {
+    int dev = out->storage->device_index, prev;
+    yg_tensor *g = NULL, *host = NULL;
+    void *csr = NULL;
+    int64_t n_rows = 0, total = 0, *buf = NULL;
+    int64_t k_count = yg_tensor_numel(index);
+    yg_status st = yg__tensor_contiguous_as(grad, grad->dtype, true, &g);
+    if (st == YG_OK)
+        st = yg_tensor_to_device(index, YG_CPU, 0, &host);
+    if (st == YG_OK) {
+        buf = row_csr((const int64_t *)yg__tensor_ptr(host), k_count, size, skip, &n_rows, &total);
+        if (buf == NULL)
+            st = yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of host memory grouping %lld indices",
+                          op, (long long)k_count);
+    }
+    if (st == YG_OK && n_rows > 0)
+        st = yg__cuda_alloc(op, dev, (size_t)total * sizeof(int64_t), &csr);
+    if (st == YG_OK && n_rows > 0)
+        st = yg__cuda_memcpy(op, csr, dev, buf, -1, (size_t)total * sizeof(int64_t));
+    if (st == YG_OK && n_rows > 0)
+        st = yg__cuda_device_enter(op, dev, &prev);
+    if (st == YG_OK && n_rows > 0) {
+        const long long *rows = csr;
+        int err = yg__cuda_index_add_launch((int)grad->dtype, yg__tensor_ptr(out),
+                                            yg__tensor_ptr(g), rows, rows + n_rows,
+                                            rows + 2 * n_rows + 1, n_rows, outer, size, k_count,
+                                            inner);
+        yg__cuda_device_leave(prev);
+        st = yg__cuda_check_launch(op, dev, err);
+    }
+    yg__cuda_free(dev, csr); /* stream-ordered: reused only by later work */
+    free(buf);
+    yg_release(host);
+    yg_release(g);
+    return st;
+}

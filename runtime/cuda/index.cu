@@ -1,0 +1,136 @@
+/*
+ * index.cu - gathers and index-adds along one dim, behind index_select,
+ * embedding and their gradients (cpu/index.c through cuda/index.c).
+ *
+ * Operands are contiguous [outer, size, inner] blocks.  gather:
+ *   out[o, k, i] = src[o, index[k], i]
+ * one thread per output element, elements moved as 1-, 2-, 4- or 8-byte
+ * words.  index_add (the gradients) is deterministic: the host groups the
+ * positions k by the row index[k] they add into (a CSR of rows), in
+ * increasing k, and one thread per (o, row, i) adds
+ *   out[o, row, i] = sum over its k of grad[o, k, i]
+ * in the element's own type and in the CPU's order, so GPU gradients
+ * equal the CPU's bit for bit (bool adds as logical or).
+ */
+#include "cuda/launch.h"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+const int kThreads = 256;
+
+unsigned grid_for(long long n)
+{
+    long long b = (n + kThreads - 1) / kThreads;
+    return (unsigned)(b < 1 ? 1 : (b < 65535 ? b : 65535));
+}
+
+template <typename W>
+__global__ void __launch_bounds__(kThreads)
+    gather(W *out, const W *src, const long long *index, long long outer, long long size,
+           long long k_count, long long inner)
+{
+    const long long n = outer * k_count * inner;
+    for (long long e = (long long)blockIdx.x * kThreads + threadIdx.x; e < n;
+         e += (long long)gridDim.x * kThreads) {
+        const long long i = e % inner, k = (e / inner) % k_count, o = e / (inner * k_count);
+        out[e] = src[(o * size + index[k]) * inner + i];
+    }
+}
+
+template <typename T> __device__ T add(T a, T b)
+{
+    return a + b;
+}
+template <> __device__ int add<int>(int a, int b)
+{
+    return (int)((unsigned)a + (unsigned)b); /* wraps, as the CPU's */
+}
+template <> __device__ unsigned char add<unsigned char>(unsigned char a, unsigned char b)
+{
+    return a || b;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    index_add(T *out, const T *grad, const long long *rows, const long long *starts,
+              const long long *ks, long long n_rows, long long outer, long long size,
+              long long k_count, long long inner)
+{
+    const long long n = outer * n_rows * inner;
+    for (long long e = (long long)blockIdx.x * kThreads + threadIdx.x; e < n;
+         e += (long long)gridDim.x * kThreads) {
+        const long long i = e % inner, u = (e / inner) % n_rows, o = e / (inner * n_rows);
+        T acc = 0;
+        for (long long j = starts[u]; j < starts[u + 1]; j++)
+            acc = add<T>(acc, grad[(o * k_count + ks[j]) * inner + i]);
+        out[(o * size + rows[u]) * inner + i] = acc;
+    }
+}
+
+} /* namespace */
+
+/* out = src gathered along the middle dim by index (k_count device int64
+ * values, all in [0, size)); esize: the element size in bytes.  Returns
+ * the launch's cudaError_t. */
+extern "C" int yg__cuda_gather_launch(int esize, void *out, const void *src,
+                                      const long long *index, long long outer, long long size,
+                                      long long k_count, long long inner)
+{
+    const unsigned g = grid_for(outer * k_count * inner);
+    if (outer * k_count * inner == 0)
+        return 0;
+    if (esize == 8)
+        gather<long long><<<g, kThreads>>>((long long *)out, (const long long *)src, index, outer,
+                                           size, k_count, inner);
+    else if (esize == 4)
+        gather<int><<<g, kThreads>>>((int *)out, (const int *)src, index, outer, size, k_count,
+                                     inner);
+    else if (esize == 2)
+        gather<short><<<g, kThreads>>>((short *)out, (const short *)src, index, outer, size,
+                                       k_count, inner);
+    else
+        gather<char><<<g, kThreads>>>((char *)out, (const char *)src, index, outer, size, k_count,
+                                      inner);
+    return (int)cudaGetLastError();
+}
+
+/* The index-add of grad [outer, k_count, inner] into the zeroed out
+ * [outer, size, inner] through the row CSR (rows[n_rows], starts[n_rows +
+ * 1], ks: device int64); dtype: yg_dtype (float32 0, float64 1, int64 2,
+ * bool 3, int32 4).  Returns the launch's cudaError_t. */
+extern "C" int yg__cuda_index_add_launch(int dtype, void *out, const void *grad,
+                                         const long long *rows, const long long *starts,
+                                         const long long *ks, long long n_rows, long long outer,
+                                         long long size, long long k_count, long long inner)
+{
+    const long long n = outer * n_rows * inner;
+    const unsigned g = grid_for(n);
+    if (n == 0)
+        return 0;
+#define INDEX_ADD(T)                                                                      \
+    index_add<T><<<g, kThreads>>>((T *)out, (const T *)grad, rows, starts, ks, n_rows, outer, \
+                                  size, k_count, inner)
+    switch (dtype) {
+    case 0:
+        INDEX_ADD(float);
+        break;
+    case 1:
+        INDEX_ADD(double);
+        break;
+    case 2:
+        INDEX_ADD(long long);
+        break;
+    case 3:
+        INDEX_ADD(unsigned char);
+        break;
+    case 4:
+        INDEX_ADD(int);
+        break;
+    default:
+        return (int)cudaErrorInvalidValue;
+    }
+#undef INDEX_ADD
+    return (int)cudaGetLastError();
+}
