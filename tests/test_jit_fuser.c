@@ -5,11 +5,22 @@
  * float64), the disk cache is reused by another process and rebuilt when
  * corrupted, and a missing compiler falls back to the interpreter with its
  * reason.  Each test uses its own cache folder.
+ *
+ * The CUDA path: everywhere, the PTX cache and the kernel's argument
+ * block (against the PTX's parameter) and, with CPU tensors marked as
+ * cuda:0 (the fuser reads only the mark before it would need a device),
+ * the refusal of two devices and the fallback without a driver.  The
+ * test_cuda_runs_* tests need a GPU: they run fused groups on cuda:0 and
+ * compare with the same graph on the CPU; without one they print
+ * "skipped: no CUDA device ..." and CTest reports them skipped
+ * (tests/CMakeLists.txt).
  */
 #define _GNU_SOURCE
+#include "core/core.h"
 #include "generated_int.h"
 #include "jit/fuser/fuser.h"
 #include "testutil.h"
+#include "yagrad/cuda.h"
 #include "yagrad/jit.h"
 #include "yagrad/ops_views.h"
 
@@ -691,11 +702,485 @@ static void test_missing_compiler_falls_back_with_reason(void **state) {
     free(run_dir);
 }
 
+/* ---- the CUDA path ---- */
+
+/* A group's CUDA kernel for the PTX tests: a chain with an alpha no other
+ * test uses, so its PTX is in no cache yet. */
+static yg_graph *ptx_graph(double alpha) {
+    char text[1024];
+    yg_graph *f = parse(chain_text("float32", 3, 4, alpha, text, sizeof text));
+    YG_CHECK(yg_graph_fuse(f));
+    assert_int_equal(count_kind(f, "prim::FusionGroup"), 1);
+    return f;
+}
+
+/* Child: makes the PTX of ptx_graph(1.625); exits 0 when it came from
+ * the disk cache without NVRTC, 1 when NVRTC compiled it, 2 on error. */
+static int ptx_child_main(void) {
+    yg_graph *f = ptx_graph(1.625);
+    char *src = NULL, *ptx = NULL;
+    yg_fuser_stats before = yg_fuser_get_stats();
+    yg_status st = yg_fuser_cuda_ptx(f, 0, "compute_80", &src, &ptx);
+    yg_fuser_stats after = yg_fuser_get_stats();
+    yg_string_release(src);
+    yg_string_release(ptx);
+    yg_graph_release(f);
+    if (st != YG_OK)
+        return 2;
+    if (after.cuda_kernels_compiled == before.cuda_kernels_compiled &&
+        after.cuda_disk_cache_hits == before.cuda_disk_cache_hits + 1)
+        return 0;
+    return after.cuda_kernels_compiled == before.cuda_kernels_compiled + 1 ? 1 : 2;
+}
+
+/* NVRTC runs once per kernel: a second request in the process is a
+ * memory hit, a second process reads the disk cache, and a corrupted
+ * file is compiled again. */
+static void test_cuda_ptx_is_cached_in_memory_and_on_disk(void **state) {
+    (void)state;
+    if (YG_PTXAS[0] == '\0') {
+        printf("skipped: yagrad was built without the CUDA toolkit (no NVRTC)\n");
+        skip();
+    }
+    yg_graph *f = ptx_graph(1.375);
+    char *src = NULL, *ptx = NULL, *ptx2 = NULL;
+    yg_fuser_stats s0 = yg_fuser_get_stats();
+    YG_CHECK(yg_fuser_cuda_ptx(f, 0, "compute_80", &src, &ptx));
+    yg_fuser_stats s1 = yg_fuser_get_stats();
+    yg_string_release(src);
+    YG_CHECK(yg_fuser_cuda_ptx(f, 0, "compute_80", &src, &ptx2));
+    yg_fuser_stats s2 = yg_fuser_get_stats();
+    assert_int_equal(s1.cuda_kernels_compiled, s0.cuda_kernels_compiled + 1);
+    assert_int_equal(s2.cuda_kernels_compiled, s1.cuda_kernels_compiled);
+    assert_int_equal(s2.cuda_memory_cache_hits, s1.cuda_memory_cache_hits + 1);
+    assert_string_equal(ptx, ptx2);
+    /* Another architecture is another kernel. */
+    yg_string_release(ptx2);
+    yg_string_release(src);
+    YG_CHECK(yg_fuser_cuda_ptx(f, 0, "compute_90", &src, &ptx2));
+    assert_int_equal(yg_fuser_get_stats().cuda_kernels_compiled, s2.cuda_kernels_compiled + 1);
+    yg_string_release(src);
+    yg_string_release(ptx);
+    yg_string_release(ptx2);
+    yg_graph_release(f);
+
+    char dir[256], cmd[600], *run_dir = strdup(getenv("YG_FUSER_CACHE_DIR"));
+    use_cache_dir("ptx", dir, sizeof dir);
+    assert_int_equal(run_child("--ptx-child"), 1);
+    assert_int_equal(run_child("--ptx-child"), 0);
+    snprintf(cmd, sizeof cmd, "for f in '%s'/*.ptx; do echo garbage > \"$f\"; done", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(run_child("--ptx-child"), 1);
+    assert_int_equal(run_child("--ptx-child"), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    setenv("YG_FUSER_CACHE_DIR", run_dir, 1);
+    free(run_dir);
+}
+
+/* The host packs codegen's struct yg_fused_args (the kernels' one
+ * parameter) in as many bytes as the PTX declares, with ndim and the
+ * pointers where the PTX reads them, for an elementwise and an anchored
+ * group, for each dtype. */
+static void test_cuda_args_block_matches_the_ptx(void **state) {
+    (void)state;
+    if (YG_PTXAS[0] == '\0') {
+        printf("skipped: yagrad was built without the CUDA toolkit (no NVRTC)\n");
+        skip();
+    }
+    static const char *const texts[] = {
+        /* 2 outputs, 3 inputs */
+        "graph(%x : Tensor(dtype=DT, sizes=[3, 4]), %w : Tensor(dtype=DT, sizes=[3, 4]),"
+        " %b : Tensor(dtype=DT, sizes=[4])):\n"
+        "  %p = mul(%x, %w)\n  %q = add(%p, %b)\n  %t = tanh(%q)\n  return (%t, %q)\n",
+        /* 1 output, 2 inputs, a softmax anchor */
+        "graph(%x : Tensor(dtype=DT, sizes=[3, 4]), %w : Tensor(dtype=DT, sizes=[4])):\n"
+        "  %p = mul(%x, %w)\n  %t = tanh(%p)\n  %y = softmax[dim=-1](%t)\n  return (%y)\n",
+    };
+    static const int nops[] = {5, 3};
+    for (int d = 0; d < 2; d++) {
+        for (int k = 0; k < 2; k++) {
+            char text[1024], *src = NULL, *ptx = NULL;
+            const char *dn = d == 0 ? "float32" : "float64";
+            /* DT -> the dtype */
+            size_t o = 0;
+            for (const char *c = texts[k]; *c != '\0' && o + 8 < sizeof text; c++) {
+                if (c[0] == 'D' && c[1] == 'T') {
+                    o += (size_t)snprintf(text + o, sizeof text - o, "%s", dn);
+                    c++;
+                } else {
+                    text[o++] = *c;
+                }
+            }
+            text[o] = '\0';
+            yg_graph *f = parse(text);
+            YG_CHECK(yg_graph_fuse(f));
+            YG_CHECK(yg_fuser_cuda_ptx(f, 0, "compute_80", &src, &ptx));
+            for (int w = 0; w < 2; w++) {
+                const char *name = w == 0 ? "yg_fused_kernel_param_0[" : "yg_fused_kernel_i32_param_0[";
+                const char *p = strstr(ptx, name);
+                long bytes = -1;
+                assert_non_null(p);
+                assert_int_equal(sscanf(p + strlen(name), "%ld", &bytes), 1);
+                if (bytes != (long)yg__fuser_cuda_args_size(nops[k]))
+                    fail_msg("%s %s group %d: the PTX takes %ld bytes, the host packs %zu",
+                             dn, w == 0 ? "64-bit" : "32-bit", k, bytes,
+                             yg__fuser_cuda_args_size(nops[k]));
+            }
+            /* ndim, an int, at byte 8; the first pointer after the
+             * sizes and every operand's strides. */
+            size_t ptrs = 16 + 8 * YG_MAX_DIMS + 8 * (size_t)(nops[k] * YG_MAX_DIMS);
+            char want[32];
+            snprintf(want, sizeof want, "+%zu];", ptrs);
+            assert_non_null(strstr(ptx, want));
+            const char *nd = strstr(ptx, "+8];");
+            assert_non_null(nd);
+            while (nd > ptx && nd[-1] != '\n')
+                nd--;
+            assert_true(strncmp(nd, "\tld.param.u32", 13) == 0);
+            yg_string_release(src);
+            yg_string_release(ptx);
+            yg_graph_release(f);
+        }
+    }
+    /* The largest group's block fits the 4 KiB every GPU takes. */
+    assert_true(yg__fuser_cuda_args_size(YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS) <= 4096);
+}
+
+/* Marks t's storage as device dev, index 0 (undone with YG_CPU). */
+static void mark(yg_tensor *t, yg_device dev) {
+    t->storage->device = dev;
+    t->storage->device_index = 0;
+}
+
+/* Inputs on two devices are refused before anything runs, naming both,
+ * as an op refuses them; outputs stay NULL. */
+static void test_group_refuses_inputs_on_two_devices(void **state) {
+    (void)state;
+    char text[1024];
+    yg_graph *f = parse(chain_text("float32", 3, 4, 1.0, text, sizeof text));
+    YG_CHECK(yg_graph_fuse(f));
+    int64_t s[2] = {3, 4}, sb[1] = {4};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 60),
+              *w = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 61),
+              *b = yg_test_rand(YG_FLOAT32, sb, 1, -1, 1, 62);
+    yg_tensor *in[3] = {x, w, b}, *out[2] = {0};
+    mark(w, YG_CUDA);
+    yg_status st = yg_graph_run(f, in, 3, out, 2);
+    mark(w, YG_CPU);
+    YG_EXPECT_ERROR(st,
+                    YG_ERR_DEVICE,
+                    "prim::FusionGroup: expected all tensors on one device, but x is on cpu "
+                    "and w on cuda:0");
+    assert_null(out[0]);
+    assert_null(out[1]);
+    yg_release(x);
+    yg_release(w);
+    yg_release(b);
+    yg_graph_release(f);
+}
+
+/* Where no GPU is usable, a group whose inputs say cuda:0 finds no driver
+ * (or no NVRTC): it counts a fallback with the reason and the interpreter
+ * runs the eager ops, which say there is no device.  (With a GPU the
+ * test_cuda_runs_* tests run the kernels instead.) */
+static void test_cuda_group_without_a_driver_falls_back_with_reason(void **state) {
+    (void)state;
+    if (yg_cuda_check() == YG_OK) {
+        printf("a device is usable here: the test_cuda_runs_* tests run the kernels\n");
+        return;
+    }
+    char text[1024];
+    yg_graph *f = parse(chain_text("float32", 3, 4, 1.0, text, sizeof text));
+    YG_CHECK(yg_graph_fuse(f));
+    int64_t s[2] = {3, 4}, sb[1] = {4};
+    yg_tensor *in[3] = {yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 63),
+                        yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 64),
+                        yg_test_rand(YG_FLOAT32, sb, 1, -1, 1, 65)};
+    yg_tensor *out[2] = {0};
+    for (int i = 0; i < 3; i++)
+        mark(in[i], YG_CUDA);
+    yg_fuser_stats before = yg_fuser_get_stats();
+    yg_status st = yg_graph_run(f, in, 3, out, 2);
+    yg_fuser_stats after = yg_fuser_get_stats();
+    for (int i = 0; i < 3; i++)
+        mark(in[i], YG_CPU);
+    assert_int_equal(st, YG_ERR_DEVICE); /* the eager ops: no device */
+    assert_null(out[0]);
+    assert_null(out[1]);
+    assert_int_equal(after.fallbacks, before.fallbacks + 1);
+    assert_int_equal(after.cuda_launches, before.cuda_launches);
+    printf("fallback: %s\n", after.last_fallback);
+    assert_true(strstr(after.last_fallback, "fuser: ") == after.last_fallback);
+    assert_true(strstr(after.last_fallback, "CUDA driver") != NULL ||
+                strstr(after.last_fallback, "without NVRTC") != NULL);
+    for (int i = 0; i < 3; i++)
+        yg_release(in[i]);
+    yg_graph_release(f);
+}
+
+/* ---- on a GPU ---- */
+
+/* Skips the calling test when no device is usable or yagrad cannot
+ * compile kernels for one, saying why. */
+static void need_device(void) {
+    if (yg_cuda_check() != YG_OK) {
+        const char *why = yg_last_error();
+        printf("skipped: %s\n", strncmp(why, "cuda: ", 6) == 0 ? why + 6 : why);
+        skip();
+    }
+    if (YG_PTXAS[0] == '\0') {
+        printf("skipped: built without CUDA's NVRTC: fused groups on a GPU run the eager ops\n");
+        skip();
+    }
+}
+
+/* t on cuda:0 with the same geometry when it is contiguous or a
+ * transpose of a contiguous matrix (a view on the device). */
+static yg_tensor *on_device(const yg_tensor *t) {
+    yg_tensor *d = NULL, *v = NULL, *dv = NULL;
+    if (yg_tensor_is_contiguous(t)) {
+        YG_CHECK(yg_tensor_to_device(t, YG_CUDA, 0, &d));
+        return d;
+    }
+    assert_int_equal(yg_tensor_ndim(t), 2);
+    YG_CHECK(yg_transpose(t, 0, 1, &v));
+    assert_true(yg_tensor_is_contiguous(v));
+    YG_CHECK(yg_tensor_to_device(v, YG_CUDA, 0, &dv));
+    YG_CHECK(yg_transpose(dv, 0, 1, &d));
+    yg_release(v);
+    yg_release(dv);
+    return d;
+}
+
+/* Runs text unfused on the CPU inputs and fused on copies of them on
+ * cuda:0; the outputs must be on cuda:0, of the same sizes and close; a
+ * fused kernel must have been launched, with no fallback. */
+static void
+check_on_gpu(const char *text, yg_tensor *const *in, int n_in, int n_out, double tol) {
+    yg_graph *g = parse(text), *f = parse(text);
+    YG_CHECK(yg_graph_fuse(f));
+    assert_true(count_kind(f, "prim::FusionGroup") >= 1);
+    yg_tensor *din[8] = {0}, *a[8] = {0}, *c[8] = {0};
+    assert_true(n_in <= 8 && n_out <= 8);
+    for (int i = 0; i < n_in; i++)
+        din[i] = on_device(in[i]);
+    yg_fuser_stats before = yg_fuser_get_stats();
+    YG_CHECK(yg_graph_run(g, in, n_in, a, n_out));
+    YG_CHECK(yg_graph_run(f, din, n_in, c, n_out));
+    YG_CHECK(yg_cuda_synchronize(0));
+    yg_fuser_stats after = yg_fuser_get_stats();
+    if (after.fallbacks != before.fallbacks)
+        fail_msg("fell back: %s", after.last_fallback);
+    assert_true(after.cuda_launches > before.cuda_launches);
+    for (int i = 0; i < n_out; i++) {
+        yg_tensor *h = NULL;
+        assert_int_equal(yg_tensor_device(c[i]), YG_CUDA);
+        assert_int_equal(yg_tensor_ndim(a[i]), yg_tensor_ndim(c[i]));
+        for (int d = 0; d < yg_tensor_ndim(a[i]); d++)
+            assert_int_equal(yg_tensor_sizes(a[i])[d], yg_tensor_sizes(c[i])[d]);
+        YG_CHECK(yg_tensor_to_device(c[i], YG_CPU, 0, &h));
+        expect_close(a[i], h, tol);
+        yg_release(h);
+        yg_release(a[i]);
+        yg_release(c[i]);
+    }
+    for (int i = 0; i < n_in; i++)
+        yg_release(din[i]);
+    yg_graph_release(g);
+    yg_graph_release(f);
+}
+
+/* tanh(x * w + b) * sigmoid(x) on cuda:0 (b broadcast along rows), in
+ * float32 and float64, with a transposed x, small and large (the
+ * grid-stride loop past one block per element). */
+static void test_cuda_runs_the_chain_like_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    static const struct {
+        yg_dtype dt;
+        int m, n;
+        double alpha;
+        bool transpose;
+        double tol;
+    } cases[] = {
+        {YG_FLOAT32, 7, 5, 1.0, false, 1e-5},
+        {YG_FLOAT64, 7, 5, 1.0, false, 1e-12},
+        {YG_FLOAT32, 300, 301, 0.5, true, 1e-5},
+        {YG_FLOAT64, 256, 512, 2.0, true, 1e-12},
+        {YG_FLOAT32, 4099, 4097, 1.0, false, 1e-5}, /* > 65535 blocks of 256 */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char text[1024];
+        const char *dn = cases[k].dt == YG_FLOAT32 ? "float32" : "float64";
+        int m = cases[k].m, n = cases[k].n;
+        int64_t s[2] = {m, n}, st[2] = {n, m}, sb[1] = {n};
+        yg_tensor *x = NULL, *xt = NULL;
+        if (cases[k].transpose) {
+            xt = yg_test_rand(cases[k].dt, st, 2, -2, 2, 70);
+            YG_CHECK(yg_transpose(xt, 0, 1, &x));
+        } else {
+            x = yg_test_rand(cases[k].dt, s, 2, -2, 2, 70);
+        }
+        yg_tensor *in[3] = {x, yg_test_rand(cases[k].dt, s, 2, -1, 1, 71),
+                            yg_test_rand(cases[k].dt, sb, 1, -1, 1, 72)};
+        check_on_gpu(chain_text(dn, m, n, cases[k].alpha, text, sizeof text), in, 3, 2,
+                     cases[k].tol);
+        for (int i = 0; i < 3; i++)
+            yg_release(in[i]);
+        yg_release(xt);
+    }
+}
+
+/* Size-1 dims and a 0-dim input broadcast; cat exits write their slices
+ * of one result on the device too. */
+static void test_cuda_runs_broadcasts_and_cats_like_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const char *bcast = "graph(%x : Tensor(dtype=float32, sizes=[4, 1, 6]),"
+                        " %y : Tensor(dtype=float32, sizes=[3, 1]), %z : Tensor(dtype=float32)):\n"
+                        "  %a = mul(%x, %y)\n"
+                        "  %b = sub[alpha=3](%a, %z)\n"
+                        "  %c = exp(%b)\n"
+                        "  %d = div.Scalar[other=7](%c)\n"
+                        "  return (%d)\n";
+    int64_t sx[3] = {4, 1, 6}, sy[2] = {3, 1};
+    yg_tensor *in[3] = {yg_test_rand(YG_FLOAT32, sx, 3, -1, 1, 73),
+                        yg_test_rand(YG_FLOAT32, sy, 2, -1, 1, 74), NULL};
+    YG_CHECK(yg_tensor_scalar(0.25, YG_FLOAT32, &in[2]));
+    check_on_gpu(bcast, in, 3, 1, 1e-5);
+    for (int i = 0; i < 3; i++)
+        yg_release(in[i]);
+    const char *cats = "graph(%x : Tensor(dtype=float64, sizes=[5, 7]),"
+                       " %y : Tensor(dtype=float64, sizes=[7])):\n"
+                       "  %a = mul(%x, %y)\n"
+                       "  %b = tanh(%a)\n"
+                       "  %c = sigmoid(%x)\n"
+                       "  %d = cat[dim=-1](%a, %b, %c)\n"
+                       "  %e = cat[dim=0](%c, %b)\n"
+                       "  return (%d, %e, %b)\n";
+    int64_t s5[2] = {5, 7}, s7[1] = {7};
+    yg_tensor *cin[2] = {yg_test_rand(YG_FLOAT64, s5, 2, -1, 1, 75),
+                         yg_test_rand(YG_FLOAT64, s7, 1, -1, 1, 76)};
+    check_on_gpu(cats, cin, 2, 3, 1e-12);
+    yg_release(cin[0]);
+    yg_release(cin[1]);
+}
+
+/* softmax, log_softmax, sum and layer_norm anchors on the device: a block
+ * per row, rows of 37 (one partial warp) and of 1500 (threads striding). */
+static void test_cuda_runs_reduction_anchors_like_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    static const char *const tails[] = {
+        "  %y = softmax[dim=-1](%b)\n  return (%y, %a)\n",
+        "  %y = log_softmax[dim=1](%b)\n  return (%y)\n",
+        "  %y = sum.dim[dim=[-1], keepdim=1](%b)\n  return (%y, %b)\n",
+        "  %y = sum.dim[dim=[1]](%b)\n  return (%y)\n",
+        "  %y = layer_norm[eps=0.001, normalized_shape=[COLS]](%b, %w, %c)\n  return (%y)\n",
+    };
+    static const int outs[] = {2, 1, 2, 1, 1};
+    static const int cols[] = {37, 1500};
+    for (int d = 0; d < 2; d++) {
+        yg_dtype dt = d == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        const char *dn = d == 0 ? "float32" : "float64";
+        for (int ci = 0; ci < 2; ci++) {
+            for (int t = 0; t < 2; t++) {
+                for (size_t k = 0; k < sizeof tails / sizeof tails[0]; k++) {
+                    char tail[256], text[1024];
+                    const char *at = strstr(tails[k], "COLS");
+                    if (at != NULL)
+                        snprintf(tail, sizeof tail, "%.*s%d%s", (int)(at - tails[k]), tails[k],
+                                 cols[ci], at + 4);
+                    else
+                        snprintf(tail, sizeof tail, "%s", tails[k]);
+                    snprintf(text, sizeof text,
+                             "graph(%%x : Tensor(dtype=%s, sizes=[6, %d]),"
+                             " %%w : Tensor(dtype=%s, sizes=[%d])):\n"
+                             "  %%a = mul(%%x, %%w)\n"
+                             "  %%b = tanh(%%a)\n"
+                             "  %%c = mul.Scalar[other=2.5](%%w)\n%s",
+                             dn, cols[ci], dn, cols[ci], tail);
+                    int64_t s[2] = {6, cols[ci]}, st[2] = {cols[ci], 6}, sw[1] = {cols[ci]};
+                    yg_tensor *x = NULL, *xt = NULL;
+                    if (t) {
+                        xt = yg_test_rand(dt, st, 2, -2, 2, 77);
+                        YG_CHECK(yg_transpose(xt, 0, 1, &x));
+                    } else {
+                        x = yg_test_rand(dt, s, 2, -2, 2, 77);
+                    }
+                    yg_tensor *in[2] = {x, yg_test_rand(dt, sw, 1, -1, 1, 78)};
+                    check_on_gpu(text, in, 2, outs[k], d == 0 ? 1e-5 : 1e-12);
+                    yg_release(in[0]);
+                    yg_release(in[1]);
+                    yg_release(xt);
+                }
+            }
+        }
+    }
+}
+
+/* A group's first run on the GPU compiles its kernel (NVRTC, for the
+ * device's architecture); its next runs launch it again without any
+ * cache lookup, and another graph with the same group finds it loaded. */
+static void test_cuda_runs_compile_once_then_hit_the_cache(void **state) {
+    (void)state;
+    need_device();
+    char text[1024];
+    chain_text("float32", 8, 9, 0.3125, text, sizeof text); /* an alpha of its own */
+    int64_t s[2] = {8, 9}, sb[1] = {9};
+    yg_tensor *cpu[3] = {yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 80),
+                         yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 81),
+                         yg_test_rand(YG_FLOAT32, sb, 1, -1, 1, 82)};
+    yg_fuser_stats s0 = yg_fuser_get_stats();
+    check_on_gpu(text, cpu, 3, 2, 1e-5);
+    yg_fuser_stats s1 = yg_fuser_get_stats();
+    check_on_gpu(text, cpu, 3, 2, 1e-5); /* a new graph: the loaded kernel */
+    yg_fuser_stats s2 = yg_fuser_get_stats();
+    printf("compiled %lld, memory hits %lld, launches %lld\n",
+           (long long)(s2.cuda_kernels_compiled - s0.cuda_kernels_compiled),
+           (long long)(s2.cuda_memory_cache_hits - s0.cuda_memory_cache_hits),
+           (long long)(s2.cuda_launches - s0.cuda_launches));
+    assert_int_equal(s1.cuda_kernels_compiled, s0.cuda_kernels_compiled + 1);
+    assert_int_equal(s2.cuda_kernels_compiled, s1.cuda_kernels_compiled);
+    assert_int_equal(s2.cuda_memory_cache_hits, s1.cuda_memory_cache_hits + 1);
+    assert_int_equal(s2.cuda_launches, s1.cuda_launches + 1);
+    /* One graph run twice: launched twice, looked up once. */
+    yg_graph *f = parse(text);
+    YG_CHECK(yg_graph_fuse(f));
+    yg_tensor *din[3], *out[2] = {0};
+    for (int i = 0; i < 3; i++)
+        din[i] = on_device(cpu[i]);
+    for (int r = 0; r < 2; r++) {
+        YG_CHECK(yg_graph_run(f, din, 3, out, 2));
+        yg_release(out[0]);
+        yg_release(out[1]);
+        out[0] = out[1] = NULL;
+    }
+    yg_fuser_stats s3 = yg_fuser_get_stats();
+    assert_int_equal(s3.cuda_launches, s2.cuda_launches + 2);
+    assert_int_equal(s3.cuda_memory_cache_hits, s2.cuda_memory_cache_hits + 1);
+    assert_int_equal(s3.cuda_kernels_compiled, s2.cuda_kernels_compiled);
+    /* A CPU input among cuda:0 ones: refused, naming both. */
+    yg_tensor *mixed[3] = {din[0], cpu[1], din[2]};
+    YG_EXPECT_ERROR(yg_graph_run(f, mixed, 3, out, 2), YG_ERR_DEVICE,
+                    "expected all tensors on one device, but x is on cuda:0 and w on cpu");
+    assert_null(out[0]);
+    assert_null(out[1]);
+    for (int i = 0; i < 3; i++) {
+        yg_release(din[i]);
+        yg_release(cpu[i]);
+    }
+    yg_graph_release(f);
+}
+
 int main(int argc, char **argv) {
     ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
     self_path[n > 0 ? n : 0] = '\0';
     if (argc > 1 && strcmp(argv[1], "--child") == 0)
         return child_main();
+    if (argc > 1 && strcmp(argv[1], "--ptx-child") == 0)
+        return ptx_child_main();
     /* Kernels go to a folder of this run, removed at the end. */
     char dir[256], cmd[300];
     use_cache_dir("run", dir, sizeof dir);
@@ -713,6 +1198,14 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_layer_norm_anchor_over_unknown_sizes),
         cmocka_unit_test(test_disk_cache_is_shared_and_rebuilt_when_corrupt),
         cmocka_unit_test(test_missing_compiler_falls_back_with_reason),
+        cmocka_unit_test(test_cuda_ptx_is_cached_in_memory_and_on_disk),
+        cmocka_unit_test(test_cuda_args_block_matches_the_ptx),
+        cmocka_unit_test(test_group_refuses_inputs_on_two_devices),
+        cmocka_unit_test(test_cuda_group_without_a_driver_falls_back_with_reason),
+        cmocka_unit_test(test_cuda_runs_the_chain_like_the_cpu),
+        cmocka_unit_test(test_cuda_runs_broadcasts_and_cats_like_the_cpu),
+        cmocka_unit_test(test_cuda_runs_reduction_anchors_like_the_cpu),
+        cmocka_unit_test(test_cuda_runs_compile_once_then_hit_the_cache),
     };
     int rc = YG_TEST_RUN(tests, argc, argv);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

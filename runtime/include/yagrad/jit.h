@@ -543,7 +543,8 @@ YG_NODISCARD yg_status yg_graph_inline_autodiff_subgraphs(yg_graph *g, int64_t m
  * specs/native_functions.yaml) over one floating dtype into
  * prim::FusionGroup nodes (attribute subgraph), which run as one kernel
  * generated from those expressions, compiled by the system C compiler and
- * loaded with dlopen (docs/ir.md, "The fuser").  A node joins when its
+ * loaded with dlopen, or, when the group's inputs are on a GPU, compiled
+ * by NVRTC and launched there (docs/ir.md, "The fuser").  A node joins when its
  * dtype and its inputs' dtypes are known and equal (float32 or float64),
  * it writes no memory and reads or makes no value anything writes; a run
  * needs two such nodes.  A `cat` of values of the run joins as an exit
@@ -554,7 +555,9 @@ YG_NODISCARD yg_status yg_graph_inline_autodiff_subgraphs(yg_graph *g, int64_t m
  * Environment at run time: YG_FUSER_CC (the compiler; default: the one
  * that built yagrad), YG_FUSER_CACHE_DIR (the disk cache; default
  * $XDG_CACHE_HOME/yagrad/fuser or ~/.cache/yagrad/fuser), YG_FUSER_DUMP
- * (a folder to write every kernel's source to).
+ * (a folder to write every kernel's source to).  A group whose inputs
+ * are on two devices fails when it runs, as an op would (YG_ERR_DEVICE,
+ * naming both).
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL g; shape propagation's errors;
  *          YG_ERR_OUT_OF_MEMORY. */
 YG_NODISCARD yg_status yg_graph_fuse(yg_graph *g);
@@ -567,15 +570,25 @@ typedef struct yg_fuser_stats {
     int64_t fallbacks;         /* group runs that used the interpreter
                                   because no kernel could be made */
     char last_fallback[512];   /* why, for the last one ("" if none) */
+    /* Groups whose inputs are on a GPU run a CUDA kernel compiled by NVRTC
+     * for the device (PTX, loaded with the driver API).  The counters
+     * above count the CPU's kernels; these the GPU's. */
+    int64_t cuda_kernels_compiled;  /* NVRTC runs that made PTX */
+    int64_t cuda_disk_cache_hits;   /* PTX read from the disk cache */
+    int64_t cuda_memory_cache_hits; /* PTX or a loaded kernel already in
+                                       this process (another graph, or
+                                       yg_fuser_cuda_ptx, made it) */
+    int64_t cuda_launches;          /* fused kernels launched on a GPU */
 } yg_fuser_stats;
 
 /* The fuser's counters.  Cannot fail. */
 yg_fuser_stats yg_fuser_get_stats(void);
 
 /* The CUDA form of the kernel of the group-th prim::FusionGroup of g (in
- * node order) and, compiled by NVRTC for arch ("compute_80"), its PTX.
- * Device tensors come with the CUDA backend; until then the PTX is for
- * checking (the toolkit's ptxas assembles it).
+ * node order) and, compiled by NVRTC for arch ("compute_80"), its PTX:
+ * what the group runs when its inputs are on a GPU (for the device's
+ * architecture), through the same caches (it counts in yg_fuser_stats'
+ * cuda_ fields).  Needs no GPU: the toolkit's ptxas can check the PTX.
  *   g: borrowed (fused: yg_graph_fuse);  arch: borrowed
  *   source, ptx: out: release with yg_string_release
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL arguments, no such group, or

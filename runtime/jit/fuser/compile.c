@@ -48,6 +48,7 @@
 /* ---- counters ---- */
 
 static atomic_llong n_compiled, n_disk_hits, n_memory_hits, n_fallbacks;
+static atomic_llong n_cuda_compiled, n_cuda_disk_hits, n_cuda_memory_hits, n_cuda_launches;
 static pthread_mutex_t reason_lock = PTHREAD_MUTEX_INITIALIZER;
 static char last_reason[512];
 
@@ -67,12 +68,29 @@ void yg__fuser_count_fallback(const char *reason) {
     pthread_mutex_unlock(&reason_lock);
 }
 
+void yg__fuser_count_cuda_compiled(void) {
+    atomic_fetch_add(&n_cuda_compiled, 1);
+}
+void yg__fuser_count_cuda_disk_hit(void) {
+    atomic_fetch_add(&n_cuda_disk_hits, 1);
+}
+void yg__fuser_count_cuda_memory_hit(void) {
+    atomic_fetch_add(&n_cuda_memory_hits, 1);
+}
+void yg__fuser_count_cuda_launch(void) {
+    atomic_fetch_add(&n_cuda_launches, 1);
+}
+
 yg_fuser_stats yg_fuser_get_stats(void) {
     yg_fuser_stats s;
     s.kernels_compiled = atomic_load(&n_compiled);
     s.disk_cache_hits = atomic_load(&n_disk_hits);
     s.memory_cache_hits = atomic_load(&n_memory_hits);
     s.fallbacks = atomic_load(&n_fallbacks);
+    s.cuda_kernels_compiled = atomic_load(&n_cuda_compiled);
+    s.cuda_disk_cache_hits = atomic_load(&n_cuda_disk_hits);
+    s.cuda_memory_cache_hits = atomic_load(&n_cuda_memory_hits);
+    s.cuda_launches = atomic_load(&n_cuda_launches);
     pthread_mutex_lock(&reason_lock);
     snprintf(s.last_fallback, sizeof s.last_fallback, "%s", last_reason);
     pthread_mutex_unlock(&reason_lock);
@@ -140,7 +158,7 @@ static bool mkdirs(const char *path) {
     return mkdir(tmp, 0755) == 0 || errno == EEXIST;
 }
 
-static bool cache_dir(char *buf, size_t len) {
+bool yg__fuser_cache_dir(char *buf, size_t len) {
     const char *d = getenv("YG_FUSER_CACHE_DIR");
     if (d != NULL && d[0] != '\0')
         snprintf(buf, len, "%s", d);
@@ -304,7 +322,7 @@ yg_status yg__fuser_compile(const char *source, yg_fused_fn *fn, char *reason, s
     /* Compiling under the lock: two threads wanting one kernel compile it
      * once. */
     dump(source, key);
-    if (!cache_dir(dir, sizeof dir)) {
+    if (!yg__fuser_cache_dir(dir, sizeof dir)) {
         snprintf(reason, reason_len, "cannot create the cache folder %s: %s", dir, strerror(errno));
     } else {
         char obj[1200];

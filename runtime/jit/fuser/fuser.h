@@ -2,7 +2,9 @@
  * fuser.h - the pointwise fuser: what its files share (fuse.c: the pass
  * making prim::FusionGroup nodes; codegen.c: a group's C kernel; compile.c:
  * the system compiler, the disk and memory caches, dlopen; run.c: running a
- * group) and the generated table they read.  Not public API; yagrad/jit.h
+ * group on the CPU or a GPU; cuda.c: the CUDA form to PTX with NVRTC;
+ * cuda_run.c: loading and launching it with the driver API) and the
+ * generated table they read.  Not public API; yagrad/jit.h
  * has yg_graph_fuse and the fuser's counters.
  *
  * A fusion group is a prim::FusionGroup node whose `subgraph` holds a run
@@ -25,6 +27,7 @@
 #include "jit/ir.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* generated/fuser/table.c: parallel to yg__ops[]; expr[0] NULL for ops
@@ -131,6 +134,63 @@ bool yg__fuser_cuda_index32_ok(int64_t n, int ndim, const int64_t *sizes,
  * reason in reason (size reason_len). */
 yg_status yg__fuser_compile(const char *source, yg_fused_fn *fn, char *reason, size_t reason_len);
 
+/* compile.c: the disk cache's folder (created if missing) into buf; false
+ * when it cannot be created. */
+bool yg__fuser_cache_dir(char *buf, size_t len);
+
+/* cuda.c: the PTX of CUDA source for virtual architecture arch
+ * ("compute_90"): from the memory cache, the disk cache (a .ptx file per
+ * source, arch and NVRTC version, next to the CPU kernels) or NVRTC.
+ * *ptx: borrowed, valid for the process.  Returns YG_ERR_NOT_IMPLEMENTED
+ * when NVRTC is not there (built without it, or it cannot be loaded),
+ * YG_ERR_INVALID_ARGUMENT with NVRTC's log when it fails,
+ * YG_ERR_OUT_OF_MEMORY. */
+yg_status yg__fuser_cuda_ptx_of(const char *source, const char *arch, const char **ptx);
+
+/* cuda.c: "compute_XY" for a device of compute capability major.minor:
+ * the newest architecture NVRTC supports that is not newer than the
+ * device (the driver compiles its PTX for the device).  Errors as
+ * yg__fuser_cuda_ptx_of, YG_ERR_DEVICE when NVRTC supports none. */
+yg_status yg__fuser_cuda_arch(int major, int minor, char *arch, size_t len);
+
+/* cuda_run.c: a CUDA kernel loaded on a device: both index widths of
+ * codegen's yg_fused_kernel, in the device's primary context (the one
+ * the CUDA runtime, and so every device tensor, uses).  Loaded once per
+ * source and device and kept for the process, as the CPU's dlopen'd
+ * kernels are. */
+typedef struct yg_fuser_cuda_kernel yg_fuser_cuda_kernel;
+
+/* cuda_run.c: the kernel of CUDA source on device index (compiled for
+ * its compute capability), loaded on first use.  NULL with the reason in
+ * reason when there is none: no CUDA driver (libcuda.so.1 is loaded at
+ * run time), no NVRTC, NVRTC or the driver refusing the code.  Cannot
+ * fail otherwise. */
+const yg_fuser_cuda_kernel *
+yg__fuser_cuda_kernel_get(const char *source, int index, char *reason, size_t reason_len);
+
+/* cuda_run.c: the bytes of codegen's struct yg_fused_args for a kernel
+ * of nops operands (the kernel's one parameter).  Cannot fail. */
+size_t yg__fuser_cuda_args_size(int nops);
+
+/* cuda_run.c: launches k on device index (its stream: the legacy default
+ * stream, which the eager CUDA kernels use too) over the compressed
+ * geometry run.c passes the CPU kernel (n, ndim, sizes; strides: nops x
+ * ndim elements; ptrs: outputs then inputs, device memory).  rows: an
+ * anchored kernel (a block per row of sizes[ndim - 1] elements), else a
+ * grid-stride loop over the elements.  Picks yg_fused_kernel_i32 when
+ * yg__fuser_cuda_index32_ok allows.  Asynchronous.  Errors:
+ * YG_ERR_DEVICE "prim::FusionGroup: launching a fused kernel on cuda:I:
+ * <the driver's reason>". */
+yg_status yg__fuser_cuda_launch(const yg_fuser_cuda_kernel *k,
+                                int index,
+                                bool rows,
+                                int64_t n,
+                                int ndim,
+                                const int64_t *sizes,
+                                const int64_t *strides,
+                                char *const *ptrs,
+                                int nops);
+
 /* run.c: runs a prim::FusionGroup node (interpreter.c calls it). */
 yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_tensor **out);
 
@@ -142,5 +202,9 @@ void yg__fuser_count_compiled(void);
 void yg__fuser_count_disk_hit(void);
 void yg__fuser_count_memory_hit(void);
 void yg__fuser_count_fallback(const char *reason);
+void yg__fuser_count_cuda_compiled(void);
+void yg__fuser_count_cuda_disk_hit(void);
+void yg__fuser_count_cuda_memory_hit(void);
+void yg__fuser_count_cuda_launch(void);
 
 #endif /* YAGRAD_JIT_FUSER_H */

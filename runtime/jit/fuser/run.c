@@ -1,13 +1,19 @@
 /*
  * run.c - running a prim::FusionGroup node: its compiled kernel when the
- * inputs are what the group was made for (its dtype, on the CPU, every
- * output of the broadcast shape of all inputs) and no gradient is being
- * recorded, the interpreter over its subgraph otherwise (which also
- * records eager history when grad mode needs it).
+ * inputs are what the group was made for (its dtype, all on one device,
+ * every output of the broadcast shape of all inputs) and no gradient is
+ * being recorded, the interpreter over its subgraph otherwise (which also
+ * records eager history when grad mode needs it).  Inputs on two devices
+ * are refused, as every op refuses them.
  *
  * Per subgraph the fuser keeps, in the graph (yg_graph.fuser_state), which
- * inputs each output depends on and one kernel per input stride pattern
- * (codegen.c), made on first use.  Outputs are new contiguous tensors.
+ * inputs each output depends on, one CPU kernel per input stride pattern
+ * (codegen.c), and one CUDA kernel per device (cuda_run.c: the CUDA source
+ * reads every operand through its strides, so one kernel serves every
+ * pattern; the group fixes the dtype), each made on first use.  Outputs
+ * are new contiguous tensors on the inputs' device.  The geometry handed
+ * to a kernel (compressed dims, element strides per operand, outputs
+ * first) is the same for both devices.
  */
 #include "jit/fuser/fuser.h"
 #include "yagrad/autograd.h"
@@ -26,10 +32,19 @@ typedef struct variant {
     struct variant *next;
 } variant;
 
+/* A group's CUDA kernel on one device, or why there is none. */
+typedef struct cuda_variant {
+    int index;
+    const yg_fuser_cuda_kernel *kernel; /* NULL: fall back to the interpreter */
+    char reason[512];
+    struct cuda_variant *next;
+} cuda_variant;
+
 typedef struct fuser_state {
     int32_t n_kout; /* values the kernel writes; -1: too many */
     uint32_t deps[YG_FUSE_MAX_OUTPUTS];
     _Atomic(variant *) variants;
+    _Atomic(cuda_variant *) cuda_variants;
 } fuser_state;
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -43,6 +58,12 @@ void yg__fuser_state_free(void *p) {
         variant *next = v->next;
         free(v);
         v = next;
+    }
+    cuda_variant *c = atomic_load(&s->cuda_variants);
+    while (c != NULL) {
+        cuda_variant *next = c->next;
+        free(c); /* its kernel stays loaded for the process (cuda_run.c) */
+        c = next;
     }
     free(s);
 }
@@ -108,6 +129,55 @@ static const variant *variant_of(yg_graph *sub, fuser_state *s, const char *patt
     return v;
 }
 
+/* The CUDA kernel for device index, made on first use (NULL with
+ * c->reason).  The source is made per device: codegen writes the scratch
+ * of sub's values, so it runs under state_lock, and once per device is
+ * rare enough not to keep it. */
+static const cuda_variant *cuda_variant_of(yg_graph *sub, fuser_state *s, int index) {
+    for (cuda_variant *c = atomic_load_explicit(&s->cuda_variants, memory_order_acquire);
+         c != NULL;
+         c = c->next)
+        if (c->index == index)
+            return c;
+    pthread_mutex_lock(&state_lock);
+    cuda_variant *c = atomic_load(&s->cuda_variants);
+    while (c != NULL && c->index != index)
+        c = c->next;
+    if (c == NULL && (c = calloc(1, sizeof *c)) != NULL) {
+        char *source = NULL;
+        c->index = index;
+        if (yg__fuser_codegen_cuda(sub, &source) != YG_OK)
+            snprintf(c->reason, sizeof c->reason, "%s", yg_last_error());
+        else
+            c->kernel = yg__fuser_cuda_kernel_get(source, index, c->reason, sizeof c->reason);
+        free(source);
+        c->next = atomic_load(&s->cuda_variants);
+        atomic_store_explicit(&s->cuda_variants, c, memory_order_release);
+    }
+    pthread_mutex_unlock(&state_lock);
+    return c;
+}
+
+/* Whether the inputs are on one device (*device, *index: it); else
+ * YG_ERR_DEVICE naming the first two that differ, by the group node's
+ * input names. */
+static yg_status
+one_device(const yg_ir_node *n, yg_tensor *const *in, yg_device *device, int32_t *index) {
+    const char *names[YG_FUSE_MAX_INPUTS];
+    int32_t n_in = n->n_inputs, first = 0;
+    while (first < n_in && in[first] == NULL)
+        first++;
+    first = first < n_in ? first : -1;
+    *device = first >= 0 ? in[first]->storage->device : YG_CPU;
+    *index = first >= 0 ? in[first]->storage->device_index : 0;
+    if (n_in < 2 || n_in > YG_FUSE_MAX_INPUTS)
+        return YG_OK; /* more inputs than a kernel takes: the interpreter runs it */
+    for (int32_t i = 0; i < n_in; i++)
+        names[i] = n->inputs[i]->name;
+    return yg__check_devices("prim::FusionGroup", n_in, (const yg_tensor *const *)in, names,
+                             NULL, 0, NULL);
+}
+
 /* Broadcasts the inputs' sizes (NumPy rules); false when they do not go
  * together (the interpreter then reports it). */
 static bool
@@ -154,11 +224,14 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
     yg_graph *sub = (yg_graph *)csub;
     int32_t n_in = n->n_inputs, n_out = n->n_outputs;
     int32_t dtype = n_in > 0 ? sub->param->outputs[0]->type.dtype : YG_IR_UNKNOWN;
+    yg_device device = YG_CPU;
+    int32_t index = 0;
+    YG_RETURN_IF_ERROR(one_device(n, in, &device, &index));
     bool fused = n_in <= YG_FUSE_MAX_INPUTS && n_in > 0;
     bool grad = yg_is_grad_enabled();
     for (int32_t i = 0; fused && i < n_in; i++)
         fused = in[i] != NULL && (int32_t)in[i]->dtype == dtype &&
-                in[i]->storage->device == YG_CPU && !(grad && yg_tensor_requires_grad(in[i]));
+                !(grad && yg_tensor_requires_grad(in[i]));
     fuser_state *s = fused ? state_of(sub) : NULL;
     int64_t sizes[YG_MAX_DIMS], osz[YG_MAX_DIMS];
     int32_t nd = 0, ond = 0, n_k = s != NULL ? s->n_kout : -1;
@@ -202,6 +275,16 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
     }
     if (!fused)
         return interpret(sub, in, n_in, out, n_out);
+    /* On a GPU: its kernel before any output is allocated (no driver, no
+     * NVRTC: the interpreter runs the eager CUDA ops, and says why). */
+    const cuda_variant *cv = NULL;
+    if (device == YG_CUDA) {
+        cv = cuda_variant_of(sub, s, index);
+        if (cv == NULL || cv->kernel == NULL) {
+            yg__fuser_count_fallback(cv != NULL ? cv->reason : "out of memory");
+            return interpret(sub, in, n_in, out, n_out);
+        }
+    }
     /* The outputs, and where each value the kernel writes goes: a base
      * pointer and strides over the iteration shape (a cat's pieces are
      * slices of its result). */
@@ -218,7 +301,13 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
             (void)yg__ir_attr_as_int(anchor, "keepdim", &keep);
             for (int32_t d = 0; d < nd; d++)
                 rsz[d] = d == nd - 1 ? 1 : sizes[d];
-            stt = yg_tensor_empty(rsz, keep ? nd : nd - 1, (yg_dtype)dtype, &out[o]);
+            stt = yg__tensor_new_on("prim::FusionGroup",
+                                    rsz,
+                                    keep ? nd : nd - 1,
+                                    (yg_dtype)dtype,
+                                    device,
+                                    index,
+                                    &out[o]);
             if (stt != YG_OK)
                 break;
             /* Strides of the result just allocated: bounded. */
@@ -244,7 +333,8 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
             }
             csz[cd] *= pieces; /* numel * pieces was checked above */
         }
-        stt = yg_tensor_empty(csz, nd, (yg_dtype)dtype, &out[o]);
+        stt = yg__tensor_new_on(
+            "prim::FusionGroup", csz, nd, (yg_dtype)dtype, device, index, &out[o]);
         if (stt != YG_OK)
             break;
         /* Strides and offsets below stay inside this result, which was just
@@ -308,6 +398,18 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
             cst2[q][0] = 1;
         cdn = 1;
     }
+    int64_t flat[(YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS) * YG_MAX_DIMS];
+    for (int32_t q = 0; q < nops; q++)
+        for (int32_t d = 0; d < cdn; d++)
+            flat[q * cdn + d] = cst2[q][d];
+    if (device == YG_CUDA) {
+        /* The CUDA kernels address outputs through their strides too. */
+        stt = yg__fuser_cuda_launch(cv->kernel, index, anchor != NULL, numel, cdn, cs, flat, base,
+                                    nops);
+        if (stt != YG_OK)
+            drop(out, n_out);
+        return stt;
+    }
     /* The kernel writes its outputs with unit inner stride (an anchored
      * sum's output, one value per row, has stride 0 there). */
     bool unit = true;
@@ -327,10 +429,6 @@ yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_ten
         drop(out, n_out);
         return interpret(sub, in, n_in, out, n_out);
     }
-    int64_t flat[(YG_FUSE_MAX_INPUTS + YG_FUSE_MAX_OUTPUTS) * YG_MAX_DIMS];
-    for (int32_t q = 0; q < nops; q++)
-        for (int32_t d = 0; d < cdn; d++)
-            flat[q * cdn + d] = cst2[q][d];
     v->fn(numel, cdn, cs, base, flat);
     return YG_OK;
 }
