@@ -341,8 +341,8 @@ typedef yg_status (*lstm_cell_gates_fn)(const yg_tensor *input_gates,
                                         yg_tensor **out_cy);
 
 static const lstm_cell_gates_fn lstm_cell_gates_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_lstm_cell_gates,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_lstm_cell_gates,
+    [YG_CUDA] = yg__kernel_lstm_cell_gates,
 };
 
 /* Records LstmCellGatesBackward as the history of every differentiable floating

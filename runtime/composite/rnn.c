@@ -176,7 +176,7 @@ yg_status yg__composite_lstm_cell_gates_backward(const yg_tensor *grad_hy,
     *out_grad_hidden_gates = NULL;
     *out_grad_cx = NULL;
     if (!yg__composite_needs_parts(inputs, 5))
-        return yg__cpu_lstm_cell_gates_backward(grad_hy,
+        return yg__kernel_lstm_cell_gates_backward(grad_hy,
                                                 grad_cy,
                                                 input_gates,
                                                 hidden_gates,

@@ -580,12 +580,12 @@ yg_status yg__cpu_replication_pad_backward(const yg_tensor *grad_output,
 /* rnn.c: lstm_cell's pointwise part, and its fused gradient (not a
  * dispatch kernel: the composite lstm_cell_gates_backward runs it when
  * nothing records its parts; the two gates gradients are one tensor) */
-yg_status yg__cpu_lstm_cell_gates(const yg_tensor *input_gates,
+yg_status yg__kernel_lstm_cell_gates(const yg_tensor *input_gates,
                                   const yg_tensor *hidden_gates,
                                   const yg_tensor *cx,
                                   yg_tensor **out_hy,
                                   yg_tensor **out_cy);
-yg_status yg__cpu_lstm_cell_gates_backward(const yg_tensor *grad_hy,
+yg_status yg__kernel_lstm_cell_gates_backward(const yg_tensor *grad_hy,
                                            const yg_tensor *grad_cy,
                                            const yg_tensor *input_gates,
                                            const yg_tensor *hidden_gates,

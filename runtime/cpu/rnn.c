@@ -6,9 +6,11 @@
  * dtype, cx [N, H] (or [H]) of the same; they are made contiguous (a
  * shared reference when they already are) and read as rows.  The
  * gradient of both projections is the same tensor (the cell reads their
- * sum), returned once per masked output.
+ * sum), returned once per masked output.  Both serve both devices: a
+ * GPU's run cuda/rnn.cu's kernels, the same expressions.
  */
 #include "cpu/cpu.h"
+#include "cuda/cuda.h"
 #include "cpu/vec/kernels.h"
 
 #include <inttypes.h>
@@ -27,13 +29,8 @@ static yg_status check_gates(const char *op,
     const char *names[3] = {"input_gates", "hidden_gates", "cx"};
     char a[128], b[128];
 
+    YG_RETURN_IF_ERROR(yg__check_devices(op, 3, ts, names, NULL, 0, NULL));
     for (int k = 0; k < 3; k++) {
-        if (ts[k]->storage->device != YG_CPU)
-            return yg__fail(YG_ERR_DEVICE,
-                            "%s: expected %s on cpu, got %s",
-                            op,
-                            names[k],
-                            yg__device_name(ts[k]->storage->device));
         if (!yg__dtype_is_floating(ts[k]->dtype) || ts[k]->dtype != ig->dtype)
             return yg__fail(
                 YG_ERR_DTYPE,
@@ -72,7 +69,7 @@ static yg_status check_gates(const char *op,
     return YG_OK;
 }
 
-yg_status yg__cpu_lstm_cell_gates(const yg_tensor *input_gates,
+yg_status yg__kernel_lstm_cell_gates(const yg_tensor *input_gates,
                                   const yg_tensor *hidden_gates,
                                   const yg_tensor *cx,
                                   yg_tensor **out_hy,
@@ -91,12 +88,13 @@ yg_status yg__cpu_lstm_cell_gates(const yg_tensor *input_gates,
     if (st == YG_OK)
         st = yg__tensor_contiguous_as(cx, dt, true, &c);
     if (st == YG_OK)
-        st = yg_tensor_empty(cx->sizes, cx->ndim, dt, &hy);
+        st = yg__tensor_empty_like(cx, dt, &hy);
     if (st == YG_OK)
-        st = yg_tensor_empty(cx->sizes, cx->ndim, dt, &cy);
-    if (st != YG_OK)
-        goto out;
-    if (rows * h > 0)
+        st = yg__tensor_empty_like(cx, dt, &cy);
+    if (st == YG_OK && rows * h > 0 && cx->storage->device == YG_CUDA)
+        st = yg__cuda_lstm_gates("lstm_cell_gates", cx->storage->device_index, dt == YG_FLOAT64,
+                                 false, hy, cy, NULL, NULL, ig, hg, c, rows, h);
+    else if (st == YG_OK && rows * h > 0)
         yg__vec()->lstm_gates[dt == YG_FLOAT64](yg__tensor_ptr(hy),
                                                 yg__tensor_ptr(cy),
                                                 yg__tensor_ptr(ig),
@@ -104,6 +102,8 @@ yg_status yg__cpu_lstm_cell_gates(const yg_tensor *input_gates,
                                                 yg__tensor_ptr(c),
                                                 rows,
                                                 h);
+    if (st != YG_OK)
+        goto out;
     *out_hy = hy;
     *out_cy = cy;
     hy = cy = NULL;
@@ -116,7 +116,7 @@ out:
     return st;
 }
 
-yg_status yg__cpu_lstm_cell_gates_backward(const yg_tensor *grad_hy,
+yg_status yg__kernel_lstm_cell_gates_backward(const yg_tensor *grad_hy,
                                            const yg_tensor *grad_cy,
                                            const yg_tensor *input_gates,
                                            const yg_tensor *hidden_gates,
@@ -140,10 +140,10 @@ yg_status yg__cpu_lstm_cell_gates_backward(const yg_tensor *grad_hy,
     const char *gnames[2] = {"grad_hy", "grad_cy"};
     for (int k = 0; k < 2; k++) {
         const yg_tensor *g = gs[k];
-        if (g->storage->device != YG_CPU || g->dtype != cx->dtype || g->ndim != cx->ndim ||
+        if (g->dtype != cx->dtype || g->ndim != cx->ndim ||
             memcmp(g->sizes, cx->sizes, sizeof(int64_t) * cx->ndim) != 0)
             return yg__fail(YG_ERR_SHAPE,
-                            "%s: expected %s of cx's sizes %s and dtype %s on cpu, got %s %s",
+                            "%s: expected %s of cx's sizes %s and dtype %s, got %s %s",
                             op,
                             gnames[k],
                             yg__format_sizes(cx->sizes, cx->ndim, a, sizeof a),
@@ -151,6 +151,9 @@ yg_status yg__cpu_lstm_cell_gates_backward(const yg_tensor *grad_hy,
                             yg_dtype_name(g->dtype),
                             yg__format_sizes(g->sizes, g->ndim, b, sizeof b));
     }
+    YG_RETURN_IF_ERROR(yg__check_devices(op, 2, gs, gnames, NULL, 0, NULL));
+    YG_RETURN_IF_ERROR(yg__check_devices(op, 2, (const yg_tensor *const[]){grad_hy, cx},
+                                         (const char *const[]){"grad_hy", "cx"}, NULL, 0, NULL));
     bool want_gates = grad_input_mask[0] || grad_input_mask[1], want_cx = grad_input_mask[2];
     yg_dtype dt = cx->dtype;
     st = yg__tensor_contiguous_as(input_gates, dt, true, &ig);
@@ -164,12 +167,13 @@ yg_status yg__cpu_lstm_cell_gates_backward(const yg_tensor *grad_hy,
         st = yg__tensor_contiguous_as(grad_cy, dt, true, &gcy);
     /* the kernel writes both; an unwanted one is released below */
     if (st == YG_OK)
-        st = yg_tensor_empty(input_gates->sizes, input_gates->ndim, dt, &gg);
+        st = yg__tensor_empty_like(input_gates, dt, &gg);
     if (st == YG_OK)
-        st = yg_tensor_empty(cx->sizes, cx->ndim, dt, &gcx);
-    if (st != YG_OK)
-        goto out;
-    if (rows * h > 0 && (want_gates || want_cx))
+        st = yg__tensor_empty_like(cx, dt, &gcx);
+    if (st == YG_OK && rows * h > 0 && (want_gates || want_cx) && cx->storage->device == YG_CUDA)
+        st = yg__cuda_lstm_gates(op, cx->storage->device_index, dt == YG_FLOAT64, true, gg, gcx,
+                                 ghy, gcy, ig, hg, c, rows, h);
+    else if (st == YG_OK && rows * h > 0 && (want_gates || want_cx))
         yg__vec()->lstm_gates_backward[dt == YG_FLOAT64](yg__tensor_ptr(gg),
                                                          yg__tensor_ptr(gcx),
                                                          yg__tensor_ptr(ghy),
@@ -179,6 +183,8 @@ yg_status yg__cpu_lstm_cell_gates_backward(const yg_tensor *grad_hy,
                                                          yg__tensor_ptr(c),
                                                          rows,
                                                          h);
+    if (st != YG_OK)
+        goto out;
     if (grad_input_mask[0])
         *out_grad_input_gates = yg_retain(gg);
     if (grad_input_mask[1])

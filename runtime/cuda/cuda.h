@@ -121,6 +121,15 @@ yg_status yg__cuda_gather(const char *op, const yg_tensor *src, int64_t outer, i
 yg_status yg__cuda_index_add(const char *op, const yg_tensor *grad, int64_t outer, int64_t size,
                              int64_t inner, const yg_tensor *index, int64_t skip, yg_tensor *out);
 
+/* cpu/rnn.c's lstm_cell_gates (out0 = hy, out1 = cy) or, backward, its
+ * gradient (out0: the gates' [rows, 4h], out1: cx's, from ghy and gcy),
+ * over contiguous tensors on device index; rows * h > 0.  cuda/rnn.cu.
+ * Errors as yg__cuda_check_launch. */
+yg_status yg__cuda_lstm_gates(const char *op, int index, bool f64, bool backward, yg_tensor *out0,
+                              yg_tensor *out1, const yg_tensor *ghy, const yg_tensor *gcy,
+                              const yg_tensor *ig, const yg_tensor *hg, const yg_tensor *cx,
+                              int64_t rows, int64_t h);
+
 /* Runs launcher fn over a's loop on device index (made current for the
  * launch, then restored); the kernel runs asynchronously on a->stream.
  * Errors name op: YG_ERR_DEVICE "<op>: launching a kernel on cuda:I:

@@ -375,3 +375,23 @@ yg_status yg__cuda_draw(const char *op, yg_tensor *t, const struct yg__philox_ra
     yg__cuda_device_leave(prev);
     return yg__cuda_check_launch(op, index, err);
 }
+
+/* cuda/rnn.cu */
+int yg__cuda_lstm_gates_launch(int f64, int is_backward, void *out0, void *out1, const void *ghy,
+                               const void *gcy, const void *ig, const void *hg, const void *cx,
+                               long long rows, long long h);
+
+yg_status yg__cuda_lstm_gates(const char *op, int index, bool f64, bool backward, yg_tensor *out0,
+                              yg_tensor *out1, const yg_tensor *ghy, const yg_tensor *gcy,
+                              const yg_tensor *ig, const yg_tensor *hg, const yg_tensor *cx,
+                              int64_t rows, int64_t h) {
+    int prev;
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
+    int err = yg__cuda_lstm_gates_launch(f64, backward, yg__tensor_ptr(out0), yg__tensor_ptr(out1),
+                                         ghy != NULL ? yg__tensor_ptr(ghy) : NULL,
+                                         gcy != NULL ? yg__tensor_ptr(gcy) : NULL,
+                                         yg__tensor_ptr(ig), yg__tensor_ptr(hg), yg__tensor_ptr(cx),
+                                         rows, h);
+    yg__cuda_device_leave(prev);
+    return yg__cuda_check_launch(op, index, err);
+}
