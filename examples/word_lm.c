@@ -121,7 +121,19 @@ typedef struct options {
     double lr, clip, dropout, max_ratio;
     uint64_t seed;
     bool tied, executor;
+    yg_device device;
 } options;
+
+/* Where the model trains (--device); every tensor is made on the CPU and
+ * moved there. */
+static yg_device train_device = YG_CPU;
+
+static void to_train_device(yg_tensor **t) {
+    yg_tensor *moved = NULL;
+    CHECK(yg_tensor_to_device(*t, train_device, 0, &moved));
+    yg_release(*t);
+    *t = moved;
+}
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -150,6 +162,7 @@ static void usage(FILE *f) {
             "  --seed N         weights and dropout (1111)\n"
             "  --log-interval N progress every N batches (0: about 10 per epoch)\n"
             "  --executor       run the segments through the graph executor\n"
+            "  --device D       cpu or cuda (the first GPU; exit 77 without one) (cpu)\n"
             "  --svg PATH       loss/perplexity plot (word_lm.svg)\n"
             "  --max-ratio R    exit 2 unless the final validation perplexity is below\n"
             "                   R times the unigram baseline (1)\n"
@@ -203,6 +216,13 @@ static options parse_args(int argc, char **argv) {
             exit(0);
         } else if (strcmp(a, "--tied") == 0) {
             o.tied = true;
+        } else if (strcmp(a, "--device") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0) {
+                fprintf(stderr, "word_lm: --device wants cpu or cuda, got '%s'\n", v);
+                exit(1);
+            }
+            o.device = strcmp(v, "cuda") == 0 ? YG_CUDA : YG_CPU;
         } else if (strcmp(a, "--executor") == 0) {
             o.executor = true;
         } else if (a[0] == '-' && a[1] == '-') {
@@ -311,6 +331,7 @@ static yg_tensor *param(model *m, int64_t rows, int64_t cols, double bound) {
     for (int64_t i = 0; i < n; i++)
         v[i] = (float)((2 * uniform() - 1) * bound);
     CHECK(yg_tensor_from_data(v, sizes, cols > 0 ? 2 : 1, YG_FLOAT32, &t));
+    to_train_device(&t);
     CHECK(yg_tensor_set_requires_grad(t, true));
     free(v);
     m->params[m->n_params++] = t;
@@ -451,6 +472,7 @@ static void runner_reset_hidden(runner *r) {
         yg_release(r->hidden[i]);
         r->hidden[i] = NULL;
         CHECK(yg_tensor_zeros(sizes, 2, YG_FLOAT32, &r->hidden[i]));
+        to_train_device(&r->hidden[i]);
     }
 }
 
@@ -459,6 +481,8 @@ static void segment_data(const batched *d, int64_t i, int64_t steps, yg_tensor *
     int64_t xs[2] = {steps, d->b}, ys[1] = {steps * d->b};
     CHECK(yg_tensor_from_data(&d->data[i * d->b], xs, 2, YG_INT64, x));
     CHECK(yg_tensor_from_data(&d->data[(i + 1) * d->b], ys, 1, YG_INT64, y));
+    to_train_device(x);
+    to_train_device(y);
 }
 
 /* Traces the segment on the first bptt rows of d (needs rows > bptt) and
@@ -604,6 +628,11 @@ static double evaluate(runner *r, const batched *d, int64_t bptt) {
 
 int main(int argc, char **argv) {
     options o = parse_args(argc, argv);
+    train_device = o.device;
+    if (train_device == YG_CUDA && yg_cuda_check() != YG_OK) {
+        printf("word_lm: cannot train on cuda: %s\n", yg_last_error());
+        return 77;
+    }
     corpus c;
     model m;
     curve train_curve = {0}, valid_curve = {0};
