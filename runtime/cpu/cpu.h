@@ -646,7 +646,7 @@ yg_status yg__cpu_convolution_dispatch(const yg_tensor *input,
 
 /* norm.c: layer_norm's and batch_norm's fused kernels and their
  * backward (the per-row loops are in vec/norm_loops.c, per CPU capability) */
-yg_status yg__cpu_native_layer_norm(const yg_tensor *input,
+yg_status yg__kernel_native_layer_norm(const yg_tensor *input,
                                     const int64_t *normalized_shape,
                                     int64_t normalized_shape_len,
                                     const yg_tensor *weight,
@@ -655,7 +655,7 @@ yg_status yg__cpu_native_layer_norm(const yg_tensor *input,
                                     yg_tensor **out_output,
                                     yg_tensor **out_mean,
                                     yg_tensor **out_rstd);
-yg_status yg__cpu_native_layer_norm_backward_fused(const yg_tensor *grad_out,
+yg_status yg__kernel_native_layer_norm_backward_fused(const yg_tensor *grad_out,
                                                    const yg_tensor *input,
                                                    const yg_tensor *mean,
                                                    const yg_tensor *rstd,

@@ -73,6 +73,8 @@ yg_status yg__rows_unpermute(const yg_rows *rows,
  * ("<op>: unsupported dtype int64 for <arg> (supported: float32,
  * float64)") unless it is float32 or float64. */
 yg_status yg__cpu_check_floating(const char *op, const char *arg, const yg_tensor *t);
+/* Its dtype half, for the kernels that serve every device. */
+yg_status yg__check_floating(const char *op, const char *arg, const yg_tensor *t);
 
 /* Writes v to element i of the contiguous tensor t, converted to t's
  * dtype (any dtype, by the rules of core/convert.c). */

@@ -56,7 +56,7 @@ softmax_like(const char *op, const yg_tensor *self, int64_t dim, bool is_log, yg
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "self", self));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, "self", self));
     YG_RETURN_IF_ERROR(yg__wrap_dim(op, "self", dim, self->ndim, &d));
     st = yg__tensor_contiguous_as(self, self->dtype, true, &x);
     if (st != YG_OK)
@@ -103,8 +103,8 @@ static yg_status softmax_backward_like(const char *op,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "grad_output", grad_output));
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "output", output));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, "output", output));
     if (grad_output->dtype != output->dtype)
         return yg__fail(YG_ERR_DTYPE,
                         "%s: dtype mismatch: grad_output %s, output %s",
@@ -280,7 +280,7 @@ yg_status yg__kernel_nll_loss(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating("nll_loss", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_floating("nll_loss", "self", self));
     YG_RETURN_IF_ERROR(nll_check(
         "nll_loss", target, self->sizes, self->ndim, ignore_index, &batch, &classes));
     YG_RETURN_IF_ERROR(nll_check_weight("nll_loss", weight, classes, self->dtype));
@@ -348,7 +348,7 @@ yg_status yg__kernel_nll_loss_backward(const yg_tensor *grad_output,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating("nll_loss_backward", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_floating("nll_loss_backward", "grad_output", grad_output));
     if (self_sizes_len > 0 && self_sizes == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "nll_loss_backward: self_sizes is NULL");
     YG_RETURN_IF_ERROR(nll_check("nll_loss_backward",

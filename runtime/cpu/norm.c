@@ -33,6 +33,7 @@
  * exists.  Messages name the op: `native_layer_norm: ...`.
  */
 #include "cpu/cpu_int.h"
+#include "cuda/cuda.h"
 #include "cpu/vec/kernels.h"
 
 #include <inttypes.h>
@@ -63,7 +64,7 @@ static yg_status check_operand(const char *op,
 
     if (t == NULL)
         return YG_OK;
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, name, t));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, name, t));
     if (t->ndim != n || memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)n) != 0)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: expected %s of %s %s, got %s",
@@ -159,7 +160,7 @@ static void ln_forward_row(const ln_forward *a, int64_t r) {
     }
 }
 
-yg_status yg__cpu_native_layer_norm(const yg_tensor *input,
+yg_status yg__kernel_native_layer_norm(const yg_tensor *input,
                                     const int64_t *normalized_shape,
                                     int64_t normalized_shape_len,
                                     const yg_tensor *weight,
@@ -176,7 +177,7 @@ yg_status yg__cpu_native_layer_norm(const yg_tensor *input,
     *out_output = NULL;
     *out_mean = NULL;
     *out_rstd = NULL;
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, "input", input));
     YG_RETURN_IF_ERROR(layer_norm_geometry(op, input, normalized_shape, len, &rows, &m));
     YG_RETURN_IF_ERROR(
         check_operand(op, "weight", weight, input, normalized_shape, len, "normalized_shape"));
@@ -192,11 +193,22 @@ yg_status yg__cpu_native_layer_norm(const yg_tensor *input,
     if (st == YG_OK)
         st = yg__tensor_empty_like(input, input->dtype, &y);
     if (st == YG_OK)
-        st = yg__creation_empty(op, stat_sizes, input->ndim, input->dtype, &mean);
+        st = yg__creation_empty_on(
+            op, stat_sizes, input->ndim, input->dtype, input->storage->device, &mean);
     if (st == YG_OK)
-        st = yg__creation_empty(op, stat_sizes, input->ndim, input->dtype, &rstd);
+        st = yg__creation_empty_on(
+            op, stat_sizes, input->ndim, input->dtype, input->storage->device, &rstd);
     if (st != YG_OK)
         goto out;
+    if (input->storage->device == YG_CUDA) {
+        if (rows * m > 0)
+            st = yg__cuda_layer_norm(op, input->storage->device_index,
+                                     input->dtype == YG_FLOAT64, false, y, mean, rstd, NULL, x,
+                                     NULL, NULL, w, b, rows, m, eps);
+        if (st != YG_OK)
+            goto out;
+        goto done;
+    }
     ln_forward a = {data_or_null(x),
                     data_or_null(w),
                     data_or_null(b),
@@ -214,6 +226,7 @@ yg_status yg__cpu_native_layer_norm(const yg_tensor *input,
         for (int64_t r = 0; r < rows; r++)
             ln_forward_row(&a, r);
     }
+done:
     *out_output = y;
     *out_mean = mean;
     *out_rstd = rstd;
@@ -333,7 +346,7 @@ static yg_status ln_backward_run(const ln_backward *a, int64_t rows, void *gw, v
 static yg_status check_grad_out(const char *op, const yg_tensor *g, const yg_tensor *input) {
     char gbuf[128], ibuf[128];
 
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "grad_out", g));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, "grad_out", g));
     if (g->ndim != input->ndim ||
         memcmp(g->sizes, input->sizes, sizeof(int64_t) * (size_t)input->ndim) != 0)
         return yg__fail(YG_ERR_SHAPE,
@@ -358,7 +371,7 @@ static yg_status check_stat(const char *op,
                             int64_t n) {
     char tbuf[128];
 
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, name, t));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, name, t));
     if (yg_tensor_numel(t) != n)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: expected %s of %" PRId64 " elements (one per %s), got %s",
@@ -388,7 +401,7 @@ zeros_if(bool wanted, const int64_t *sizes, int64_t n, yg_dtype dtype, yg_tensor
     return YG_OK;
 }
 
-yg_status yg__cpu_native_layer_norm_backward_fused(const yg_tensor *grad_out,
+yg_status yg__kernel_native_layer_norm_backward_fused(const yg_tensor *grad_out,
                                                    const yg_tensor *input,
                                                    const yg_tensor *mean,
                                                    const yg_tensor *rstd,
@@ -408,7 +421,7 @@ yg_status yg__cpu_native_layer_norm_backward_fused(const yg_tensor *grad_out,
     *out_grad_input = NULL;
     *out_grad_weight = NULL;
     *out_grad_bias = NULL;
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, "input", input));
     YG_RETURN_IF_ERROR(check_grad_out(op, grad_out, input));
     YG_RETURN_IF_ERROR(layer_norm_geometry(op, input, normalized_shape, len, &rows, &m));
     YG_RETURN_IF_ERROR(check_stat(op, "mean", mean, input, rows));
@@ -426,6 +439,27 @@ yg_status yg__cpu_native_layer_norm_backward_fused(const yg_tensor *grad_out,
         st = contiguous(weight, &w);
     if (st == YG_OK && grad_input_mask[0])
         st = yg__tensor_empty_like(input, input->dtype, &gi);
+    if (st == YG_OK && input->storage->device == YG_CUDA) {
+        /* The kernels write every element: no zeros needed. */
+        for (int k = 1; k < 3 && st == YG_OK; k++)
+            if (grad_input_mask[k])
+                st = yg__tensor_new_on(op, normalized_shape, len, input->dtype, YG_CUDA,
+                                       input->storage->device_index, k == 1 ? &gw : &gb);
+        if (st == YG_OK && rows * m > 0)
+            st = yg__cuda_layer_norm(op, input->storage->device_index,
+                                     input->dtype == YG_FLOAT64, true, gi, gw, gb, g, x, mu, rs,
+                                     w, NULL, rows, m, 0.0);
+        else if (st == YG_OK) /* no rows: zero parameter gradients */
+            for (int k = 1; k < 3 && st == YG_OK; k++) {
+                yg_tensor *z = k == 1 ? gw : gb, *same = NULL;
+                if (z != NULL)
+                    st = yg__kernel_zero_(z, &same);
+                yg_release(same);
+            }
+        if (st != YG_OK)
+            goto out;
+        goto done;
+    }
     if (st == YG_OK)
         st = zeros_if(grad_input_mask[1], normalized_shape, len, input->dtype, &gw);
     if (st == YG_OK)
@@ -444,6 +478,7 @@ yg_status yg__cpu_native_layer_norm_backward_fused(const yg_tensor *grad_out,
         &a, rows, gw != NULL ? yg__tensor_ptr(gw) : NULL, gb != NULL ? yg__tensor_ptr(gb) : NULL);
     if (st != YG_OK)
         goto out;
+done:
     *out_grad_input = gi;
     *out_grad_weight = gw;
     *out_grad_bias = gb;
@@ -516,7 +551,7 @@ static yg_status check_running(const char *op,
 
     if (t == NULL)
         return YG_OK;
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, name, t));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, name, t));
     if (t->ndim != 1 || t->sizes[0] != c)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: expected %s of sizes [%" PRId64 "] (the channels of input %s), got %s",
@@ -649,7 +684,7 @@ static yg_status check_batch_norm(const char *op,
     int64_t n = 0, c = 0, l = 0;
     char ibuf[128];
 
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, "input", input));
     YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
     YG_RETURN_IF_ERROR(check_running(op, "weight", weight, c, input));
     YG_RETURN_IF_ERROR(check_running(op, "bias", bias, c, input));
@@ -913,7 +948,7 @@ yg_status yg__cpu_native_batch_norm_backward_fused(const yg_tensor *grad_out,
     *out_grad_input = NULL;
     *out_grad_weight = NULL;
     *out_grad_bias = NULL;
-    YG_RETURN_IF_ERROR(yg__cpu_check_floating(op, "input", input));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, "input", input));
     YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
     YG_RETURN_IF_ERROR(check_grad_out(op, grad_out, input));
     YG_RETURN_IF_ERROR(check_operand(op, "weight", weight, input, &c, 1, "sizes"));

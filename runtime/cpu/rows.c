@@ -193,6 +193,10 @@ yg_status yg__cpu_check_floating(const char *op, const char *arg, const yg_tenso
                         op,
                         arg,
                         yg__device_name(t->storage->device));
+    return yg__check_floating(op, arg, t);
+}
+
+yg_status yg__check_floating(const char *op, const char *arg, const yg_tensor *t) {
     if (!yg__dtype_is_floating(t->dtype))
         return yg__fail(YG_ERR_DTYPE,
                         "%s: unsupported dtype %s for %s (supported: float32, float64)",

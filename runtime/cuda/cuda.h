@@ -130,6 +130,17 @@ yg_status yg__cuda_lstm_gates(const char *op, int index, bool f64, bool backward
                               const yg_tensor *ig, const yg_tensor *hg, const yg_tensor *cx,
                               int64_t rows, int64_t h);
 
+/* cpu/norm.c's native_layer_norm (backward false: p0 = y, p1 = mean,
+ * p2 = rstd from x, w, b) or its fused gradient (p0 = grad_input, p1 =
+ * grad_weight, p2 = grad_bias, each nullable, from g, x, mean, rstd, w),
+ * over contiguous [rows, m] tensors on device index; w and b nullable;
+ * rows * m > 0.  cuda/layer_norm.cu.  Errors as yg__cuda_check_launch. */
+yg_status yg__cuda_layer_norm(const char *op, int index, bool f64, bool backward, yg_tensor *p0,
+                              yg_tensor *p1, yg_tensor *p2, const yg_tensor *g,
+                              const yg_tensor *x, const yg_tensor *mean, const yg_tensor *rstd,
+                              const yg_tensor *w, const yg_tensor *b, int64_t rows, int64_t m,
+                              double eps);
+
 /* Runs launcher fn over a's loop on device index (made current for the
  * launch, then restored); the kernel runs asynchronously on a->stream.
  * Errors name op: YG_ERR_DEVICE "<op>: launching a kernel on cuda:I:

@@ -395,3 +395,28 @@ yg_status yg__cuda_lstm_gates(const char *op, int index, bool f64, bool backward
     yg__cuda_device_leave(prev);
     return yg__cuda_check_launch(op, index, err);
 }
+
+/* cuda/layer_norm.cu */
+int yg__cuda_layer_norm_launch(int f64, int is_backward, void *p0, void *p1, void *p2,
+                               const void *g, const void *x, const void *mean, const void *rstd,
+                               const void *w, const void *b, long long rows, long long m,
+                               double eps);
+
+static void *ptr_or_null(const yg_tensor *t) {
+    return t != NULL ? yg__tensor_ptr(t) : NULL;
+}
+
+yg_status yg__cuda_layer_norm(const char *op, int index, bool f64, bool backward, yg_tensor *p0,
+                              yg_tensor *p1, yg_tensor *p2, const yg_tensor *g,
+                              const yg_tensor *x, const yg_tensor *mean, const yg_tensor *rstd,
+                              const yg_tensor *w, const yg_tensor *b, int64_t rows, int64_t m,
+                              double eps) {
+    int prev;
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
+    int err = yg__cuda_layer_norm_launch(f64, backward, ptr_or_null(p0), ptr_or_null(p1),
+                                         ptr_or_null(p2), ptr_or_null(g), ptr_or_null(x),
+                                         ptr_or_null(mean), ptr_or_null(rstd), ptr_or_null(w),
+                                         ptr_or_null(b), rows, m, eps);
+    yg__cuda_device_leave(prev);
+    return yg__cuda_check_launch(op, index, err);
+}
