@@ -28,8 +28,8 @@ typedef yg_status (*amax_fn)(const yg_tensor *self,
                              yg_tensor **out);
 
 static const amax_fn amax_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_amax,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_amax,
+    [YG_CUDA] = yg__kernel_amax,
 };
 
 /* Records AmaxBackward as the history of result: one edge per differentiable
@@ -147,8 +147,8 @@ typedef yg_status (*amin_fn)(const yg_tensor *self,
                              yg_tensor **out);
 
 static const amin_fn amin_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_amin,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_amin,
+    [YG_CUDA] = yg__kernel_amin,
 };
 
 /* Records AminBackward as the history of result: one edge per differentiable
@@ -330,8 +330,8 @@ typedef yg_status (*max_dim_fn)(const yg_tensor *self,
                                 yg_tensor **out_indices);
 
 static const max_dim_fn max_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_max_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_max_dim,
+    [YG_CUDA] = yg__kernel_max_dim,
 };
 
 /* Records MaxDimBackward as the history of every differentiable floating
@@ -445,8 +445,8 @@ typedef yg_status (*min_dim_fn)(const yg_tensor *self,
                                 yg_tensor **out_indices);
 
 static const min_dim_fn min_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_min_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_min_dim,
+    [YG_CUDA] = yg__kernel_min_dim,
 };
 
 /* Records MinDimBackward as the history of every differentiable floating
@@ -747,8 +747,8 @@ out:
 typedef yg_status (*argmax_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const argmax_fn argmax_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_argmax,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_argmax,
+    [YG_CUDA] = yg__kernel_argmax,
 };
 
 /* Runs yg_argmax with tracing paused and records it as one node
@@ -792,8 +792,8 @@ typedef yg_status (*argmax_dim_fn)(const yg_tensor *self,
                                    yg_tensor **out);
 
 static const argmax_dim_fn argmax_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_argmax_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_argmax_dim,
+    [YG_CUDA] = yg__kernel_argmax_dim,
 };
 
 /* Runs yg_argmax_dim with tracing paused and records it as one node
@@ -839,8 +839,8 @@ yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_ten
 typedef yg_status (*argmin_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const argmin_fn argmin_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_argmin,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_argmin,
+    [YG_CUDA] = yg__kernel_argmin,
 };
 
 /* Runs yg_argmin with tracing paused and records it as one node
@@ -884,8 +884,8 @@ typedef yg_status (*argmin_dim_fn)(const yg_tensor *self,
                                    yg_tensor **out);
 
 static const argmin_dim_fn argmin_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_argmin_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_argmin_dim,
+    [YG_CUDA] = yg__kernel_argmin_dim,
 };
 
 /* Runs yg_argmin_dim with tracing paused and records it as one node
@@ -931,8 +931,8 @@ yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_ten
 typedef yg_status (*all_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const all_fn all_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_all,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_all,
+    [YG_CUDA] = yg__kernel_all,
 };
 
 /* Runs yg_all with tracing paused and records it as one node
@@ -977,8 +977,8 @@ typedef yg_status (*all_dim_fn)(const yg_tensor *self,
                                 yg_tensor **out);
 
 static const all_dim_fn all_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_all_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_all_dim,
+    [YG_CUDA] = yg__kernel_all_dim,
 };
 
 /* Runs yg_all_dim with tracing paused and records it as one node
@@ -1029,8 +1029,8 @@ yg_status yg_all_dim(const yg_tensor *self,
 typedef yg_status (*any_fn)(const yg_tensor *self, yg_tensor **out);
 
 static const any_fn any_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_any,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_any,
+    [YG_CUDA] = yg__kernel_any,
 };
 
 /* Runs yg_any with tracing paused and records it as one node
@@ -1075,8 +1075,8 @@ typedef yg_status (*any_dim_fn)(const yg_tensor *self,
                                 yg_tensor **out);
 
 static const any_dim_fn any_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_any_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_any_dim,
+    [YG_CUDA] = yg__kernel_any_dim,
 };
 
 /* Runs yg_any_dim with tracing paused and records it as one node

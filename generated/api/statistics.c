@@ -29,8 +29,8 @@ typedef yg_status (*var_fn)(const yg_tensor *self,
                             yg_tensor **out);
 
 static const var_fn var_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_var,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_var,
+    [YG_CUDA] = yg__kernel_var,
 };
 
 /* Records VarBackward as the history of result: one edge per differentiable
@@ -152,8 +152,8 @@ typedef yg_status (*std_fn)(const yg_tensor *self,
                             yg_tensor **out);
 
 static const std_fn std_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_std,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_std,
+    [YG_CUDA] = yg__kernel_std,
 };
 
 /* Records StdBackward as the history of result: one edge per differentiable
@@ -279,8 +279,8 @@ typedef yg_status (*var_mean_fn)(const yg_tensor *self,
                                  yg_tensor **out_mean);
 
 static const var_mean_fn var_mean_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_var_mean,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_var_mean,
+    [YG_CUDA] = yg__kernel_var_mean,
 };
 
 /* Records VarMeanBackward as the history of every differentiable floating
@@ -477,8 +477,8 @@ typedef yg_status (*norm_fn)(const yg_tensor *self,
                              yg_tensor **out);
 
 static const norm_fn norm_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_norm,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_norm,
+    [YG_CUDA] = yg__kernel_norm,
 };
 
 /* Records NormBackward as the history of result: one edge per differentiable
@@ -746,8 +746,8 @@ typedef yg_status (*logsumexp_fn)(const yg_tensor *self,
                                   yg_tensor **out);
 
 static const logsumexp_fn logsumexp_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_logsumexp,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_logsumexp,
+    [YG_CUDA] = yg__kernel_logsumexp,
 };
 
 /* Records LogsumexpBackward as the history of result: one edge per differentiable

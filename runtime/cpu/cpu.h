@@ -283,12 +283,12 @@ yg_status yg__kernel_mean_dim(const yg_tensor *self,
                            yg_tensor **out);
 
 /* reduce_extrema.c */
-yg_status yg__cpu_amax(const yg_tensor *self,
+yg_status yg__kernel_amax(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
                        bool keepdim,
                        yg_tensor **out);
-yg_status yg__cpu_amin(const yg_tensor *self,
+yg_status yg__kernel_amin(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
                        bool keepdim,
@@ -300,28 +300,28 @@ yg_status yg__cpu_minmax_backward(const yg_tensor *grad_output,
                                   int64_t dim_len,
                                   bool keepdim,
                                   yg_tensor **out);
-yg_status yg__cpu_argmax(const yg_tensor *self, yg_tensor **out);
-yg_status yg__cpu_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
-yg_status yg__cpu_argmin(const yg_tensor *self, yg_tensor **out);
-yg_status yg__cpu_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
-yg_status yg__cpu_max_dim(const yg_tensor *self,
+yg_status yg__kernel_argmax(const yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
+yg_status yg__kernel_argmin(const yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
+yg_status yg__kernel_max_dim(const yg_tensor *self,
                           int64_t dim,
                           bool keepdim,
                           yg_tensor **out_values,
                           yg_tensor **out_indices);
-yg_status yg__cpu_min_dim(const yg_tensor *self,
+yg_status yg__kernel_min_dim(const yg_tensor *self,
                           int64_t dim,
                           bool keepdim,
                           yg_tensor **out_values,
                           yg_tensor **out_indices);
-yg_status yg__cpu_all(const yg_tensor *self, yg_tensor **out);
-yg_status yg__cpu_all_dim(const yg_tensor *self,
+yg_status yg__kernel_all(const yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_all_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,
                           yg_tensor **out);
-yg_status yg__cpu_any(const yg_tensor *self, yg_tensor **out);
-yg_status yg__cpu_any_dim(const yg_tensor *self,
+yg_status yg__kernel_any(const yg_tensor *self, yg_tensor **out);
+yg_status yg__kernel_any_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,
@@ -346,26 +346,26 @@ yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
                                        int64_t dim_len,
                                        bool keepdim,
                                        yg_tensor **out);
-yg_status yg__cpu_var(const yg_tensor *self,
+yg_status yg__kernel_var(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
                       int64_t correction,
                       bool keepdim,
                       yg_tensor **out);
-yg_status yg__cpu_var_mean(const yg_tensor *self,
+yg_status yg__kernel_var_mean(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
                            int64_t correction,
                            bool keepdim,
                            yg_tensor **out_var,
                            yg_tensor **out_mean);
-yg_status yg__cpu_std(const yg_tensor *self,
+yg_status yg__kernel_std(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
                       int64_t correction,
                       bool keepdim,
                       yg_tensor **out);
-yg_status yg__cpu_norm(const yg_tensor *self,
+yg_status yg__kernel_norm(const yg_tensor *self,
                        double p,
                        const int64_t *dim,
                        int64_t dim_len,
@@ -379,7 +379,7 @@ yg_status yg__cpu_norm_backward(const yg_tensor *grad_output,
                                 int64_t dim_len,
                                 bool keepdim,
                                 yg_tensor **out);
-yg_status yg__cpu_logsumexp(const yg_tensor *self,
+yg_status yg__kernel_logsumexp(const yg_tensor *self,
                             const int64_t *dim,
                             int64_t dim_len,
                             bool keepdim,

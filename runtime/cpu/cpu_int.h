@@ -40,6 +40,44 @@ yg_status yg__rows_init(const char *op,
                         yg_dtype dtype,
                         yg_rows *rows);
 
+/* yg__rows_init for a self on any device (the copy is made there): for
+ * the reductions that serve both devices. */
+yg_status yg__rows_init_any(const char *op,
+                            const yg_tensor *self,
+                            const int64_t *dim,
+                            int64_t dim_len,
+                            bool keepdim,
+                            yg_dtype dtype,
+                            yg_rows *rows);
+
+/* The row reductions a GPU runs on rows->data (cuda/rows.cu). */
+typedef enum yg_rows_kind {
+    YG_ROWS_AMAX,
+    YG_ROWS_AMIN,
+    YG_ROWS_ARGMAX,
+    YG_ROWS_ARGMIN,
+    YG_ROWS_MAX_DIM,
+    YG_ROWS_MIN_DIM,
+    YG_ROWS_ALL,
+    YG_ROWS_ANY,
+    YG_ROWS_VAR,
+    YG_ROWS_STD,
+    YG_ROWS_NORM,
+    YG_ROWS_LOGSUMEXP,
+} yg_rows_kind;
+
+/* Reduces the rows (data on a GPU: float64, int64 or bool) by kind with
+ * the CPU's rules into *values (of the result's sizes, converted to
+ * values_dtype) and *indices (int64), each when not NULL.  param: var's
+ * correction, norm's p.  Errors name op. */
+yg_status yg__rows_reduce_cuda(const char *op,
+                               const yg_rows *rows,
+                               yg_rows_kind kind,
+                               double param,
+                               int values_dtype,
+                               yg_tensor **values,
+                               yg_tensor **indices);
+
 /* The same geometry for a scan along one dim: the rows are the lines of
  * self along dim (inner = size of dim, out_sizes = self's sizes). */
 yg_status yg__rows_init_dim(const char *op,

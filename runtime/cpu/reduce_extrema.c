@@ -14,6 +14,9 @@
  * min.dim) give the first index; minmax_backward splits the gradient evenly between all elements
  * equal to the result.  An empty row has no extremum: amax, amin, argmax
  * and argmin fail on one; all gives true and any false.
+ *
+ * Every kernel here but minmax_backward serves both devices: a GPU's rows
+ * are copied on the device and reduced by cuda/rows.cu with these rules.
  */
 #include "cpu/cpu_int.h"
 
@@ -53,10 +56,15 @@ static yg_status extremum(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(
-        yg__rows_init(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
+        yg__rows_init_any(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
     st = check_nonempty(op, self, &rows);
     if (st != YG_OK)
         goto out;
+    if (self->storage->device == YG_CUDA) {
+        st = yg__rows_reduce_cuda(op, &rows, is_max ? YG_ROWS_AMAX : YG_ROWS_AMIN, 0,
+                                  (int)self->dtype, &res, NULL);
+        goto done;
+    }
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, self->dtype, &res);
     if (st != YG_OK)
         goto out;
@@ -80,6 +88,9 @@ static yg_status extremum(const char *op,
                 yg__store_f64(res, r, (double)best);
         }
     }
+done:
+    if (st != YG_OK)
+        goto out;
     *out = res;
     res = NULL;
 out:
@@ -88,7 +99,7 @@ out:
     return st;
 }
 
-yg_status yg__cpu_amax(const yg_tensor *self,
+yg_status yg__kernel_amax(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
                        bool keepdim,
@@ -96,7 +107,7 @@ yg_status yg__cpu_amax(const yg_tensor *self,
     return extremum("amax", self, dim, dim_len, keepdim, true, out);
 }
 
-yg_status yg__cpu_amin(const yg_tensor *self,
+yg_status yg__kernel_amin(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
                        bool keepdim,
@@ -119,10 +130,19 @@ static yg_status arg_extremum(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(
-        yg__rows_init(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
+        yg__rows_init_any(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
     st = check_nonempty(op, self, &rows);
     if (st != YG_OK)
         goto out;
+    if (self->storage->device == YG_CUDA) {
+        st = yg__rows_reduce_cuda(
+            op, &rows, is_max ? YG_ROWS_ARGMAX : YG_ROWS_ARGMIN, 0, YG_INT64, NULL, &res);
+        if (st != YG_OK)
+            goto out;
+        *out = res;
+        res = NULL;
+        goto out;
+    }
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_INT64, &res);
     if (st != YG_OK)
         goto out;
@@ -150,19 +170,19 @@ out:
     return st;
 }
 
-yg_status yg__cpu_argmax(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_argmax(const yg_tensor *self, yg_tensor **out) {
     return arg_extremum("argmax", self, NULL, 0, false, true, out);
 }
 
-yg_status yg__cpu_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
+yg_status yg__kernel_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
     return arg_extremum("argmax", self, &dim, 1, keepdim, true, out);
 }
 
-yg_status yg__cpu_argmin(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_argmin(const yg_tensor *self, yg_tensor **out) {
     return arg_extremum("argmin", self, NULL, 0, false, false, out);
 }
 
-yg_status yg__cpu_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
+yg_status yg__kernel_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
     return arg_extremum("argmin", self, &dim, 1, keepdim, false, out);
 }
 
@@ -185,8 +205,15 @@ static yg_status extremum_dim(const char *op,
     *out_values = NULL;
     *out_indices = NULL;
     YG_RETURN_IF_ERROR(
-        yg__rows_init(op, self, &dim, 1, keepdim, work_dtype(self->dtype), &rows));
+        yg__rows_init_any(op, self, &dim, 1, keepdim, work_dtype(self->dtype), &rows));
     st = check_nonempty(op, self, &rows);
+    if (st == YG_OK && self->storage->device == YG_CUDA) {
+        st = yg__rows_reduce_cuda(op, &rows, is_max ? YG_ROWS_MAX_DIM : YG_ROWS_MIN_DIM, 0,
+                                  (int)self->dtype, &values, &indices);
+        if (st != YG_OK)
+            goto out;
+        goto done;
+    }
     if (st == YG_OK)
         st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, self->dtype, &values);
     if (st == YG_OK)
@@ -214,6 +241,7 @@ static yg_status extremum_dim(const char *op,
         }
         dst[r] = at;
     }
+done:
     *out_values = values;
     *out_indices = indices;
     values = NULL;
@@ -225,7 +253,7 @@ out:
     return st;
 }
 
-yg_status yg__cpu_max_dim(const yg_tensor *self,
+yg_status yg__kernel_max_dim(const yg_tensor *self,
                           int64_t dim,
                           bool keepdim,
                           yg_tensor **out_values,
@@ -233,7 +261,7 @@ yg_status yg__cpu_max_dim(const yg_tensor *self,
     return extremum_dim("max", self, dim, keepdim, true, out_values, out_indices);
 }
 
-yg_status yg__cpu_min_dim(const yg_tensor *self,
+yg_status yg__kernel_min_dim(const yg_tensor *self,
                           int64_t dim,
                           bool keepdim,
                           yg_tensor **out_values,
@@ -256,7 +284,16 @@ static yg_status all_any(const char *op,
 
     *out = NULL;
     /* bool rows: the conversion already maps non-zero (and NaN) to true. */
-    YG_RETURN_IF_ERROR(yg__rows_init(op, self, dim, dim_len, keepdim, YG_BOOL, &rows));
+    YG_RETURN_IF_ERROR(yg__rows_init_any(op, self, dim, dim_len, keepdim, YG_BOOL, &rows));
+    if (self->storage->device == YG_CUDA) {
+        st = yg__rows_reduce_cuda(
+            op, &rows, is_all ? YG_ROWS_ALL : YG_ROWS_ANY, 0, YG_BOOL, &res, NULL);
+        if (st != YG_OK)
+            goto out;
+        *out = res;
+        res = NULL;
+        goto out;
+    }
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_BOOL, &res);
     if (st != YG_OK)
         goto out;
@@ -276,11 +313,11 @@ out:
     return st;
 }
 
-yg_status yg__cpu_all(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_all(const yg_tensor *self, yg_tensor **out) {
     return all_any("all", self, NULL, 0, false, true, out);
 }
 
-yg_status yg__cpu_all_dim(const yg_tensor *self,
+yg_status yg__kernel_all_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,
@@ -288,11 +325,11 @@ yg_status yg__cpu_all_dim(const yg_tensor *self,
     return all_any("all", self, dim, dim_len, keepdim, true, out);
 }
 
-yg_status yg__cpu_any(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__kernel_any(const yg_tensor *self, yg_tensor **out) {
     return all_any("any", self, NULL, 0, false, false, out);
 }
 
-yg_status yg__cpu_any_dim(const yg_tensor *self,
+yg_status yg__kernel_any_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,

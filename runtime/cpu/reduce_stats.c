@@ -15,6 +15,9 @@
  * infinity.  prod_backward multiplies prefix and suffix products instead
  * of dividing the result by each element, so it is exact where an element
  * is zero (the gradient of prod(0, a, b) with respect to the 0 is a b).
+ *
+ * var, std, var_mean, norm and logsumexp serve both devices: a GPU's rows
+ * are reduced by cuda/rows.cu in the same passes.
  */
 #include "cpu/cpu_int.h"
 
@@ -36,6 +39,10 @@ static yg_status check_floating(const char *op, const yg_tensor *self) {
 /* One reduction of a contiguous row of n doubles to one double. */
 typedef double (*row_fn)(const double *x, int64_t n, const double *args);
 
+static double prod_row(const double *x, int64_t n, const double *args);
+static double var_row(const double *x, int64_t n, const double *args);
+static double norm_row(const double *x, int64_t n, const double *args);
+
 /* Runs fn over every row of self (floating only) and returns the
  * result-shaped tensor of self's dtype. */
 static yg_status reduce_rows(const char *op,
@@ -52,7 +59,20 @@ static yg_status reduce_rows(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(check_floating(op, self));
-    YG_RETURN_IF_ERROR(yg__rows_init(op, self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
+    YG_RETURN_IF_ERROR(yg__rows_init_any(op, self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
+    if (self->storage->device == YG_CUDA) {
+        /* The statistics cuda/rows.cu computes with the same passes. */
+        yg_rows_kind kind = fn == var_row ? (args[1] != 0 ? YG_ROWS_STD : YG_ROWS_VAR)
+                            : fn == norm_row ? YG_ROWS_NORM
+                                             : YG_ROWS_LOGSUMEXP;
+        if (fn == prod_row)
+            st = yg__fail(YG_ERR_DEVICE, "%s: no kernel for device cuda", op);
+        else
+            st = yg__rows_reduce_cuda(op, &rows, kind, args != NULL ? args[0] : 0,
+                                      (int)self->dtype, out, NULL);
+        yg__rows_free(&rows);
+        return st;
+    }
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, self->dtype, &res);
     if (st == YG_OK) {
         const double *x = (const double *)yg__tensor_ptr(rows.data);
@@ -263,7 +283,7 @@ static double var_row(const double *x, int64_t n, const double *args) {
     return args[1] != 0 ? sqrt(v) : v;
 }
 
-yg_status yg__cpu_var(const yg_tensor *self,
+yg_status yg__kernel_var(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
                       int64_t correction,
@@ -273,7 +293,7 @@ yg_status yg__cpu_var(const yg_tensor *self,
     return reduce_rows("var", self, dim, dim_len, keepdim, var_row, args, out);
 }
 
-yg_status yg__cpu_std(const yg_tensor *self,
+yg_status yg__kernel_std(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
                       int64_t correction,
@@ -286,7 +306,7 @@ yg_status yg__cpu_std(const yg_tensor *self,
 /* Both statistics of var_mean as two reductions over the same rows (var
  * computes the mean again internally; fusing would save one read of
  * self).  On failure both outputs are NULL. */
-yg_status yg__cpu_var_mean(const yg_tensor *self,
+yg_status yg__kernel_var_mean(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
                            int64_t correction,
@@ -298,7 +318,7 @@ yg_status yg__cpu_var_mean(const yg_tensor *self,
 
     *out_var = NULL;
     *out_mean = NULL;
-    st = yg__cpu_var(self, dim, dim_len, correction, keepdim, &var);
+    st = yg__kernel_var(self, dim, dim_len, correction, keepdim, &var);
     if (st == YG_OK)
         st = yg__kernel_mean_dim(self, dim, dim_len, keepdim, out_mean);
     if (st != YG_OK) {
@@ -345,7 +365,7 @@ static double norm_row(const double *x, int64_t n, const double *args) {
     return pow(acc, 1 / p);
 }
 
-yg_status yg__cpu_norm(const yg_tensor *self,
+yg_status yg__kernel_norm(const yg_tensor *self,
                        double p,
                        const int64_t *dim,
                        int64_t dim_len,
@@ -439,7 +459,7 @@ static double logsumexp_row(const double *x, int64_t n, const double *args) {
     return mx + log(s);
 }
 
-yg_status yg__cpu_logsumexp(const yg_tensor *self,
+yg_status yg__kernel_logsumexp(const yg_tensor *self,
                             const int64_t *dim,
                             int64_t dim_len,
                             bool keepdim,

@@ -9,6 +9,7 @@
  * which shares an input that is already contiguous in that dtype.
  */
 #include "cpu/cpu_int.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -100,8 +101,60 @@ yg_status yg__rows_init(const char *op,
                         "%s: expected self on cpu, got %s",
                         op,
                         yg__device_name(self->storage->device));
+    return yg__rows_init_any(op, self, dim, dim_len, keepdim, dtype, rows);
+}
+
+yg_status yg__rows_init_any(const char *op,
+                            const yg_tensor *self,
+                            const int64_t *dim,
+                            int64_t dim_len,
+                            bool keepdim,
+                            yg_dtype dtype,
+                            yg_rows *rows) {
+    memset(rows, 0, sizeof *rows);
     YG_RETURN_IF_ERROR(mark_reduced(op, self, dim, dim_len, rows->reduced));
     return finish_init(op, self, keepdim, dtype, rows);
+}
+
+yg_status yg__rows_reduce_cuda(const char *op,
+                               const yg_rows *rows,
+                               yg_rows_kind kind,
+                               double param,
+                               int values_dtype,
+                               yg_tensor **values,
+                               yg_tensor **indices) {
+    const yg_tensor *d = rows->data;
+    yg_tensor *work = NULL, *idx = NULL, *conv = NULL;
+    yg_status st = YG_OK;
+
+    if (values != NULL)
+        *values = NULL;
+    if (indices != NULL)
+        *indices = NULL;
+    if (values != NULL)
+        st = yg__tensor_new_on(op, rows->out_sizes, rows->out_ndim, d->dtype, YG_CUDA,
+                               d->storage->device_index, &work);
+    if (st == YG_OK && indices != NULL)
+        st = yg__tensor_new_on(op, rows->out_sizes, rows->out_ndim, YG_INT64, YG_CUDA,
+                               d->storage->device_index, &idx);
+    if (st == YG_OK)
+        st = yg__cuda_rows(op, d, rows->outer, rows->inner, (int)kind, param, work, idx);
+    if (st == YG_OK && work != NULL && values_dtype != (int)d->dtype)
+        st = yg__tensor_contiguous_as(work, (yg_dtype)values_dtype, false, &conv);
+    if (st != YG_OK) {
+        yg_release(work);
+        yg_release(idx);
+        return st;
+    }
+    if (conv != NULL) {
+        yg_release(work);
+        work = conv;
+    }
+    if (values != NULL)
+        *values = work;
+    if (indices != NULL)
+        *indices = idx;
+    return YG_OK;
 }
 
 yg_status yg__rows_init_dim(const char *op,

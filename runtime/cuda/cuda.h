@@ -141,6 +141,13 @@ yg_status yg__cuda_layer_norm(const char *op, int index, bool f64, bool backward
                               const yg_tensor *w, const yg_tensor *b, int64_t rows, int64_t m,
                               double eps);
 
+/* The row reduction kind (cpu/cpu_int.h's yg_rows_kind) of the
+ * contiguous [outer, inner] rows of data (float64, int64 or bool) into
+ * values (data's dtype, nullable) and indices (int64, nullable), all on
+ * data's GPU.  cuda/rows.cu.  Errors as yg__cuda_check_launch. */
+yg_status yg__cuda_rows(const char *op, const yg_tensor *data, int64_t outer, int64_t inner,
+                        int kind, double param, yg_tensor *values, yg_tensor *indices);
+
 /* Runs launcher fn over a's loop on device index (made current for the
  * launch, then restored); the kernel runs asynchronously on a->stream.
  * Errors name op: YG_ERR_DEVICE "<op>: launching a kernel on cuda:I:

@@ -183,3 +183,9 @@ yg_status yg__cuda_layer_norm(const char *op, int index, bool f64, bool backward
     (void)rstd, (void)w, (void)b, (void)rows, (void)m, (void)eps;
     return yg__cuda_check_index(op, index);
 }
+
+yg_status yg__cuda_rows(const char *op, const yg_tensor *data, int64_t outer, int64_t inner,
+                        int kind, double param, yg_tensor *values, yg_tensor *indices) {
+    (void)outer, (void)inner, (void)kind, (void)param, (void)values, (void)indices;
+    return yg__cuda_check_index(op, data->storage->device_index);
+}

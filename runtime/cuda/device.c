@@ -420,3 +420,19 @@ yg_status yg__cuda_layer_norm(const char *op, int index, bool f64, bool backward
     yg__cuda_device_leave(prev);
     return yg__cuda_check_launch(op, index, err);
 }
+
+/* cuda/rows.cu */
+int yg__cuda_rows_launch(int work, int kind, const void *data, long long outer, long long inner,
+                         double param, void *values, long long *indices);
+
+yg_status yg__cuda_rows(const char *op, const yg_tensor *data, int64_t outer, int64_t inner,
+                        int kind, double param, yg_tensor *values, yg_tensor *indices) {
+    int prev, index = data->storage->device_index;
+    int work = data->dtype == YG_FLOAT64 ? 0 : data->dtype == YG_INT64 ? 1 : 2;
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
+    int err = yg__cuda_rows_launch(work, kind, yg__tensor_ptr(data), outer, inner, param,
+                                   ptr_or_null(values),
+                                   indices != NULL ? (long long *)yg__tensor_ptr(indices) : NULL);
+    yg__cuda_device_leave(prev);
+    return yg__cuda_check_launch(op, index, err);
+}
