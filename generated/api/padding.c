@@ -28,8 +28,8 @@ typedef yg_status (*constant_pad_nd_fn)(const yg_tensor *self,
                                         yg_tensor **out);
 
 static const constant_pad_nd_fn constant_pad_nd_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_constant_pad_nd,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_constant_pad_nd,
+    [YG_CUDA] = yg__kernel_constant_pad_nd,
 };
 
 /* Records ConstantPadNdBackward as the history of result: one edge per differentiable

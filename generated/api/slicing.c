@@ -290,8 +290,8 @@ typedef yg_status (*select_backward_fn)(const yg_tensor *grad_output,
                                         yg_tensor **out);
 
 static const select_backward_fn select_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_select_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_select_backward,
+    [YG_CUDA] = yg__kernel_select_backward,
 };
 
 /* Records SelectBackwardBackward as the history of result: one edge per differentiable
@@ -398,8 +398,8 @@ typedef yg_status (*slice_backward_fn)(const yg_tensor *grad_output,
                                        yg_tensor **out);
 
 static const slice_backward_fn slice_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_slice_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_slice_backward,
+    [YG_CUDA] = yg__kernel_slice_backward,
 };
 
 /* Records SliceBackwardBackward as the history of result: one edge per differentiable

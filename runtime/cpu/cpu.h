@@ -447,13 +447,13 @@ yg_status yg__kernel_slice(const yg_tensor *self,
                         int64_t end,
                         int64_t step,
                         yg_tensor **out);
-yg_status yg__cpu_select_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_select_backward(const yg_tensor *grad_output,
                                   const int64_t *input_sizes,
                                   int64_t input_sizes_len,
                                   int64_t dim,
                                   int64_t index,
                                   yg_tensor **out);
-yg_status yg__cpu_slice_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_slice_backward(const yg_tensor *grad_output,
                                  const int64_t *input_sizes,
                                  int64_t input_sizes_len,
                                  int64_t dim,
@@ -550,7 +550,7 @@ yg_status yg__kernel_embedding_backward(const yg_tensor *grad_output,
 /* triangle.c: tril, triu; pad.c: constant_pad_nd */
 yg_status yg__cpu_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
 yg_status yg__cpu_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
-yg_status yg__cpu_constant_pad_nd(const yg_tensor *self,
+yg_status yg__kernel_constant_pad_nd(const yg_tensor *self,
                                   const int64_t *pad,
                                   int64_t pad_len,
                                   double value,

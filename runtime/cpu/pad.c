@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-yg_status yg__cpu_constant_pad_nd(const yg_tensor *self,
+yg_status yg__kernel_constant_pad_nd(const yg_tensor *self,
                                   const int64_t *pad,
                                   int64_t pad_len,
                                   double value,
@@ -59,7 +59,9 @@ yg_status yg__cpu_constant_pad_nd(const yg_tensor *self,
                             d,
                             yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
     }
-    YG_RETURN_IF_ERROR(yg_tensor_full(sizes, self->ndim, value, self->dtype, &res));
+    YG_RETURN_IF_ERROR(yg__full_on("constant_pad_nd", sizes, self->ndim, self->dtype,
+                                   self->storage->device, self->storage->device_index, value,
+                                   &res));
     src = yg_retain((yg_tensor *)self);
     dst = yg_retain(res);
     for (int64_t i = 0; i < pad_len / 2; i++) {

@@ -501,7 +501,7 @@ static yg_status write_into_zeros(const char *op,
     return YG_OK;
 }
 
-yg_status yg__cpu_select_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_select_backward(const yg_tensor *grad_output,
                                   const int64_t *input_sizes,
                                   int64_t input_sizes_len,
                                   int64_t dim,
@@ -511,9 +511,11 @@ yg_status yg__cpu_select_backward(const yg_tensor *grad_output,
     yg_status st;
 
     *out = NULL;
-    st = yg_tensor_zeros(input_sizes, input_sizes_len, grad_output->dtype, &zeros);
+    st = yg__full_on("select_backward", input_sizes, input_sizes_len, grad_output->dtype,
+                     grad_output->storage->device, grad_output->storage->device_index, 0.0,
+                     &zeros);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "select_backward");
+        return st;
     st = yg__kernel_select(zeros, dim, index, &part);
     if (st != YG_OK) {
         st = yg__fail_prefix(st, "select_backward");
@@ -526,7 +528,7 @@ out:
     return st;
 }
 
-yg_status yg__cpu_slice_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_slice_backward(const yg_tensor *grad_output,
                                  const int64_t *input_sizes,
                                  int64_t input_sizes_len,
                                  int64_t dim,
@@ -538,9 +540,11 @@ yg_status yg__cpu_slice_backward(const yg_tensor *grad_output,
     yg_status st;
 
     *out = NULL;
-    st = yg_tensor_zeros(input_sizes, input_sizes_len, grad_output->dtype, &zeros);
+    st = yg__full_on("slice_backward", input_sizes, input_sizes_len, grad_output->dtype,
+                     grad_output->storage->device, grad_output->storage->device_index, 0.0,
+                     &zeros);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "slice_backward");
+        return st;
     st = yg__kernel_slice(zeros, dim, start, end, step, &part);
     if (st != YG_OK) {
         st = yg__fail_prefix(st, "slice_backward");
