@@ -254,8 +254,8 @@ typedef yg_status (*gather_fn)(const yg_tensor *self,
                                yg_tensor **out);
 
 static const gather_fn gather_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_gather,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_gather,
+    [YG_CUDA] = yg__kernel_gather,
 };
 
 /* Records GatherBackward as the history of result: one edge per differentiable
@@ -357,8 +357,8 @@ typedef yg_status (*gather_backward_fn)(const yg_tensor *grad_output,
                                         yg_tensor **out);
 
 static const gather_backward_fn gather_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_gather_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_gather_backward,
+    [YG_CUDA] = yg__kernel_gather_backward,
 };
 
 /* Records GatherBackwardBackward as the history of result: one edge per differentiable
@@ -470,8 +470,8 @@ typedef yg_status (*scatter_fn)(const yg_tensor *self,
                                 yg_tensor **out);
 
 static const scatter_fn scatter_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_scatter,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_scatter,
+    [YG_CUDA] = yg__kernel_scatter,
 };
 
 /* Records ScatterBackward as the history of result: one edge per differentiable
@@ -585,8 +585,8 @@ typedef yg_status (*scatter_value_fn)(const yg_tensor *self,
                                       yg_tensor **out);
 
 static const scatter_value_fn scatter_value_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_scatter_value,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_scatter_value,
+    [YG_CUDA] = yg__kernel_scatter_value,
 };
 
 /* Records ScatterValueBackward as the history of result: one edge per differentiable
@@ -696,8 +696,8 @@ typedef yg_status (*scatter_add_fn)(const yg_tensor *self,
                                     yg_tensor **out);
 
 static const scatter_add_fn scatter_add_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_scatter_add,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_scatter_add,
+    [YG_CUDA] = yg__kernel_scatter_add,
 };
 
 /* Records ScatterAddBackward as the history of result: one edge per differentiable

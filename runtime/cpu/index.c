@@ -18,7 +18,8 @@
  * kernels (scatter_add and the two gradients) add in the element's own
  * type, and bool adds as logical or.
  *
- * index_select, embedding and their gradients serve both devices: a GPU's
+ * index_select, embedding, gather, the scatters and their gradients serve
+ * both devices: a GPU's
  * indices are checked on a host copy, then cuda/index.c gathers, or adds
  * in the CPU's order (deterministic, bit for bit).
  */
@@ -314,14 +315,81 @@ static yg_status check_gather_scatter(const char *op,
     return check_index_values(op, index, size_or_1(self, *d), *d);
 }
 
+enum scatter_mode { SCATTER_COPY, SCATTER_VALUE, SCATTER_ADD };
+
+/* value converted once to dtype, into buf (8 bytes). */
+static void value_bytes(yg_dtype dtype, double value, char *vbuf) {
+    switch (dtype) {
+    case YG_FLOAT32: {
+        float f = (float)value;
+        memcpy(vbuf, &f, sizeof f);
+        break;
+    }
+    case YG_FLOAT64:
+        memcpy(vbuf, &value, sizeof value);
+        break;
+    case YG_INT64: {
+        /* Saturating: (int64_t)-inf is undefined (fuzz_ops). */
+        int64_t k = yg__i64_from_f64(value);
+        memcpy(vbuf, &k, sizeof k);
+        break;
+    }
+    case YG_INT32:
+    case YG_FLOAT16:
+    case YG_BFLOAT16:
+        yg__store_f64_as(vbuf, dtype, value);
+        break;
+    default:
+        vbuf[0] = value != 0;
+        break;
+    }
+}
+
+/* The GPU's gather (src is self) or scatter into res (contiguous, on the
+ * GPU: a copy of self, or zeros) with cuda/scatter.cu, in the CPU's order;
+ * index's values were checked. */
+static yg_status scatter_cuda(const char *op,
+                              bool is_gather,
+                              yg_tensor *res,
+                              int64_t d,
+                              const yg_tensor *index,
+                              const yg_tensor *src,
+                              double value,
+                              enum scatter_mode mode) {
+    yg_tensor *ix = NULL, *sc = NULL;
+    _Alignas(8) char vbuf[8];
+    yg_status st = yg__tensor_contiguous_as(index, YG_INT64, true, &ix);
+    if (st == YG_OK && src != NULL)
+        st = yg__tensor_contiguous_as(src, src->dtype, true, &sc);
+    if (mode == SCATTER_VALUE)
+        value_bytes(res->dtype, value, vbuf);
+    if (st == YG_OK)
+        st = yg__cuda_scatter(op, is_gather, (int)mode, res, sc, mode == SCATTER_VALUE ? vbuf : NULL,
+                              ix, (int)d, is_gather ? src : res);
+    yg_release(ix);
+    yg_release(sc);
+    return st;
+}
+
 yg_status
-yg__cpu_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out) {
+yg__kernel_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out) {
     int64_t c[YG_MAX_DIMS], d;
     yg_tensor *res = NULL;
 
     *out = NULL;
     YG_RETURN_IF_ERROR(check_gather_scatter("gather", self, dim, index, NULL, &d));
-    YG_RETURN_IF_ERROR(yg_tensor_empty(index->sizes, index->ndim, self->dtype, &res));
+    YG_RETURN_IF_ERROR(yg__tensor_new_on("gather", index->sizes, index->ndim, self->dtype,
+                                         self->storage->device, self->storage->device_index,
+                                         &res));
+    if (self->storage->device == YG_CUDA) {
+        yg_status st = scatter_cuda("gather", true, res, d, index, self, 0, SCATTER_COPY);
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+        *out = res;
+        return YG_OK;
+    }
     size_t esize = yg_dtype_size(self->dtype);
     int64_t n = numel(index);
     char *dst = yg__tensor_ptr(res);
@@ -333,8 +401,6 @@ yg__cpu_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_te
     *out = res;
     return YG_OK;
 }
-
-enum scatter_mode { SCATTER_COPY, SCATTER_VALUE, SCATTER_ADD };
 
 /* res (a contiguous copy of self, or zeros) receives src or value at the
  * positions index names, by copy or addition. */
@@ -350,33 +416,8 @@ static void scatter_into(yg_tensor *res,
     add_elem_fn add = add_for(res->dtype);
     _Alignas(8) char vbuf[8];
 
-    if (mode == SCATTER_VALUE) {
-        /* value converted once to res's dtype. */
-        switch (res->dtype) {
-        case YG_FLOAT32: {
-            float f = (float)value;
-            memcpy(vbuf, &f, sizeof f);
-            break;
-        }
-        case YG_FLOAT64:
-            memcpy(vbuf, &value, sizeof value);
-            break;
-        case YG_INT64: {
-            /* Saturating: (int64_t)-inf is undefined (fuzz_ops). */
-            int64_t k = yg__i64_from_f64(value);
-            memcpy(vbuf, &k, sizeof k);
-            break;
-        }
-        case YG_INT32:
-        case YG_FLOAT16:
-        case YG_BFLOAT16:
-            yg__store_f64_as(vbuf, res->dtype, value);
-            break;
-        default:
-            vbuf[0] = value != 0;
-            break;
-        }
-    }
+    if (mode == SCATTER_VALUE)
+        value_bytes(res->dtype, value, vbuf);
     int64_t dd = res->ndim > 0 ? d : -1;
     for (int64_t i = 0; i < n; i++) {
         coords_of(i, index->sizes, index->ndim, c);
@@ -407,12 +448,21 @@ static yg_status scatter(const char *op,
         YG_RETURN_IF_ERROR(yg__check_not_half(op, "self", self));
     YG_RETURN_IF_ERROR(check_gather_scatter(op, self, dim, index, src, &d));
     YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, self->dtype, false, &res));
+    if (res->storage->device == YG_CUDA) {
+        yg_status st = scatter_cuda(op, false, res, d, index, src, value, mode);
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+        *out = res;
+        return YG_OK;
+    }
     scatter_into(res, d, index, src, value, mode);
     *out = res;
     return YG_OK;
 }
 
-yg_status yg__cpu_scatter(const yg_tensor *self,
+yg_status yg__kernel_scatter(const yg_tensor *self,
                           int64_t dim,
                           const yg_tensor *index,
                           const yg_tensor *src,
@@ -420,7 +470,7 @@ yg_status yg__cpu_scatter(const yg_tensor *self,
     return scatter("scatter", self, dim, index, src, 0, SCATTER_COPY, out);
 }
 
-yg_status yg__cpu_scatter_value(const yg_tensor *self,
+yg_status yg__kernel_scatter_value(const yg_tensor *self,
                                 int64_t dim,
                                 const yg_tensor *index,
                                 double value,
@@ -428,7 +478,7 @@ yg_status yg__cpu_scatter_value(const yg_tensor *self,
     return scatter("scatter", self, dim, index, NULL, value, SCATTER_VALUE, out);
 }
 
-yg_status yg__cpu_scatter_add(const yg_tensor *self,
+yg_status yg__kernel_scatter_add(const yg_tensor *self,
                               int64_t dim,
                               const yg_tensor *index,
                               const yg_tensor *src,
@@ -436,7 +486,7 @@ yg_status yg__cpu_scatter_add(const yg_tensor *self,
     return scatter("scatter_add", self, dim, index, src, 0, SCATTER_ADD, out);
 }
 
-yg_status yg__cpu_gather_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_gather_backward(const yg_tensor *grad_output,
                                   const int64_t *self_sizes,
                                   int64_t self_sizes_len,
                                   int64_t dim,
@@ -454,13 +504,18 @@ yg_status yg__cpu_gather_backward(const yg_tensor *grad_output,
                         "gather_backward: grad_output %s must have the sizes of index %s",
                         yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
                         yg__format_sizes(index->sizes, index->ndim, ibuf, sizeof ibuf));
-    st = yg_tensor_zeros(self_sizes, self_sizes_len, grad_output->dtype, &zeros);
+    st = yg__full_on("gather_backward", self_sizes, self_sizes_len, grad_output->dtype,
+                     grad_output->storage->device, grad_output->storage->device_index, 0.0,
+                     &zeros);
     if (st != YG_OK)
-        return yg__fail_prefix(st, "gather_backward");
+        return st;
     int64_t d;
     st = check_gather_scatter("gather_backward", zeros, dim, index, grad_output, &d);
+    if (st == YG_OK && zeros->storage->device == YG_CUDA)
+        st = scatter_cuda("gather_backward", false, zeros, d, index, grad_output, 0, SCATTER_ADD);
     if (st == YG_OK) {
-        scatter_into(zeros, d, index, grad_output, 0, SCATTER_ADD);
+        if (zeros->storage->device != YG_CUDA)
+            scatter_into(zeros, d, index, grad_output, 0, SCATTER_ADD);
         *out = zeros;
         zeros = NULL;
     }

@@ -148,6 +148,15 @@ yg_status yg__cuda_layer_norm(const char *op, int index, bool f64, bool backward
 yg_status yg__cuda_rows(const char *op, const yg_tensor *data, int64_t outer, int64_t inner,
                         int kind, double param, yg_tensor *values, yg_tensor *indices);
 
+/* cpu/index.c's gather (is_gather: out = shape's elements at index along
+ * d) or scatter (mode 0 copy src, 1 store *value, 2 add src) into out, in
+ * the CPU's order (cuda/scatter.cu); out, src and index (int64, checked)
+ * contiguous on one GPU; shape: self (gather) or out (scatter), for its
+ * sizes.  Errors name op. */
+yg_status yg__cuda_scatter(const char *op, bool is_gather, int mode, yg_tensor *out,
+                           const yg_tensor *src, const void *value, const yg_tensor *index, int d,
+                           const yg_tensor *shape);
+
 /* Runs launcher fn over a's loop on device index (made current for the
  * launch, then restored); the kernel runs asynchronously on a->stream.
  * Errors name op: YG_ERR_DEVICE "<op>: launching a kernel on cuda:I:

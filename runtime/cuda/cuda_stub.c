@@ -189,3 +189,10 @@ yg_status yg__cuda_rows(const char *op, const yg_tensor *data, int64_t outer, in
     (void)outer, (void)inner, (void)kind, (void)param, (void)values, (void)indices;
     return yg__cuda_check_index(op, data->storage->device_index);
 }
+
+yg_status yg__cuda_scatter(const char *op, bool is_gather, int mode, yg_tensor *out,
+                           const yg_tensor *src, const void *value, const yg_tensor *index, int d,
+                           const yg_tensor *shape) {
+    (void)is_gather, (void)mode, (void)src, (void)value, (void)index, (void)d, (void)shape;
+    return yg__cuda_check_index(op, out->storage->device_index);
+}

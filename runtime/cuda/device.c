@@ -436,3 +436,28 @@ yg_status yg__cuda_rows(const char *op, const yg_tensor *data, int64_t outer, in
     yg__cuda_device_leave(prev);
     return yg__cuda_check_launch(op, index, err);
 }
+
+/* cuda/scatter.cu */
+int yg__cuda_scatter_launch(int is_gather, int mode, int dtype, void *out, const void *src,
+                            const void *value, const long long *index, int ndim, int d,
+                            const long long *isizes, const long long *rsizes,
+                            const long long *ssizes);
+
+yg_status yg__cuda_scatter(const char *op, bool is_gather, int mode, yg_tensor *out,
+                           const yg_tensor *src, const void *value, const yg_tensor *index, int d,
+                           const yg_tensor *shape) {
+    int prev, dev = out->storage->device_index;
+    long long isz[YG_MAX_DIMS], rsz[YG_MAX_DIMS], ssz[YG_MAX_DIMS];
+    for (int i = 0; i < index->ndim; i++) {
+        isz[i] = index->sizes[i];
+        rsz[i] = shape->sizes[i];
+        ssz[i] = src != NULL && !is_gather ? src->sizes[i] : index->sizes[i];
+    }
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, dev, &prev));
+    int err = yg__cuda_scatter_launch(is_gather, mode, (int)out->dtype, yg__tensor_ptr(out),
+                                      src != NULL ? yg__tensor_ptr(src) : NULL, value,
+                                      (const long long *)yg__tensor_ptr(index), index->ndim, d,
+                                      isz, rsz, ssz);
+    yg__cuda_device_leave(prev);
+    return yg__cuda_check_launch(op, dev, err);
+}
