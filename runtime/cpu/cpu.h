@@ -624,25 +624,26 @@ yg_status yg__kernel_nll_loss_backward(const yg_tensor *grad_output,
                                     int64_t ignore_index,
                                     yg_tensor **out);
 
-/* runtime/conv/dispatch.c: convolution_dispatch's kernel (the backends
- * behind it are in runtime/conv/, declared in conv/conv.h) */
-yg_status yg__cpu_convolution_dispatch(const yg_tensor *input,
-                                       const yg_tensor *weight,
-                                       const yg_tensor *bias,
-                                       const int64_t *stride,
-                                       int64_t stride_len,
-                                       const int64_t *padding,
-                                       int64_t padding_len,
-                                       const int64_t *dilation,
-                                       int64_t dilation_len,
-                                       bool transposed,
-                                       const int64_t *output_padding,
-                                       int64_t output_padding_len,
-                                       int64_t groups,
-                                       bool benchmark,
-                                       bool deterministic,
-                                       bool allow_backend_choice,
-                                       yg_tensor **out);
+/* runtime/conv/dispatch.c: convolution_dispatch's kernel for cpu and
+ * CUDA tensors (the backends behind it are in runtime/conv/, declared in
+ * conv/conv.h) */
+yg_status yg__kernel_convolution_dispatch(const yg_tensor *input,
+                                          const yg_tensor *weight,
+                                          const yg_tensor *bias,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          const int64_t *dilation,
+                                          int64_t dilation_len,
+                                          bool transposed,
+                                          const int64_t *output_padding,
+                                          int64_t output_padding_len,
+                                          int64_t groups,
+                                          bool benchmark,
+                                          bool deterministic,
+                                          bool allow_backend_choice,
+                                          yg_tensor **out);
 
 /* norm.c: layer_norm's and batch_norm's fused kernels and their
  * backward (the per-row loops are in vec/norm_loops.c, per CPU capability) */
