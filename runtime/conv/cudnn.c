@@ -261,6 +261,40 @@ static void consider(algo_entry *e,
     e->n++;
 }
 
+/* *need = the workspace algo of pass asks for under the descriptor's
+ * current math type. */
+static cudnnStatus_t
+workspace_of(cudnnHandle_t h, const descs *d, conv_pass pass, int algo, size_t *need) {
+    *need = 0;
+    if (pass == PASS_FORWARD)
+        return cudnnGetConvolutionForwardWorkspaceSize(
+            h, d->x, d->w, d->conv, d->y, (cudnnConvolutionFwdAlgo_t)algo, need);
+    if (pass == PASS_DATA)
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(
+            h, d->w, d->y, d->conv, d->x, (cudnnConvolutionBwdDataAlgo_t)algo, need);
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        h, d->x, d->y, d->conv, d->w, (cudnnConvolutionBwdFilterAlgo_t)algo, need);
+}
+
+/* Keeps the candidates of e whose workspace cuDNN can say, with that
+ * size: the heuristics' memory field is an estimate, the size asked for
+ * at run time is this one (as PyTorch does). */
+static void settle_workspaces(cudnnHandle_t h, const descs *d, conv_pass pass, algo_entry *e) {
+    int kept = 0;
+    for (int i = 0; i < e->n; i++) {
+        size_t need = 0;
+        if (cudnnSetConvolutionMathType(d->conv, (cudnnMathType_t)e->c[i].math) !=
+                CUDNN_STATUS_SUCCESS ||
+            workspace_of(h, d, pass, e->c[i].algo, &need) != CUDNN_STATUS_SUCCESS ||
+            need > YG_CUDNN_WORKSPACE_LIMIT)
+            continue;
+        e->c[kept] = e->c[i];
+        e->c[kept].workspace = need;
+        kept++;
+    }
+    e->n = kept;
+}
+
 /* The largest workspace any algorithm of pass asks for, capped at the
  * limit: what cudnnFind*Ex is given to try them all. */
 static size_t find_workspace(cudnnHandle_t h, const descs *d, conv_pass pass) {
@@ -268,21 +302,10 @@ static size_t find_workspace(cudnnHandle_t h, const descs *d, conv_pass pass) {
     int count = pass == PASS_FORWARD ? CUDNN_CONVOLUTION_FWD_ALGO_COUNT
                 : pass == PASS_DATA  ? CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT
                                      : CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
-    for (int a = 0; a < count; a++) {
-        cudnnStatus_t s;
-        need = 0;
-        if (pass == PASS_FORWARD)
-            s = cudnnGetConvolutionForwardWorkspaceSize(
-                h, d->x, d->w, d->conv, d->y, (cudnnConvolutionFwdAlgo_t)a, &need);
-        else if (pass == PASS_DATA)
-            s = cudnnGetConvolutionBackwardDataWorkspaceSize(
-                h, d->w, d->y, d->conv, d->x, (cudnnConvolutionBwdDataAlgo_t)a, &need);
-        else
-            s = cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                h, d->x, d->y, d->conv, d->w, (cudnnConvolutionBwdFilterAlgo_t)a, &need);
-        if (s == CUDNN_STATUS_SUCCESS && need <= YG_CUDNN_WORKSPACE_LIMIT && need > most)
+    for (int a = 0; a < count; a++)
+        if (workspace_of(h, d, pass, a, &need) == CUDNN_STATUS_SUCCESS &&
+            need <= YG_CUDNN_WORKSPACE_LIMIT && need > most)
             most = need;
-    }
     return most;
 }
 
@@ -373,6 +396,8 @@ static yg_status choose(const yg_conv_params *p,
                      perf[i].mathType);
     }
     yg__cuda_free(p->device_index, ws);
+    if (s == CUDNN_STATUS_SUCCESS && !p->benchmark)
+        settle_workspaces(h, d, pass, &e);
     if (s != CUDNN_STATUS_SUCCESS)
         return cudnn_fail(p, p->benchmark ? "timing the algorithms" : "choosing an algorithm", s);
     if (e.n == 0)
@@ -504,13 +529,17 @@ static yg_status pass_run(const yg_conv_params *p,
         if (ws_size == 0 || yg__cuda_alloc("cudnn", p->device_index, ws_size, &ws) == YG_OK)
             at = i;
     }
-    if (st == YG_OK && at < 0)
+    if (st == YG_OK && at < 0) {
+        size_t least = e->c[0].workspace;
+        for (int i = 1; i < e->n; i++)
+            least = e->c[i].workspace < least ? e->c[i].workspace : least;
         st = yg__fail(YG_ERR_OUT_OF_MEMORY,
                       "backend cudnn: out of CUDA memory for the workspace of every %s "
                       "algorithm on cuda:%d (the least needs %zu bytes)",
                       pass_names[pass],
                       p->device_index,
-                      e->c[e->n - 1].workspace);
+                      least);
+    }
     if (st == YG_OK) {
         s = run_pass(h, &d, pass, &e->c[at], ws, ws_size, in0, in1, out);
         if (s != CUDNN_STATUS_SUCCESS)
