@@ -33,8 +33,8 @@ typedef yg_status (*avg_pool2d_fn)(const yg_tensor *self,
                                    yg_tensor **out);
 
 static const avg_pool2d_fn avg_pool2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_avg_pool2d,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_avg_pool2d,
+    [YG_CUDA] = yg__kernel_avg_pool2d,
 };
 
 /* Records AvgPool2dBackward as the history of result: one edge per differentiable
@@ -217,8 +217,8 @@ typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,
                                             yg_tensor **out);
 
 static const avg_pool2d_backward_fn avg_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_avg_pool2d_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_avg_pool2d_backward,
+    [YG_CUDA] = yg__kernel_avg_pool2d_backward,
 };
 
 /* Records AvgPool2dBackwardBackward as the history of result: one edge per differentiable
@@ -490,8 +490,8 @@ typedef yg_status (*adaptive_avg_pool2d_fn)(const yg_tensor *self,
                                             yg_tensor **out);
 
 static const adaptive_avg_pool2d_fn adaptive_avg_pool2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_adaptive_avg_pool2d,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_adaptive_avg_pool2d,
+    [YG_CUDA] = yg__kernel_adaptive_avg_pool2d,
 };
 
 /* Records AdaptiveAvgPool2dBackward as the history of result: one edge per differentiable
@@ -584,8 +584,8 @@ typedef yg_status (*adaptive_avg_pool2d_backward_fn)(const yg_tensor *grad_outpu
                                                      yg_tensor **out);
 
 static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_adaptive_avg_pool2d_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_adaptive_avg_pool2d_backward,
+    [YG_CUDA] = yg__kernel_adaptive_avg_pool2d_backward,
 };
 
 /* Records AdaptiveAvgPool2dBackwardBackward as the history of result: one edge per differentiable
@@ -725,8 +725,8 @@ typedef yg_status (*avg_pool3d_fn)(const yg_tensor *self,
                                    yg_tensor **out);
 
 static const avg_pool3d_fn avg_pool3d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_avg_pool3d,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_avg_pool3d,
+    [YG_CUDA] = yg__kernel_avg_pool3d,
 };
 
 /* Records AvgPool3dBackward as the history of result: one edge per differentiable
@@ -919,8 +919,8 @@ typedef yg_status (*avg_pool3d_backward_fn)(const yg_tensor *grad_output,
                                             yg_tensor **out);
 
 static const avg_pool3d_backward_fn avg_pool3d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_avg_pool3d_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_avg_pool3d_backward,
+    [YG_CUDA] = yg__kernel_avg_pool3d_backward,
 };
 
 /* Records AvgPool3dBackwardBackward as the history of result: one edge per differentiable
@@ -1134,8 +1134,8 @@ typedef yg_status (*adaptive_avg_pool3d_fn)(const yg_tensor *self,
                                             yg_tensor **out);
 
 static const adaptive_avg_pool3d_fn adaptive_avg_pool3d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_adaptive_avg_pool3d,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_adaptive_avg_pool3d,
+    [YG_CUDA] = yg__kernel_adaptive_avg_pool3d,
 };
 
 /* Records AdaptiveAvgPool3dBackward as the history of result: one edge per differentiable
@@ -1228,8 +1228,8 @@ typedef yg_status (*adaptive_avg_pool3d_backward_fn)(const yg_tensor *grad_outpu
                                                      yg_tensor **out);
 
 static const adaptive_avg_pool3d_backward_fn adaptive_avg_pool3d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_adaptive_avg_pool3d_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_adaptive_avg_pool3d_backward,
+    [YG_CUDA] = yg__kernel_adaptive_avg_pool3d_backward,
 };
 
 /* Records AdaptiveAvgPool3dBackwardBackward as the history of result: one edge per differentiable

@@ -147,8 +147,8 @@ typedef yg_status (*convolution_dispatch_fn)(const yg_tensor *input,
                                              yg_tensor **out);
 
 static const convolution_dispatch_fn convolution_dispatch_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_convolution_dispatch,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_convolution_dispatch,
+    [YG_CUDA] = yg__kernel_convolution_dispatch,
 };
 
 /* Records ConvolutionDispatchBackward as the history of result: one edge per differentiable

@@ -706,8 +706,8 @@ typedef yg_status (*native_batch_norm_fn)(const yg_tensor *input,
                                           yg_tensor **out_save_invstd);
 
 static const native_batch_norm_fn native_batch_norm_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_native_batch_norm,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_native_batch_norm,
+    [YG_CUDA] = yg__kernel_native_batch_norm,
 };
 
 /* Records NativeBatchNormBackward as the history of every differentiable floating
@@ -1017,8 +1017,8 @@ typedef yg_status (*native_batch_norm_backward_fused_fn)(const yg_tensor *grad_o
                                                          yg_tensor **out_grad_bias);
 
 static const native_batch_norm_backward_fused_fn native_batch_norm_backward_fused_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_native_batch_norm_backward_fused,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_native_batch_norm_backward_fused,
+    [YG_CUDA] = yg__kernel_native_batch_norm_backward_fused,
 };
 
 /* Runs yg_native_batch_norm_backward_fused with tracing paused and records it as one node

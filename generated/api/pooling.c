@@ -147,8 +147,8 @@ typedef yg_status (*max_pool2d_with_indices_fn)(const yg_tensor *self,
                                                 yg_tensor **out_indices);
 
 static const max_pool2d_with_indices_fn max_pool2d_with_indices_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_max_pool2d_with_indices,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_max_pool2d_with_indices,
+    [YG_CUDA] = yg__kernel_max_pool2d_with_indices,
 };
 
 /* Records MaxPool2dWithIndicesBackward as the history of every differentiable floating
@@ -631,8 +631,8 @@ typedef yg_status (*max_pool3d_with_indices_fn)(const yg_tensor *self,
                                                 yg_tensor **out_indices);
 
 static const max_pool3d_with_indices_fn max_pool3d_with_indices_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_max_pool3d_with_indices,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_max_pool3d_with_indices,
+    [YG_CUDA] = yg__kernel_max_pool3d_with_indices,
 };
 
 /* Records MaxPool3dWithIndicesBackward as the history of every differentiable floating
@@ -987,8 +987,8 @@ typedef yg_status (*adaptive_max_pool2d_fn)(const yg_tensor *self,
                                             yg_tensor **out_indices);
 
 static const adaptive_max_pool2d_fn adaptive_max_pool2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_adaptive_max_pool2d,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_adaptive_max_pool2d,
+    [YG_CUDA] = yg__kernel_adaptive_max_pool2d,
 };
 
 /* Records AdaptiveMaxPool2dBackward as the history of every differentiable floating

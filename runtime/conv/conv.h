@@ -30,12 +30,18 @@ typedef struct yg_conv_params {
     int64_t x[3], y[3]; /* spatial sizes on the x and y sides, 3-d */
     int64_t k[3];       /* kernel sizes */
     int64_t stride[3], pad[3], dil[3];
-    yg_dtype dtype; /* float32 or float64: input, weight, bias agree */
+    yg_dtype dtype;     /* float32 or float64: input, weight, bias agree */
+    yg_device device;   /* where every operand is: YG_CPU or YG_CUDA */
+    int device_index;   /* the CUDA device's index (0 on the cpu) */
+    bool benchmark;     /* cudnn: time the algorithms once per geometry */
+    bool deterministic; /* cudnn: only algorithms without atomics */
     /* A's weight is [cy, cx / G, k...] (the caller's weight as it is:
      * a transposed convolution's [C_in, C_out / G, k...] is that too) */
 } yg_conv_params;
 
-/* Validates a convolution call and fills p.  Messages carry no op name
+/* Validates a convolution call and fills p (benchmark and deterministic
+ * from this thread's yg_conv_set_benchmark / yg_conv_set_deterministic;
+ * the dispatcher also ORs in its own arguments).  Messages carry no op name
  * (the caller prefixes its own): `weight of sizes [64, 3, 3, 3] expects
  * input with 3 channels (groups 1), got input [8, 4, 32, 32]`.
  * n_spatial: the spatial dims the caller requires (1 to 3), or 0 for
@@ -62,9 +68,11 @@ yg_status yg__conv_params_init(const yg_tensor *input,
 void yg__conv_output_sizes(const yg_conv_params *p, int64_t *sizes);
 
 /* The backend for a call: the forced one (this thread's, else
- * YG_CONV_BACKEND), else the best built one if allow_choice, else native.
- * Fails (no op name in the message) when the forced backend is not built
- * or YG_CONV_BACKEND names none.  Records the choice as the last one. */
+ * YG_CONV_BACKEND), else the best built one if allow_choice, else native;
+ * for CUDA operands always cudnn (the only backend that takes them).
+ * Fails (no op name in the message) when the forced backend is not built,
+ * does not take the operands' device, or YG_CONV_BACKEND names none.
+ * Records the choice as the last one. */
 yg_status yg__conv_select(const yg_conv_params *p, bool allow_choice, yg_conv_backend *out);
 
 /* native.c.  x, w, y, bias contiguous of p->dtype.  Fail only with
@@ -109,6 +117,30 @@ bool yg__conv_onednn_built(void);
 /* Why oneDNN does not take p ("float64: oneDNN has no float64
  * convolution"), or NULL when it does.  A static string.  Cannot fail. */
 const char *yg__conv_onednn_refuses(const yg_conv_params *p);
+
+/* cudnn.c (built with cuDNN) or cudnn_stub.c (without): the same three
+ * passes with cuDNN on device p->device_index, float32 or float64; x, w,
+ * y, bias contiguous device memory there.  The algorithm is chosen per
+ * geometry under a workspace limit (cudnnGet*_v7 heuristics, or
+ * cudnnFind*Ex timings when p->benchmark; only deterministic ones when
+ * p->deterministic) and cached.  Messages carry no op name.
+ * Returns: YG_OK; YG_ERR_OUT_OF_MEMORY (workspace); YG_ERR_DEVICE for a
+ * cuDNN or CUDA failure (cuDNN's reason named); YG_ERR_NOT_IMPLEMENTED
+ * (stub, or a case no cuDNN algorithm takes). */
+yg_status yg__conv_cudnn_forward(const yg_conv_params *p,
+                                 const void *x,
+                                 const void *w,
+                                 const void *bias,
+                                 void *y);
+yg_status yg__conv_cudnn_data(const yg_conv_params *p,
+                              const void *y,
+                              const void *w,
+                              const void *bias,
+                              void *x);
+yg_status yg__conv_cudnn_weight(const yg_conv_params *p, const void *y, const void *x, void *w);
+
+/* Whether this build has the cuDNN backend.  Cannot fail. */
+bool yg__conv_cudnn_built(void);
 
 /* The caller's backward in one call (composite convolution_backward runs
  * it when nothing records): the gradients of the caller's convolution in

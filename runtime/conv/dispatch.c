@@ -1,7 +1,10 @@
 /*
- * conv/dispatch.c - convolution_dispatch's CPU kernel and the fused
- * backward: validate once (conv/params.c), pick a backend
- * (conv/select.c), make the operands contiguous, run the backend.
+ * conv/dispatch.c - convolution_dispatch's kernel (cpu and CUDA tensors)
+ * and the fused backward: validate once (conv/params.c), pick a backend
+ * (conv/select.c), make the operands contiguous, run the backend.  CUDA
+ * operands go to cudnn (conv/cudnn.c) and their results are allocated on
+ * the operands' device; the grad_bias of CUDA operands is sum.dim, whose
+ * CUDA reduction accumulates in double as bias_grad below does.
  *
  * Non-contiguous inputs (any layout, a transposed view, a slice) are
  * copied to contiguous NCHW first; contiguous ones are used in place.
@@ -13,6 +16,7 @@
  */
 #include "conv/conv.h"
 #include "cpu/cpu.h"
+#include "yagrad/ops_sums.h"
 
 /* A contiguous copy (or a shared reference) of the nullable t. */
 static yg_status dense(const yg_tensor *t, yg_tensor **out) {
@@ -26,13 +30,15 @@ static const void *data(const yg_tensor *t) {
     return t != NULL ? yg__tensor_ptr(t) : NULL;
 }
 
-/* The three passes of conv/conv.h on backend b (native or onednn). */
+/* The three passes of conv/conv.h on backend b. */
 static yg_status forward(yg_conv_backend b,
                          const yg_conv_params *p,
                          const void *x,
                          const void *w,
                          const void *bias,
                          void *y) {
+    if (b == YG_CONV_BACKEND_CUDNN)
+        return yg__conv_cudnn_forward(p, x, w, bias, y);
     if (b == YG_CONV_BACKEND_ONEDNN)
         return yg__conv_onednn_forward(p, x, w, bias, y);
     return yg__conv_native_forward(p, x, w, bias, y);
@@ -44,6 +50,8 @@ static yg_status data_grad(yg_conv_backend b,
                            const void *w,
                            const void *bias,
                            void *x) {
+    if (b == YG_CONV_BACKEND_CUDNN)
+        return yg__conv_cudnn_data(p, y, w, bias, x);
     if (b == YG_CONV_BACKEND_ONEDNN)
         return yg__conv_onednn_data(p, y, w, bias, x);
     return yg__conv_native_data(p, y, w, bias, x);
@@ -51,36 +59,36 @@ static yg_status data_grad(yg_conv_backend b,
 
 static yg_status
 weight_grad(yg_conv_backend b, const yg_conv_params *p, const void *y, const void *x, void *w) {
+    if (b == YG_CONV_BACKEND_CUDNN)
+        return yg__conv_cudnn_weight(p, y, x, w);
     if (b == YG_CONV_BACKEND_ONEDNN)
         return yg__conv_onednn_weight(p, y, x, w);
     return yg__conv_native_weight(p, y, x, w);
 }
 
-yg_status yg__cpu_convolution_dispatch(const yg_tensor *input,
-                                       const yg_tensor *weight,
-                                       const yg_tensor *bias,
-                                       const int64_t *stride,
-                                       int64_t stride_len,
-                                       const int64_t *padding,
-                                       int64_t padding_len,
-                                       const int64_t *dilation,
-                                       int64_t dilation_len,
-                                       bool transposed,
-                                       const int64_t *output_padding,
-                                       int64_t output_padding_len,
-                                       int64_t groups,
-                                       bool benchmark,
-                                       bool deterministic,
-                                       bool allow_backend_choice,
-                                       yg_tensor **out) {
+yg_status yg__kernel_convolution_dispatch(const yg_tensor *input,
+                                          const yg_tensor *weight,
+                                          const yg_tensor *bias,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          const int64_t *dilation,
+                                          int64_t dilation_len,
+                                          bool transposed,
+                                          const int64_t *output_padding,
+                                          int64_t output_padding_len,
+                                          int64_t groups,
+                                          bool benchmark,
+                                          bool deterministic,
+                                          bool allow_backend_choice,
+                                          yg_tensor **out) {
     yg_conv_params p;
     yg_conv_backend backend;
     yg_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL;
     int64_t sizes[5];
     yg_status st;
 
-    (void)benchmark;     /* neither backend has anything to benchmark */
-    (void)deterministic; /* both are deterministic for a thread count */
     *out = NULL;
     st = yg__conv_params_init(input,
                               weight,
@@ -97,6 +105,11 @@ yg_status yg__cpu_convolution_dispatch(const yg_tensor *input,
                               output_padding_len,
                               groups,
                               &p);
+    /* The thread's flags (yagrad/conv.h) or this call's turn them on;
+     * only cudnn reads them: the cpu backends are deterministic for a
+     * thread count and have nothing to time. */
+    p.benchmark = p.benchmark || benchmark;
+    p.deterministic = p.deterministic || deterministic;
     if (st == YG_OK)
         st = yg__conv_select(&p, allow_backend_choice, &backend);
     if (st != YG_OK)
@@ -108,7 +121,8 @@ yg_status yg__cpu_convolution_dispatch(const yg_tensor *input,
     if (st == YG_OK)
         st = dense(bias, &b);
     if (st == YG_OK)
-        st = yg_tensor_empty(sizes, p.n_spatial + 2, p.dtype, &y);
+        st = yg__tensor_new_on(
+            "convolution_dispatch", sizes, p.n_spatial + 2, p.dtype, p.device, p.device_index, &y);
     if (st == YG_OK && !transposed)
         st = forward(backend, &p, data(x), data(w), data(b), yg__tensor_ptr(y));
     else if (st == YG_OK)
@@ -130,6 +144,10 @@ static yg_status bias_grad(const yg_conv_params *p, const yg_tensor *gy, yg_tens
     yg_status st;
 
     *out = NULL;
+    if (p->device == YG_CUDA) {
+        int64_t dims[4] = {0, 2, 3, 4};
+        return yg_sum_dim(gy, dims, gy->ndim - 1, false, out);
+    }
     st = yg_tensor_zeros(sizes, 1, p->dtype, out);
     if (st != YG_OK || yg_tensor_numel(gy) == 0)
         return st; /* an empty gy sums to zeros, and pos may not fit */

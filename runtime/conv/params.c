@@ -22,12 +22,14 @@
 static yg_status check_operand(const char *name, const yg_tensor *t, const yg_tensor *input) {
     if (t == NULL)
         return YG_OK;
-    if (t->storage->device != YG_CPU || t->storage->device != input->storage->device)
+    char ibuf[32], tbuf[32];
+    if (t->storage->device != input->storage->device ||
+        t->storage->device_index != input->storage->device_index)
         return yg__fail(YG_ERR_DEVICE,
                         "expected %s on input's device %s, got %s",
                         name,
-                        yg__device_name(input->storage->device),
-                        yg__device_name(t->storage->device));
+                        yg__format_device(input, ibuf, sizeof ibuf),
+                        yg__format_device(t, tbuf, sizeof tbuf));
     if (t->dtype != YG_FLOAT32 && t->dtype != YG_FLOAT64)
         return yg__fail(YG_ERR_DTYPE,
                         "unsupported dtype %s for %s (supported: float32, float64)",
@@ -184,6 +186,10 @@ yg_status yg__conv_params_init(const yg_tensor *input,
     p->groups = groups;
     p->batch = input->sizes[0];
     p->dtype = input->dtype;
+    p->device = input->storage->device;
+    p->device_index = input->storage->device == YG_CUDA ? input->storage->device_index : 0;
+    p->benchmark = yg_conv_benchmark();
+    p->deterministic = yg_conv_deterministic();
     YG_RETURN_IF_ERROR(check_channels(input, weight, bias, p));
     for (int32_t i = 0; i < 3; i++) {
         int32_t s = i - (3 - n); /* the caller's spatial dim, < 0: padded */

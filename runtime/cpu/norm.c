@@ -31,10 +31,15 @@
  * running statistics of batch_norm are state, kept in their own dtype
  * (float32 or float64) and layout, and written only once the output
  * exists.  Messages name the op: `native_layer_norm: ...`.
+ *
+ * batch_norm's two kernels serve CUDA tensors too: the same checks, then
+ * cuda/norm.cu computes with the same formulas (one block per channel,
+ * statistics in double) and moves the running statistics on the device.
  */
 #include "cpu/cpu_int.h"
 #include "cuda/cuda.h"
 #include "cpu/vec/kernels.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -673,6 +678,77 @@ static void bn_forward_channel(const bn_forward *a, int64_t ch) {
 DEFINE_BN_FORWARD_ROWS(f32, float)
 DEFINE_BN_FORWARD_ROWS(f64, double)
 
+/* native_batch_norm on a GPU (after its checks): contiguous operands,
+ * results on input's device, one launch of cuda/norm.cu that also moves
+ * the running statistics. */
+static yg_status cuda_batch_norm(const char *op,
+                                 const yg_tensor *input,
+                                 const yg_tensor *weight,
+                                 const yg_tensor *bias,
+                                 yg_tensor *running_mean,
+                                 yg_tensor *running_var,
+                                 bool training,
+                                 double momentum,
+                                 double eps,
+                                 yg_tensor **out_output,
+                                 yg_tensor **out_save_mean,
+                                 yg_tensor **out_save_invstd) {
+    int64_t n = 0, c = 0, l = 0;
+    int dev = input->storage->device_index;
+    yg_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL, *sm = NULL, *si = NULL;
+    yg_status st;
+
+    YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
+    st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
+    if (st == YG_OK)
+        st = contiguous(weight, &w);
+    if (st == YG_OK)
+        st = contiguous(bias, &b);
+    if (st == YG_OK)
+        st = yg__tensor_empty_like(input, input->dtype, &y);
+    if (st == YG_OK)
+        st = yg__tensor_new_on(op, &c, 1, input->dtype, YG_CUDA, dev, &sm);
+    if (st == YG_OK)
+        st = yg__tensor_new_on(op, &c, 1, input->dtype, YG_CUDA, dev, &si);
+    if (st == YG_OK) {
+        yg__cuda_bn_args a = {
+            .x = yg__tensor_ptr(x),
+            .w = data_or_null(w),
+            .b = data_or_null(b),
+            .y = yg__tensor_ptr(y),
+            .save_mean = yg__tensor_ptr(sm),
+            .save_invstd = yg__tensor_ptr(si),
+            .rm = running_mean != NULL ? yg__tensor_ptr(running_mean) : NULL,
+            .rv = running_var != NULL ? yg__tensor_ptr(running_var) : NULL,
+            .rm_stride = running_mean != NULL ? running_mean->strides[0] : 0,
+            .rv_stride = running_var != NULL ? running_var->strides[0] : 0,
+            .n = n,
+            .c = c,
+            .l = l,
+            .momentum = momentum,
+            .eps = eps,
+            .f64 = input->dtype == YG_FLOAT64,
+            .rm_f64 = running_mean != NULL && running_mean->dtype == YG_FLOAT64,
+            .rv_f64 = running_var != NULL && running_var->dtype == YG_FLOAT64,
+            .training = training,
+        };
+        st = yg__cuda_batch_norm(op, dev, &a);
+    }
+    if (st == YG_OK) {
+        *out_output = y;
+        *out_save_mean = sm;
+        *out_save_invstd = si;
+        y = sm = si = NULL;
+    }
+    yg_release(x);
+    yg_release(w);
+    yg_release(b);
+    yg_release(y);
+    yg_release(sm);
+    yg_release(si);
+    return st;
+}
+
 /* The checks of batch_norm (the same messages, naming op). */
 static yg_status check_batch_norm(const char *op,
                                   const yg_tensor *input,
@@ -709,17 +785,17 @@ static yg_status check_batch_norm(const char *op,
     return YG_OK;
 }
 
-yg_status yg__cpu_native_batch_norm(const yg_tensor *input,
-                                    const yg_tensor *weight,
-                                    const yg_tensor *bias,
-                                    yg_tensor *running_mean,
-                                    yg_tensor *running_var,
-                                    bool training,
-                                    double momentum,
-                                    double eps,
-                                    yg_tensor **out_output,
-                                    yg_tensor **out_save_mean,
-                                    yg_tensor **out_save_invstd) {
+yg_status yg__kernel_native_batch_norm(const yg_tensor *input,
+                                       const yg_tensor *weight,
+                                       const yg_tensor *bias,
+                                       yg_tensor *running_mean,
+                                       yg_tensor *running_var,
+                                       bool training,
+                                       double momentum,
+                                       double eps,
+                                       yg_tensor **out_output,
+                                       yg_tensor **out_save_mean,
+                                       yg_tensor **out_save_invstd) {
     const char *op = "native_batch_norm";
     int64_t n = 0, c = 0, l = 0;
     yg_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL, *sm = NULL, *si = NULL;
@@ -732,6 +808,19 @@ yg_status yg__cpu_native_batch_norm(const yg_tensor *input,
     *out_save_invstd = NULL;
     YG_RETURN_IF_ERROR(
         check_batch_norm(op, input, weight, bias, running_mean, running_var, training));
+    if (input->storage->device == YG_CUDA)
+        return cuda_batch_norm(op,
+                               input,
+                               weight,
+                               bias,
+                               running_mean,
+                               running_var,
+                               training,
+                               momentum,
+                               eps,
+                               out_output,
+                               out_save_mean,
+                               out_save_invstd);
     YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
     var_bytes = sizeof(double) * (size_t)c;
     st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
@@ -929,16 +1018,16 @@ static void bn_backward_channel(const bn_backward *a, int64_t ch) {
 DEFINE_BN_BACKWARD_ROWS(f32, float)
 DEFINE_BN_BACKWARD_ROWS(f64, double)
 
-yg_status yg__cpu_native_batch_norm_backward_fused(const yg_tensor *grad_out,
-                                                   const yg_tensor *input,
-                                                   const yg_tensor *weight,
-                                                   const yg_tensor *save_mean,
-                                                   const yg_tensor *save_invstd,
-                                                   bool training,
-                                                   const bool *grad_input_mask,
-                                                   yg_tensor **out_grad_input,
-                                                   yg_tensor **out_grad_weight,
-                                                   yg_tensor **out_grad_bias) {
+yg_status yg__kernel_native_batch_norm_backward_fused(const yg_tensor *grad_out,
+                                                      const yg_tensor *input,
+                                                      const yg_tensor *weight,
+                                                      const yg_tensor *save_mean,
+                                                      const yg_tensor *save_invstd,
+                                                      bool training,
+                                                      const bool *grad_input_mask,
+                                                      yg_tensor **out_grad_input,
+                                                      yg_tensor **out_grad_weight,
+                                                      yg_tensor **out_grad_bias) {
     const char *op = "native_batch_norm_backward_fused";
     int64_t n = 0, c = 0, l = 0;
     yg_tensor *g = NULL, *x = NULL, *w = NULL, *mu = NULL, *inv = NULL;
@@ -965,6 +1054,39 @@ yg_status yg__cpu_native_batch_norm_backward_fused(const yg_tensor *grad_out,
         st = yg__tensor_contiguous_as(save_invstd, input->dtype, true, &inv);
     if (st == YG_OK && grad_input_mask[0])
         st = yg__tensor_empty_like(input, input->dtype, &gi);
+    if (input->storage->device == YG_CUDA) {
+        /* gw and gb: every channel is written by the kernel */
+        int dev = input->storage->device_index;
+        if (st == YG_OK && grad_input_mask[1])
+            st = yg__tensor_new_on(op, &c, 1, input->dtype, YG_CUDA, dev, &gw);
+        if (st == YG_OK && grad_input_mask[2])
+            st = yg__tensor_new_on(op, &c, 1, input->dtype, YG_CUDA, dev, &gb);
+        if (st == YG_OK) {
+            yg__cuda_bn_backward_args a = {
+                .g = yg__tensor_ptr(g),
+                .x = yg__tensor_ptr(x),
+                .w = data_or_null(w),
+                .mean = yg__tensor_ptr(mu),
+                .invstd = yg__tensor_ptr(inv),
+                .gi = gi != NULL ? yg__tensor_ptr(gi) : NULL,
+                .gw = gw != NULL ? yg__tensor_ptr(gw) : NULL,
+                .gb = gb != NULL ? yg__tensor_ptr(gb) : NULL,
+                .n = n,
+                .c = c,
+                .l = l,
+                .f64 = input->dtype == YG_FLOAT64,
+                .training = training,
+            };
+            st = yg__cuda_batch_norm_backward(op, dev, &a);
+        }
+        if (st == YG_OK) {
+            *out_grad_input = gi;
+            *out_grad_weight = gw;
+            *out_grad_bias = gb;
+            gi = gw = gb = NULL;
+        }
+        goto out;
+    }
     if (st == YG_OK)
         st = zeros_if(grad_input_mask[1], &c, 1, input->dtype, &gw);
     if (st == YG_OK)

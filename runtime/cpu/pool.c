@@ -25,8 +25,18 @@
  * loop.  Adaptive cell i of n over a dim of size L covers
  * [floor(i L / n), ceil((i + 1) L / n)).  The resampling gradients add
  * each output gradient into the input positions it read from.
+ *
+ * The max, average and adaptive average kernels and their gradients
+ * serve CUDA tensors too: the same checks, then cuda/pool.cu computes
+ * with this file's arithmetic (double accumulation, the same window
+ * order, results rounded once), on the input's own dtype instead of a
+ * float64 copy; its gradients gather per input element instead of
+ * scattering per window, in the same order, so both devices agree to
+ * the bit.  A max window that covers only padding is found on the host
+ * from the geometry alone (window_of_padding) before the GPU runs.
  */
 #include "cpu/cpu_int.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -234,6 +244,115 @@ static int64_t vol(const int64_t v[3]) {
     return n < 0 ? 0 : n;
 }
 
+/* ---- the CUDA path ---- */
+
+/* The geometry g as cuda/pool.h's struct. */
+static yg__cuda_pool_geom cuda_geom(const pool_geom *g) {
+    yg__cuda_pool_geom c;
+    c.planes = g->planes;
+    for (int i = 0; i < 3; i++) {
+        c.in[i] = g->in[i];
+        c.out[i] = g->out[i];
+        c.k[i] = g->k[i];
+        c.s[i] = g->s[i];
+        c.p[i] = g->p[i];
+        c.d[i] = g->d[i];
+    }
+    return c;
+}
+
+/* A new tensor for a CUDA kernel's result: sizes (ndim) with the last nsp
+ * replaced by the last nsp of sp[3], of dtype, on src's GPU. */
+static yg_status cuda_result(const char *op,
+                             const yg_tensor *src,
+                             const int64_t *sizes,
+                             int64_t ndim,
+                             int nsp,
+                             const int64_t *sp,
+                             yg_dtype dtype,
+                             yg_tensor **out) {
+    int64_t s[YG_MAX_DIMS];
+    for (int64_t d = 0; d < ndim - nsp; d++)
+        s[d] = sizes[d];
+    for (int i = 0; i < nsp; i++)
+        s[ndim - nsp + i] = sp[3 - nsp + i];
+    return yg__tensor_new_on(op, s, ndim, dtype, YG_CUDA, src->storage->device_index, out);
+}
+
+/* Average pooling (adaptive or not, forward or backward) of the CUDA
+ * tensor src into a new tensor of sizes (ndim) with the last nsp dims
+ * those of g's output (forward) or input (backward). */
+static yg_status cuda_avg_run(const char *op,
+                              const yg_tensor *src,
+                              const pool_geom *g,
+                              bool adaptive,
+                              bool backward,
+                              bool count_include_pad,
+                              int64_t divisor_override,
+                              const int64_t *sizes,
+                              int64_t ndim,
+                              yg_tensor **out) {
+    yg_tensor *x = NULL, *res = NULL;
+    yg__cuda_pool_geom cg = cuda_geom(g);
+    yg_status st = yg__tensor_contiguous_as(src, src->dtype, true, &x);
+    if (st == YG_OK)
+        st = cuda_result(op, src, sizes, ndim, g->nsp, backward ? g->in : g->out, src->dtype, &res);
+    if (st == YG_OK)
+        st = yg__cuda_avg_pool(
+            op, x, &cg, adaptive, backward, count_include_pad, divisor_override, res);
+    yg_release(x);
+    if (st != YG_OK) {
+        yg_release(res);
+        return st;
+    }
+    *out = res;
+    return YG_OK;
+}
+
+/* The error for window o[3] of g, which covers only padding. */
+static yg_status padding_window_error(const char *op, const pool_geom *g, const int64_t o[3]) {
+    char buf[80], ibuf[80];
+    if (g->nsp == 3)
+        snprintf(buf, sizeof buf, "(%" PRId64 ", %" PRId64 ", %" PRId64 ")", o[0], o[1], o[2]);
+    else
+        snprintf(buf, sizeof buf, "(%" PRId64 ", %" PRId64 ")", o[1], o[2]);
+    return yg__fail(YG_ERR_SHAPE,
+                    "%s: window %s covers only padding of the %s input",
+                    op,
+                    buf,
+                    dims_text(g->in, g->nsp, ibuf, sizeof ibuf));
+}
+
+/* Whether some window of g covers only padding, and then the first one
+ * in row-major order in o[3] (the one the CPU's scan stops at).  A
+ * window is empty when it is empty along one dim; along a dim, window w
+ * has a tap in [0, in) iff its first tap at or after 0 is below in.  The
+ * first empty window is all zeros when some dim's window 0 is empty,
+ * else the first empty window of the innermost dim that has one, at 0
+ * along the others. */
+static bool window_of_padding(const pool_geom *g, int64_t o[3]) {
+    int64_t first[3] = {-1, -1, -1};
+    o[0] = o[1] = o[2] = 0;
+    if (g->planes == 0)
+        return false;
+    for (int i = 0; i < 3; i++)
+        for (int64_t w = 0; w < g->out[i] && first[i] < 0; w++) {
+            int64_t start = w * g->s[i] - g->p[i];
+            int64_t t = start >= 0 ? 0 : (-start + g->d[i] - 1) / g->d[i];
+            if (t >= g->k[i] || start + t * g->d[i] >= g->in[i])
+                first[i] = w;
+        }
+    for (int i = 0; i < 3; i++)
+        if (first[i] == 0)
+            return true;
+    for (int i = 2; i >= 0; i--)
+        if (first[i] > 0) {
+            o[i] = first[i];
+            return true;
+        }
+    return false;
+}
+
 /* ---- max pooling ---- */
 
 /* Position of the maximum of window o[3] in plane x, or -1 when the
@@ -303,18 +422,18 @@ static yg_status max_pool_entry(const char *op,
     return max_pool_run(op, self, &g, false, out_values, out_indices);
 }
 
-yg_status yg__cpu_max_pool2d_with_indices(const yg_tensor *self,
-                                          const int64_t *kernel_size,
-                                          int64_t kernel_size_len,
-                                          const int64_t *stride,
-                                          int64_t stride_len,
-                                          const int64_t *padding,
-                                          int64_t padding_len,
-                                          const int64_t *dilation,
-                                          int64_t dilation_len,
-                                          bool ceil_mode,
-                                          yg_tensor **out_values,
-                                          yg_tensor **out_indices) {
+yg_status yg__kernel_max_pool2d_with_indices(const yg_tensor *self,
+                                             const int64_t *kernel_size,
+                                             int64_t kernel_size_len,
+                                             const int64_t *stride,
+                                             int64_t stride_len,
+                                             const int64_t *padding,
+                                             int64_t padding_len,
+                                             const int64_t *dilation,
+                                             int64_t dilation_len,
+                                             bool ceil_mode,
+                                             yg_tensor **out_values,
+                                             yg_tensor **out_indices) {
     return max_pool_entry("max_pool2d_with_indices",
                           2,
                           self,
@@ -331,18 +450,18 @@ yg_status yg__cpu_max_pool2d_with_indices(const yg_tensor *self,
                           out_indices);
 }
 
-yg_status yg__cpu_max_pool3d_with_indices(const yg_tensor *self,
-                                          const int64_t *kernel_size,
-                                          int64_t kernel_size_len,
-                                          const int64_t *stride,
-                                          int64_t stride_len,
-                                          const int64_t *padding,
-                                          int64_t padding_len,
-                                          const int64_t *dilation,
-                                          int64_t dilation_len,
-                                          bool ceil_mode,
-                                          yg_tensor **out_values,
-                                          yg_tensor **out_indices) {
+yg_status yg__kernel_max_pool3d_with_indices(const yg_tensor *self,
+                                             const int64_t *kernel_size,
+                                             int64_t kernel_size_len,
+                                             const int64_t *stride,
+                                             int64_t stride_len,
+                                             const int64_t *padding,
+                                             int64_t padding_len,
+                                             const int64_t *dilation,
+                                             int64_t dilation_len,
+                                             bool ceil_mode,
+                                             yg_tensor **out_values,
+                                             yg_tensor **out_indices) {
     return max_pool_entry("max_pool3d_with_indices",
                           3,
                           self,
@@ -388,7 +507,6 @@ static yg_status max_pool_run(const char *op,
                               yg_tensor **out_indices) {
     int64_t isizes[YG_MAX_DIMS], o[3];
     yg_tensor *x = NULL, *res = NULL, *idx = NULL;
-    char buf[80];
     yg_status st;
     int n = g->nsp;
 
@@ -396,6 +514,24 @@ static yg_status max_pool_run(const char *op,
         isizes[d] = self->sizes[d];
     for (int i = 0; i < n; i++)
         isizes[self->ndim - n + i] = g->out[3 - n + i];
+    if (self->storage->device == YG_CUDA) {
+        yg__cuda_pool_geom cg = cuda_geom(g);
+        if (!adaptive && window_of_padding(g, o))
+            return padding_window_error(op, g, o);
+        st = yg__tensor_contiguous_as(self, self->dtype, true, &x);
+        if (st == YG_OK)
+            st = cuda_result(op, self, isizes, self->ndim, 0, g->out, self->dtype, &res);
+        if (st == YG_OK)
+            st = cuda_result(op, self, isizes, self->ndim, 0, g->out, YG_INT64, &idx);
+        if (st == YG_OK)
+            st = yg__cuda_max_pool(op, x, &cg, adaptive, res, idx);
+        if (st == YG_OK) {
+            *out_values = res;
+            *out_indices = idx;
+            res = idx = NULL;
+        }
+        goto out;
+    }
     st = yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x);
     if (st == YG_OK)
         st = new_planes(self->sizes, self->ndim, n, g->out, false, &res);
@@ -426,21 +562,7 @@ static yg_status max_pool_run(const char *op,
                 /* only dilation over a tiny input (or an empty adaptive
                  * input) gets here: a window of padding alone has no
                  * maximum to send a gradient to */
-                if (n == 3)
-                    snprintf(buf,
-                             sizeof buf,
-                             "(%" PRId64 ", %" PRId64 ", %" PRId64 ")",
-                             o[0],
-                             o[1],
-                             o[2]);
-                else
-                    snprintf(buf, sizeof buf, "(%" PRId64 ", %" PRId64 ")", o[1], o[2]);
-                char ibuf[80];
-                st = yg__fail(YG_ERR_SHAPE,
-                              "%s: window %s covers only padding of the %s input",
-                              op,
-                              buf,
-                              dims_text(g->in, n, ibuf, sizeof ibuf));
+                st = padding_window_error(op, g, o);
                 goto out;
             }
             rv[p * ovol + at_out] = plane[at];
@@ -564,6 +686,17 @@ static yg_status avg_pool_run(const char *op,
                         op,
                         yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
                         dims_text(g.out, nsp, obuf, sizeof obuf));
+    if (src->storage->device == YG_CUDA)
+        return cuda_avg_run(op,
+                            src,
+                            &g,
+                            false,
+                            backward,
+                            count_include_pad,
+                            divisor_override,
+                            backward ? self_sizes : self->sizes,
+                            backward ? self_sizes_len : self->ndim,
+                            out);
     st = yg__tensor_contiguous_as(src, YG_FLOAT64, true, &x);
     if (st == YG_OK)
         st = backward ? new_planes(self_sizes, self_sizes_len, nsp, g.in, true, &res)
@@ -592,16 +725,16 @@ static yg_status avg_pool_run(const char *op,
     return finish(res, src->dtype, out);
 }
 
-yg_status yg__cpu_avg_pool2d(const yg_tensor *self,
-                             const int64_t *kernel_size,
-                             int64_t kernel_size_len,
-                             const int64_t *stride,
-                             int64_t stride_len,
-                             const int64_t *padding,
-                             int64_t padding_len,
-                             bool ceil_mode,
-                             bool count_include_pad,
-                             yg_tensor **out) {
+yg_status yg__kernel_avg_pool2d(const yg_tensor *self,
+                                const int64_t *kernel_size,
+                                int64_t kernel_size_len,
+                                const int64_t *stride,
+                                int64_t stride_len,
+                                const int64_t *padding,
+                                int64_t padding_len,
+                                bool ceil_mode,
+                                bool count_include_pad,
+                                yg_tensor **out) {
     return avg_pool_run("avg_pool2d",
                         2,
                         self,
@@ -620,18 +753,18 @@ yg_status yg__cpu_avg_pool2d(const yg_tensor *self,
                         out);
 }
 
-yg_status yg__cpu_avg_pool2d_backward(const yg_tensor *grad_output,
-                                      const int64_t *self_sizes,
-                                      int64_t self_sizes_len,
-                                      const int64_t *kernel_size,
-                                      int64_t kernel_size_len,
-                                      const int64_t *stride,
-                                      int64_t stride_len,
-                                      const int64_t *padding,
-                                      int64_t padding_len,
-                                      bool ceil_mode,
-                                      bool count_include_pad,
-                                      yg_tensor **out) {
+yg_status yg__kernel_avg_pool2d_backward(const yg_tensor *grad_output,
+                                         const int64_t *self_sizes,
+                                         int64_t self_sizes_len,
+                                         const int64_t *kernel_size,
+                                         int64_t kernel_size_len,
+                                         const int64_t *stride,
+                                         int64_t stride_len,
+                                         const int64_t *padding,
+                                         int64_t padding_len,
+                                         bool ceil_mode,
+                                         bool count_include_pad,
+                                         yg_tensor **out) {
     return avg_pool_run("avg_pool2d_backward",
                         2,
                         NULL,
@@ -650,17 +783,17 @@ yg_status yg__cpu_avg_pool2d_backward(const yg_tensor *grad_output,
                         out);
 }
 
-yg_status yg__cpu_avg_pool3d(const yg_tensor *self,
-                             const int64_t *kernel_size,
-                             int64_t kernel_size_len,
-                             const int64_t *stride,
-                             int64_t stride_len,
-                             const int64_t *padding,
-                             int64_t padding_len,
-                             bool ceil_mode,
-                             bool count_include_pad,
-                             int64_t divisor_override,
-                             yg_tensor **out) {
+yg_status yg__kernel_avg_pool3d(const yg_tensor *self,
+                                const int64_t *kernel_size,
+                                int64_t kernel_size_len,
+                                const int64_t *stride,
+                                int64_t stride_len,
+                                const int64_t *padding,
+                                int64_t padding_len,
+                                bool ceil_mode,
+                                bool count_include_pad,
+                                int64_t divisor_override,
+                                yg_tensor **out) {
     return avg_pool_run("avg_pool3d",
                         3,
                         self,
@@ -679,19 +812,19 @@ yg_status yg__cpu_avg_pool3d(const yg_tensor *self,
                         out);
 }
 
-yg_status yg__cpu_avg_pool3d_backward(const yg_tensor *grad_output,
-                                      const int64_t *self_sizes,
-                                      int64_t self_sizes_len,
-                                      const int64_t *kernel_size,
-                                      int64_t kernel_size_len,
-                                      const int64_t *stride,
-                                      int64_t stride_len,
-                                      const int64_t *padding,
-                                      int64_t padding_len,
-                                      bool ceil_mode,
-                                      bool count_include_pad,
-                                      int64_t divisor_override,
-                                      yg_tensor **out) {
+yg_status yg__kernel_avg_pool3d_backward(const yg_tensor *grad_output,
+                                         const int64_t *self_sizes,
+                                         int64_t self_sizes_len,
+                                         const int64_t *kernel_size,
+                                         int64_t kernel_size_len,
+                                         const int64_t *stride,
+                                         int64_t stride_len,
+                                         const int64_t *padding,
+                                         int64_t padding_len,
+                                         bool ceil_mode,
+                                         bool count_include_pad,
+                                         int64_t divisor_override,
+                                         yg_tensor **out) {
     return avg_pool_run("avg_pool3d_backward",
                         3,
                         NULL,
@@ -763,6 +896,8 @@ static yg_status adaptive_avg_run(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(adaptive_begin(op, nsp, self, output_size, output_size_len, &g));
+    if (self->storage->device == YG_CUDA)
+        return cuda_avg_run(op, self, &g, true, false, false, 0, self->sizes, self->ndim, out);
     YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x));
     st = new_planes(self->sizes, self->ndim, nsp, g.out, false, &res);
     if (st != YG_OK) {
@@ -789,25 +924,25 @@ static yg_status adaptive_avg_run(const char *op,
     return finish(res, self->dtype, out);
 }
 
-yg_status yg__cpu_adaptive_avg_pool2d(const yg_tensor *self,
-                                      const int64_t *output_size,
-                                      int64_t output_size_len,
-                                      yg_tensor **out) {
+yg_status yg__kernel_adaptive_avg_pool2d(const yg_tensor *self,
+                                         const int64_t *output_size,
+                                         int64_t output_size_len,
+                                         yg_tensor **out) {
     return adaptive_avg_run("adaptive_avg_pool2d", 2, self, output_size, output_size_len, out);
 }
 
-yg_status yg__cpu_adaptive_avg_pool3d(const yg_tensor *self,
-                                      const int64_t *output_size,
-                                      int64_t output_size_len,
-                                      yg_tensor **out) {
+yg_status yg__kernel_adaptive_avg_pool3d(const yg_tensor *self,
+                                         const int64_t *output_size,
+                                         int64_t output_size_len,
+                                         yg_tensor **out) {
     return adaptive_avg_run("adaptive_avg_pool3d", 3, self, output_size, output_size_len, out);
 }
 
-yg_status yg__cpu_adaptive_max_pool2d(const yg_tensor *self,
-                                      const int64_t *output_size,
-                                      int64_t output_size_len,
-                                      yg_tensor **out_values,
-                                      yg_tensor **out_indices) {
+yg_status yg__kernel_adaptive_max_pool2d(const yg_tensor *self,
+                                         const int64_t *output_size,
+                                         int64_t output_size_len,
+                                         yg_tensor **out_values,
+                                         yg_tensor **out_indices) {
     const char *op = "adaptive_max_pool2d";
     pool_geom g;
     char buf[128];
@@ -825,7 +960,8 @@ yg_status yg__cpu_adaptive_max_pool2d(const yg_tensor *self,
 
 /* The common start of the backward kernels that map grad_output back to
  * planes of self_sizes: checks, a float64 copy of grad_output, and a zeroed
- * float64 result; g->out gets grad_output's last nsp sizes. */
+ * float64 result (neither when go is NULL); g->out gets grad_output's
+ * last nsp sizes. */
 static yg_status backward_begin(const char *op,
                                 int nsp,
                                 const yg_tensor *grad_output,
@@ -848,6 +984,8 @@ static yg_status backward_begin(const char *op,
     g->out[0] = 1;
     for (int i = 0; i < nsp; i++)
         g->out[3 - nsp + i] = grad_output->sizes[self_sizes_len - nsp + i];
+    if (go == NULL)
+        return YG_OK; /* the checks and g only: the CUDA path */
     st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, go);
     if (st == YG_OK)
         st = new_planes(self_sizes, self_sizes_len, nsp, g->in, true, res);
@@ -869,6 +1007,12 @@ static yg_status adaptive_avg_backward_run(const char *op,
     int64_t lo[3], hi[3];
 
     *out = NULL;
+    if (grad_output->storage->device == YG_CUDA) {
+        YG_RETURN_IF_ERROR(
+            backward_begin(op, nsp, grad_output, self_sizes, self_sizes_len, &g, NULL, NULL));
+        return cuda_avg_run(
+            op, grad_output, &g, true, true, false, 0, self_sizes, self_sizes_len, out);
+    }
     YG_RETURN_IF_ERROR(
         backward_begin(op, nsp, grad_output, self_sizes, self_sizes_len, &g, &go, &res));
     const double *gv = (const double *)yg__tensor_ptr(go);
@@ -890,18 +1034,18 @@ static yg_status adaptive_avg_backward_run(const char *op,
     return finish(res, grad_output->dtype, out);
 }
 
-yg_status yg__cpu_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
-                                               const int64_t *self_sizes,
-                                               int64_t self_sizes_len,
-                                               yg_tensor **out) {
+yg_status yg__kernel_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
+                                                  const int64_t *self_sizes,
+                                                  int64_t self_sizes_len,
+                                                  yg_tensor **out) {
     return adaptive_avg_backward_run(
         "adaptive_avg_pool2d_backward", 2, grad_output, self_sizes, self_sizes_len, out);
 }
 
-yg_status yg__cpu_adaptive_avg_pool3d_backward(const yg_tensor *grad_output,
-                                               const int64_t *self_sizes,
-                                               int64_t self_sizes_len,
-                                               yg_tensor **out) {
+yg_status yg__kernel_adaptive_avg_pool3d_backward(const yg_tensor *grad_output,
+                                                  const int64_t *self_sizes,
+                                                  int64_t self_sizes_len,
+                                                  yg_tensor **out) {
     return adaptive_avg_backward_run(
         "adaptive_avg_pool3d_backward", 3, grad_output, self_sizes, self_sizes_len, out);
 }

@@ -7,6 +7,8 @@
 #define YAGRAD_CUDA_CUDA_H
 
 #include "cuda/launch.h"
+#include "cuda/norm.h"
+#include "cuda/pool.h"
 #include "yagrad/cuda.h"
 #include "yagrad/tensor.h"
 
@@ -169,5 +171,40 @@ yg_status yg__cuda_launch(const char *op, int index, yg_cuda_launch_fn fn,
  * both on one device.  A kernel of cuda/copy.cu on the iterator's
  * geometry. */
 yg_status yg__cuda_copy(const char *op, yg_tensor *dst, const yg_tensor *src);
+
+/* cpu/pool.c's max pooling (adaptive: adaptive_max_pool2d's cells) of
+ * the contiguous float32/float64 x [planes, *g->in] on its GPU into values
+ * [planes, *g->out] (x's dtype) and int64 indices, both new and
+ * contiguous there; no window may cover only padding (checked by the
+ * caller).  cuda/pool.c and pool.cu.  Errors name op: YG_ERR_DEVICE. */
+yg_status yg__cuda_max_pool(const char *op, const yg_tensor *x, const yg__cuda_pool_geom *g,
+                            bool adaptive, yg_tensor *values, yg_tensor *indices);
+
+/* cpu/pool.c's average pooling (adaptive: adaptive_avg_pool's cells) of
+ * src into dst, or (backward) its gradient: src the grad_output [planes,
+ * *g->out], dst [planes, *g->in] every element of which is written.
+ * Both contiguous, float32/float64, on one GPU.  Deterministic: an input
+ * element's gradient adds its windows' shares in increasing output
+ * order, as the CPU.  Errors name op: YG_ERR_DEVICE. */
+yg_status yg__cuda_avg_pool(const char *op, const yg_tensor *src, const yg__cuda_pool_geom *g,
+                            bool adaptive, bool backward, bool count_include_pad,
+                            int64_t divisor_override, yg_tensor *dst);
+
+/* out (contiguous [planes, ivol], every element written) = zeros with
+ * grad [planes, ovol] (any layout, out's dtype) added at the int64
+ * indices (any layout, on out's GPU; each checked on a host copy to be
+ * in [0, ivol)), each plane in increasing output order as the CPU's
+ * gather_backward: max pooling's gradient.  Messages carry no op name
+ * except the launch's (op): YG_ERR_DTYPE, YG_ERR_INDEX, YG_ERR_DEVICE. */
+yg_status yg__cuda_max_pool_backward(const char *op, const yg_tensor *grad,
+                                     const yg_tensor *indices, int64_t planes, int64_t ovol,
+                                     int64_t ivol, yg_tensor *out);
+
+/* cpu/norm.c's native_batch_norm (a: the call's geometry, buffers and
+ * running statistics, all on device index) and its fused backward:
+ * cuda/norm.c and norm.cu.  Errors name op: YG_ERR_DEVICE (launch). */
+yg_status yg__cuda_batch_norm(const char *op, int index, const yg__cuda_bn_args *a);
+yg_status yg__cuda_batch_norm_backward(const char *op, int index,
+                                       const yg__cuda_bn_backward_args *a);
 
 #endif /* YAGRAD_CUDA_CUDA_H */

@@ -104,7 +104,8 @@ YG_NODISCARD yg_status yg_conv1d_padding_opt(
  * or None -> [N, C_out, H_out, W_out] with H_out = (H + 2 padding -
  * dilation (kH - 1) - 1) / stride + 1 (floor), likewise W_out.  stride and
  * dilation are at least 1, padding at least 0; groups divides C_in and
- * C_out.  The backend (native, oneDNN) is chosen per call (yagrad/conv.h).
+ * C_out.  The backend (native, oneDNN; cuDNN for CUDA tensors) is chosen
+ * per call (yagrad/conv.h).
  *
  * Errors: ranks, channels or groups that do not fit, an output size below
  * 1, mixed dtypes.

@@ -51,9 +51,10 @@ YG_NODISCARD yg_status yg_convolution(
  *
  * convolution on the backend runtime/conv/ picks (yagrad/conv.h): the
  * forced one (yg_conv_force_backend, YG_CONV_BACKEND) or, when
- * allow_backend_choice, the best available; native otherwise.  benchmark
- * and deterministic are recorded for the backends that would use them
- * (native is deterministic and has nothing to benchmark)
+ * allow_backend_choice, the best available; native otherwise (cudnn for
+ * CUDA tensors).  benchmark and deterministic steer cuDNN's algorithm
+ * choice (the cpu backends are deterministic and have nothing to
+ * benchmark)
  *
  * Dtypes: float32, float64.
  */

@@ -9,11 +9,15 @@
  *           depthwise convolutions, a plain gemm for 1x1; always built
  *   onednn  oneDNN primitives (float32 only; built when CMake finds
  *           oneDNN, Debian libdnnl-dev)
- *   cudnn   cuDNN (needs CUDA tensors; not built yet)
+ *   cudnn   cuDNN (float32 and float64 CUDA tensors; built when CMake
+ *           finds cuDNN next to the CUDA toolkit)
  *
  * Without a forced backend the dispatcher takes the best one built for
- * the call: onednn for float32 when built, native for float64, for an
- * empty batch and for whatever else oneDNN refuses
+ * the call: cudnn for CUDA tensors (the only backend that takes them;
+ * without cuDNN such a convolution fails with "backend cudnn: built
+ * without cuDNN"), and for cpu tensors onednn for float32 when built,
+ * native for float64, for an empty batch and for whatever else oneDNN
+ * refuses
  * (docs/architecture.md, "Convolutions", has the table).  A backend is forced by
  * yg_conv_force_backend (this thread) or, when the thread forced none, by
  * the environment variable YG_CONV_BACKEND=native|onednn|cudnn (read at
@@ -23,10 +27,24 @@
  * it (`conv2d: convolution: convolution_dispatch: backend onednn: built
  * without oneDNN`): another backend is never used silently.  So does a
  * forced onednn on a case it refuses (`backend onednn: float64: oneDNN
- * has no float64 convolution`).  The backward
- * of a convolution uses the backend its forward would pick now.
+ * has no float64 convolution`), and a forced backend that does not take
+ * the operands' device (`backend native: needs cpu tensors, got input on
+ * cuda:0`).  The backward of a convolution uses the backend its forward
+ * would pick now.
  *
- * Thread safety: the forced backend and the last choice are per thread.
+ * cuDNN has several algorithms per convolution.  By default the
+ * dispatcher takes cuDNN's heuristic choice for the geometry; with
+ * benchmark on it times them once per geometry (cudnnFind*) and keeps the
+ * fastest; with deterministic on it takes only algorithms whose results
+ * do not depend on the order of atomic additions.  Both hold for the
+ * calls' forward and backward, and are set per thread here or per call
+ * by convolution_dispatch's own benchmark and deterministic arguments
+ * (either turns them on).  The cpu backends ignore them (they are
+ * deterministic for a thread count and have nothing to time).
+ *
+ * Thread safety: the forced backend, the last choice and the benchmark
+ * and deterministic flags are per thread; cuDNN's algorithm choices are
+ * cached per process under a lock.
  * Anything not declared here is not API.
  */
 #ifndef YAGRAD_CONV_H
@@ -75,6 +93,22 @@ yg_conv_backend yg_conv_forced_backend(void);
  * (forward or backward), YG_CONV_BACKEND_NONE before the first.  Cannot
  * fail. */
 yg_conv_backend yg_conv_last_backend(void);
+
+/* Turns cuDNN algorithm benchmarking on or off for the convolutions this
+ * thread runs from now on (off at thread start).  Cannot fail. */
+void yg_conv_set_benchmark(bool on);
+
+/* Whether this thread benchmarks cuDNN algorithms.  Cannot fail. */
+bool yg_conv_benchmark(void);
+
+/* Restricts this thread's convolutions from now on to deterministic cuDNN
+ * algorithms (on) or lets cuDNN take any (off, the default at thread
+ * start).  Cannot fail. */
+void yg_conv_set_deterministic(bool on);
+
+/* Whether this thread's convolutions are restricted to deterministic
+ * algorithms.  Cannot fail. */
+bool yg_conv_deterministic(void);
 
 /* The oneDNN backend's primitive cache since the process started: hits
  * (a call that found its primitives), misses (a call that created them)

@@ -1,0 +1,69 @@
+/*
+ * cuda/pool.h - the pooling kernels of cuda/pool.cu as host C code calls
+ * them (cuda/pool.c): one call's window geometry and the launchers.  Read
+ * by C and by nvcc.  Not public API.
+ */
+#ifndef YAGRAD_CUDA_POOL_H
+#define YAGRAD_CUDA_POOL_H
+
+#include <stdint.h>
+
+/* cpu/pool.c's geometry: planes (N C) of in[3] (depth, height, width;
+ * depth 1 for the 2-d ops) pooled to out[3] by windows of k[3] moving by
+ * s[3] with padding p[3] and dilation d[3] (1 for average pooling). */
+typedef struct yg__cuda_pool_geom {
+    int64_t planes;
+    int64_t in[3], out[3];
+    int64_t k[3], s[3], p[3], d[3];
+} yg__cuda_pool_geom;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Each launcher runs on the current device's default stream and returns
+ * the launch's cudaError_t (0: launched).  f64: the data is float64, else
+ * float32; every buffer is contiguous [planes, *in] or [planes, *out]. */
+
+/* values and int64 indices of each window's maximum (adaptive: of each
+ * adaptive cell), the first one on ties, NaN counting as the maximum. */
+int yg__cuda_max_pool_launch(int f64,
+                             const void *x,
+                             void *values,
+                             int64_t *indices,
+                             yg__cuda_pool_geom g,
+                             int adaptive);
+
+/* Average pooling (backward 0: src [planes, *in] -> dst [planes, *out])
+ * or its gradient (backward 1: src [planes, *out] -> dst [planes, *in]). */
+int yg__cuda_avg_pool_launch(int f64,
+                             const void *src,
+                             void *dst,
+                             yg__cuda_pool_geom g,
+                             int backward,
+                             int count_include_pad,
+                             int64_t divisor_override);
+
+/* Adaptive average pooling or its gradient, as yg__cuda_avg_pool_launch. */
+int yg__cuda_adaptive_avg_pool_launch(int f64,
+                                      const void *src,
+                                      void *dst,
+                                      yg__cuda_pool_geom g,
+                                      int backward);
+
+/* out [planes, ivol] = zeros with grad [planes, ovol] added at indices
+ * (checked to be in [0, ivol)), each plane by one thread in increasing
+ * output order. */
+int yg__cuda_max_pool_backward_launch(int f64,
+                                      const void *grad,
+                                      const int64_t *indices,
+                                      void *out,
+                                      int64_t planes,
+                                      int64_t ovol,
+                                      int64_t ivol);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* YAGRAD_CUDA_POOL_H */

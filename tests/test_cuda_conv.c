@@ -1,0 +1,449 @@
+/*
+ * test_cuda_conv.c - convolutions (the cudnn backend of runtime/conv/),
+ * pooling and batch_norm on CUDA tensors, against the CPU.
+ *
+ * test_cudnn_selection_is_reported and test_conv_flags_are_per_thread
+ * run everywhere: the first checks what a convolution of CUDA operands
+ * would run on (cudnn, or "built without cuDNN") through the dispatcher's
+ * selection, which needs no device.  The others need a device; without
+ * one they print "skipped: no CUDA device ..." (or "skipped: built
+ * without CUDA") and CTest reports them as skipped (tests/CMakeLists.txt).
+ *
+ * Convolutions are compared within float tolerance (cuDNN sums in
+ * another order); pooling must match the CPU to the bit (cuda/pool.cu
+ * keeps cpu/pool.c's arithmetic and order), max pooling's indices
+ * exactly; batch_norm within float tolerance (its channel sums are added
+ * in another order).
+ */
+#include "conv/conv.h"
+#include "testutil.h"
+#include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_convolution_general.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_pooling.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Skips the calling test when no device is usable, saying why (as
+ * tests/test_cuda.c). */
+static void need_device(void) {
+    if (yg_cuda_check() == YG_OK)
+        return;
+    const char *why = yg_last_error();
+    printf("skipped: %s\n", strncmp(why, "cuda: ", 6) == 0 ? why + 6 : why);
+    skip();
+}
+
+/* A new cuda:0 copy of t (NULL-safe). */
+static yg_tensor *gpu(const yg_tensor *t) {
+    yg_tensor *out = NULL;
+    if (t != NULL)
+        YG_CHECK(yg_tensor_to_device(t, YG_CUDA, 0, &out));
+    return out;
+}
+
+/* Asserts the CUDA tensor got has the sizes and values of the cpu tensor
+ * want within atol + rtol |want| (0, 0: bit for bit). */
+static void expect_matches(const char *what,
+                           const yg_tensor *got,
+                           const yg_tensor *want,
+                           double atol,
+                           double rtol) {
+    yg_tensor *host = NULL;
+    assert_non_null(got);
+    assert_non_null(want);
+    assert_int_equal(yg_tensor_device(got), YG_CUDA);
+    YG_CHECK(yg_tensor_to_device(got, YG_CPU, 0, &host));
+    double *v = yg_test_values(want);
+    printf("  %s\n", what);
+    YG_EXPECT_CLOSE(host, yg_tensor_sizes(want), yg_tensor_ndim(want), v, atol, rtol);
+    free(v);
+    yg_release(host);
+}
+
+static void test_cudnn_selection_is_reported(void **state) {
+    (void)state;
+    yg_conv_params p;
+    yg_conv_backend b = YG_CONV_BACKEND_NONE;
+    memset(&p, 0, sizeof p);
+    p.n_spatial = 2;
+    p.batch = 1;
+    p.groups = 1;
+    p.cx = p.cy = 1;
+    p.dtype = YG_FLOAT32;
+    p.device = YG_CUDA;
+    for (int i = 0; i < 3; i++)
+        p.x[i] = p.y[i] = p.k[i] = p.stride[i] = p.dil[i] = 1;
+    if (yg_conv_backend_available(YG_CONV_BACKEND_CUDNN)) {
+        YG_CHECK(yg__conv_select(&p, true, &b));
+        assert_int_equal(b, YG_CONV_BACKEND_CUDNN);
+        /* even when the caller allows no choice: native cannot read device memory */
+        YG_CHECK(yg__conv_select(&p, false, &b));
+        assert_int_equal(b, YG_CONV_BACKEND_CUDNN);
+        printf("CUDA convolutions run on cudnn\n");
+    } else {
+        YG_EXPECT_ERROR(yg__conv_select(&p, true, &b),
+                        YG_ERR_NOT_IMPLEMENTED,
+                        "backend cudnn: built without cuDNN");
+        printf("CUDA convolutions say: %s\n", yg_last_error());
+    }
+    /* a forced cpu backend refuses CUDA operands, naming the device */
+    YG_CHECK(yg_conv_force_backend(YG_CONV_BACKEND_NATIVE));
+    YG_EXPECT_ERROR(yg__conv_select(&p, true, &b),
+                    YG_ERR_DEVICE,
+                    "backend native: needs cpu tensors, got input on cuda:0");
+    YG_CHECK(yg_conv_force_backend(YG_CONV_BACKEND_NONE));
+    /* and a forced cudnn refuses cpu operands (when built) */
+    p.device = YG_CPU;
+    YG_CHECK(yg_conv_force_backend(YG_CONV_BACKEND_CUDNN));
+    if (yg_conv_backend_available(YG_CONV_BACKEND_CUDNN))
+        YG_EXPECT_ERROR(yg__conv_select(&p, true, &b),
+                        YG_ERR_DEVICE,
+                        "backend cudnn: needs cuda tensors, got input on cpu");
+    else
+        YG_EXPECT_ERROR(yg__conv_select(&p, true, &b),
+                        YG_ERR_NOT_IMPLEMENTED,
+                        "backend cudnn: built without cuDNN");
+    YG_CHECK(yg_conv_force_backend(YG_CONV_BACKEND_NONE));
+}
+
+static void test_conv_flags_are_per_thread(void **state) {
+    (void)state;
+    const int64_t xs[] = {1, 1, 3, 3}, ws[] = {1, 1, 2, 2}, one[] = {1, 1}, zero[] = {0, 0};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, xs, 4, -1, 1, 1);
+    yg_tensor *w = yg_test_rand(YG_FLOAT64, ws, 4, -1, 1, 2), *y = NULL;
+    assert_false(yg_conv_benchmark());
+    assert_false(yg_conv_deterministic());
+    yg_conv_set_benchmark(true);
+    yg_conv_set_deterministic(true);
+    assert_true(yg_conv_benchmark());
+    assert_true(yg_conv_deterministic());
+    /* the cpu backends ignore them */
+    YG_CHECK(yg_convolution(x, w, NULL, one, 2, zero, 2, one, 2, false, zero, 2, 1, &y));
+    yg_conv_set_benchmark(false);
+    yg_conv_set_deterministic(false);
+    assert_false(yg_conv_benchmark());
+    assert_false(yg_conv_deterministic());
+    yg_release(x);
+    yg_release(w);
+    yg_release(y);
+}
+
+/* One convolution geometry: input [n, c, sp...], weight [co, c / g (or
+ * co / g when transposed), k...]. */
+typedef struct conv_case {
+    int nsp;
+    int64_t n, c, co, sp, k, stride, pad, dil, groups;
+    bool transposed;
+    int64_t output_padding;
+} conv_case;
+
+static const conv_case conv_cases[] = {
+    {2, 2, 3, 4, 7, 3, 1, 1, 1, 1, false, 0},
+    {2, 3, 4, 6, 9, 3, 2, 0, 1, 2, false, 0},
+    {2, 2, 4, 4, 8, 3, 1, 2, 2, 4, false, 0}, /* depthwise, dilated */
+    {2, 1, 6, 3, 10, 5, 3, 2, 1, 3, false, 0},
+    {2, 4, 8, 16, 5, 1, 1, 0, 1, 1, false, 0}, /* 1x1 */
+    {1, 2, 3, 5, 12, 4, 2, 1, 1, 1, false, 0},
+    {3, 1, 2, 3, 5, 3, 1, 1, 1, 1, false, 0},
+    {2, 2, 4, 6, 5, 3, 2, 1, 1, 2, true, 1},
+    {2, 0, 3, 4, 6, 3, 1, 1, 1, 1, false, 0}, /* empty batch */
+};
+
+/* The case's forward and fused backward on both devices, compared. */
+static void run_conv_case(const conv_case *cc, yg_dtype dtype) {
+    int n = cc->nsp;
+    int64_t xs[5] = {cc->n, cc->c}, ws[5];
+    int64_t stride[3], pad[3], dil[3], opad[3];
+    double tol = dtype == YG_FLOAT64 ? 1e-10 : 1e-4;
+    const bool mask[3] = {true, true, true};
+    ws[0] = cc->transposed ? cc->c : cc->co;
+    ws[1] = cc->transposed ? cc->co / cc->groups : cc->c / cc->groups;
+    for (int i = 0; i < n; i++) {
+        xs[2 + i] = cc->sp;
+        ws[2 + i] = cc->k;
+        stride[i] = cc->stride;
+        pad[i] = cc->pad;
+        dil[i] = cc->dil;
+        opad[i] = cc->output_padding;
+    }
+    int64_t bs[1] = {cc->co};
+    yg_tensor *x = yg_test_rand(dtype, xs, n + 2, -1, 1, 11);
+    yg_tensor *w = yg_test_rand(dtype, ws, n + 2, -1, 1, 12);
+    yg_tensor *b = yg_test_rand(dtype, bs, 1, -1, 1, 13);
+    yg_tensor *dx = gpu(x), *dw = gpu(w), *db = gpu(b);
+    yg_tensor *y = NULL, *dy = NULL, *gy = NULL, *dgy = NULL;
+    yg_tensor *g[3] = {NULL, NULL, NULL}, *dg[3] = {NULL, NULL, NULL};
+    printf("conv %dd n %lld c %lld -> %lld, size %lld, k %lld, stride %lld, pad %lld, dil %lld, "
+           "groups %lld%s, %s\n",
+           n,
+           (long long)cc->n,
+           (long long)cc->c,
+           (long long)cc->co,
+           (long long)cc->sp,
+           (long long)cc->k,
+           (long long)cc->stride,
+           (long long)cc->pad,
+           (long long)cc->dil,
+           (long long)cc->groups,
+           cc->transposed ? ", transposed" : "",
+           yg_dtype_name(dtype));
+    YG_CHECK(yg_convolution(
+        x, w, b, stride, n, pad, n, dil, n, cc->transposed, opad, n, cc->groups, &y));
+    YG_CHECK(yg_convolution(
+        dx, dw, db, stride, n, pad, n, dil, n, cc->transposed, opad, n, cc->groups, &dy));
+    assert_int_equal(yg_conv_last_backend(), YG_CONV_BACKEND_CUDNN);
+    expect_matches("output", dy, y, tol, tol);
+    gy = yg_test_rand(dtype, yg_tensor_sizes(y), yg_tensor_ndim(y), -1, 1, 14);
+    dgy = gpu(gy);
+    YG_CHECK(yg_convolution_backward(gy,
+                                     x,
+                                     w,
+                                     stride,
+                                     n,
+                                     pad,
+                                     n,
+                                     dil,
+                                     n,
+                                     cc->transposed,
+                                     opad,
+                                     n,
+                                     cc->groups,
+                                     mask,
+                                     &g[0],
+                                     &g[1],
+                                     &g[2]));
+    YG_CHECK(yg_convolution_backward(dgy,
+                                     dx,
+                                     dw,
+                                     stride,
+                                     n,
+                                     pad,
+                                     n,
+                                     dil,
+                                     n,
+                                     cc->transposed,
+                                     opad,
+                                     n,
+                                     cc->groups,
+                                     mask,
+                                     &dg[0],
+                                     &dg[1],
+                                     &dg[2]));
+    expect_matches("grad_input", dg[0], g[0], tol, tol);
+    expect_matches("grad_weight", dg[1], g[1], tol * 10, tol);
+    expect_matches("grad_bias", dg[2], g[2], tol * 10, tol);
+    yg_tensor *all[] = {x, w, b, dx, dw, db, y, dy, gy, dgy, g[0], g[1], g[2], dg[0], dg[1], dg[2]};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        yg_release(all[i]);
+}
+
+static void test_conv_forward_and_backward_match_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    if (!yg_conv_backend_available(YG_CONV_BACKEND_CUDNN)) {
+        /* test_cudnn_selection_is_reported checks the message */
+        printf("skipped: built without cuDNN\n");
+        skip();
+    }
+    for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++) {
+        run_conv_case(&conv_cases[i], YG_FLOAT32);
+        run_conv_case(&conv_cases[i], YG_FLOAT64);
+    }
+}
+
+/* benchmark (cudnnFind) and deterministic choices give the CPU's values
+ * too, and deterministic weight gradients repeat to the bit. */
+static void test_conv_benchmark_and_deterministic_choices(void **state) {
+    (void)state;
+    need_device();
+    if (!yg_conv_backend_available(YG_CONV_BACKEND_CUDNN)) {
+        printf("skipped: built without cuDNN\n");
+        skip();
+    }
+    yg_conv_set_benchmark(true);
+    run_conv_case(&conv_cases[0], YG_FLOAT32);
+    run_conv_case(&conv_cases[1], YG_FLOAT64);
+    yg_conv_set_benchmark(false);
+    yg_conv_set_deterministic(true);
+    run_conv_case(&conv_cases[1], YG_FLOAT32);
+    const int64_t xs[] = {8, 16, 14, 14}, ws[] = {32, 16, 3, 3}, one[] = {1, 1};
+    const bool mask[3] = {false, true, false};
+    yg_tensor *hx = yg_test_rand(YG_FLOAT32, xs, 4, -1, 1, 21), *x = gpu(hx);
+    yg_tensor *hw = yg_test_rand(YG_FLOAT32, ws, 4, -1, 1, 22), *w = gpu(hw);
+    yg_tensor *y = NULL, *gy = NULL, *gw[2] = {NULL, NULL}, *gi = NULL, *gb = NULL;
+    YG_CHECK(yg_convolution(x, w, NULL, one, 2, one, 2, one, 2, false, one, 2, 1, &y));
+    YG_CHECK(yg_tensor_to_device(y, YG_CUDA, 0, &gy));
+    for (int r = 0; r < 2; r++)
+        YG_CHECK(yg_convolution_backward(
+            gy, x, w, one, 2, one, 2, one, 2, false, one, 2, 1, mask, &gi, &gw[r], &gb));
+    yg_tensor *first = NULL;
+    YG_CHECK(yg_tensor_to_device(gw[0], YG_CPU, 0, &first));
+    expect_matches("deterministic grad_weight repeats", gw[1], first, 0, 0);
+    yg_conv_set_deterministic(false);
+    yg_tensor *all[] = {hx, hw, x, w, y, gy, gw[0], gw[1], first};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        yg_release(all[i]);
+}
+
+/* max, average and adaptive average pooling and their gradients, bit for
+ * bit, over paddings, strides, dilations and ceil_mode. */
+static void test_pooling_matches_the_cpu_to_the_bit(void **state) {
+    (void)state;
+    need_device();
+    const struct {
+        int64_t k, s, p, d;
+        bool ceil, cip;
+    } cases[] = {
+        {2, 2, 0, 1, false, true},
+        {3, 2, 1, 1, true, true},
+        {3, 2, 1, 1, true, false},
+        {3, 1, 1, 2, false, true},
+        {4, 3, 2, 1, true, false},
+    };
+    const yg_dtype dtypes[2] = {YG_FLOAT32, YG_FLOAT64};
+    for (int t = 0; t < 2; t++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            const int64_t xs[] = {2, 3, 9, 11}, k[] = {cases[c].k}, s[] = {cases[c].s},
+                          p[] = {cases[c].p}, d[] = {cases[c].d}, osize[] = {4, 5};
+            yg_tensor *x = yg_test_rand(dtypes[t], xs, 4, -3, 3, 31 + c), *dx = gpu(x);
+            yg_tensor *v = NULL, *i = NULL, *dv = NULL, *di = NULL, *gv = NULL, *dgv = NULL;
+            yg_tensor *a = NULL, *da = NULL, *gx = NULL, *dgx = NULL;
+            printf("pool k %lld s %lld p %lld d %lld%s%s, %s\n",
+                   (long long)k[0],
+                   (long long)s[0],
+                   (long long)p[0],
+                   (long long)d[0],
+                   cases[c].ceil ? ", ceil_mode" : "",
+                   cases[c].cip ? ", count_include_pad" : "",
+                   yg_dtype_name(dtypes[t]));
+            YG_CHECK(yg_max_pool2d_with_indices(x, k, 1, s, 1, p, 1, d, 1, cases[c].ceil, &v, &i));
+            YG_CHECK(
+                yg_max_pool2d_with_indices(dx, k, 1, s, 1, p, 1, d, 1, cases[c].ceil, &dv, &di));
+            expect_matches("max_pool2d values", dv, v, 0, 0);
+            expect_matches("max_pool2d indices", di, i, 0, 0);
+            gv = yg_test_rand(dtypes[t], yg_tensor_sizes(v), 4, -1, 1, 41);
+            dgv = gpu(gv);
+            YG_CHECK(yg_max_pool2d_with_indices_backward(gv, i, xs, 4, &gx));
+            YG_CHECK(yg_max_pool2d_with_indices_backward(dgv, di, xs, 4, &dgx));
+            expect_matches("max_pool2d gradient", dgx, gx, 0, 0);
+            yg_release(gv);
+            yg_release(dgv);
+            yg_release(gx);
+            yg_release(dgx);
+            gv = dgv = gx = dgx = NULL;
+            YG_CHECK(yg_avg_pool2d(x, k, 1, s, 1, p, 1, cases[c].ceil, cases[c].cip, &a));
+            YG_CHECK(yg_avg_pool2d(dx, k, 1, s, 1, p, 1, cases[c].ceil, cases[c].cip, &da));
+            expect_matches("avg_pool2d", da, a, 0, 0);
+            gv = yg_test_rand(dtypes[t], yg_tensor_sizes(a), 4, -1, 1, 42);
+            dgv = gpu(gv);
+            YG_CHECK(yg_avg_pool2d_backward(
+                gv, xs, 4, k, 1, s, 1, p, 1, cases[c].ceil, cases[c].cip, &gx));
+            YG_CHECK(yg_avg_pool2d_backward(
+                dgv, xs, 4, k, 1, s, 1, p, 1, cases[c].ceil, cases[c].cip, &dgx));
+            expect_matches("avg_pool2d gradient", dgx, gx, 0, 0);
+            yg_tensor *all[] = {v, i, dv, di, gv, dgv, a, da, gx, dgx};
+            for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+                yg_release(all[j]);
+            a = da = gx = dgx = gv = dgv = NULL;
+            YG_CHECK(yg_adaptive_avg_pool2d(x, osize, 2, &a));
+            YG_CHECK(yg_adaptive_avg_pool2d(dx, osize, 2, &da));
+            expect_matches("adaptive_avg_pool2d", da, a, 0, 0);
+            gv = yg_test_rand(dtypes[t], yg_tensor_sizes(a), 4, -1, 1, 43);
+            dgv = gpu(gv);
+            YG_CHECK(yg_adaptive_avg_pool2d_backward(gv, xs, 4, &gx));
+            YG_CHECK(yg_adaptive_avg_pool2d_backward(dgv, xs, 4, &dgx));
+            expect_matches("adaptive_avg_pool2d gradient", dgx, gx, 0, 0);
+            yg_tensor *rest[] = {x, dx, a, da, gv, dgv, gx, dgx};
+            for (size_t j = 0; j < sizeof rest / sizeof rest[0]; j++)
+                yg_release(rest[j]);
+        }
+}
+
+/* A window of padding alone is refused on the GPU with the CPU's message. */
+static void test_max_pool_refuses_a_window_of_padding_as_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const int64_t xs[] = {1, 1, 2, 2}, k[] = {2}, s[] = {1}, p[] = {1}, d[] = {3};
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, xs, 4, -1, 1, 51), *dx = gpu(x);
+    yg_tensor *v = NULL, *i = NULL;
+    yg_status st = yg_max_pool2d_with_indices(x, k, 1, s, 1, p, 1, d, 1, false, &v, &i);
+    assert_int_equal(st, YG_ERR_SHAPE);
+    char want[256];
+    snprintf(want, sizeof want, "%s", yg_last_error());
+    printf("cpu: %s\n", want);
+    YG_EXPECT_ERROR(
+        yg_max_pool2d_with_indices(dx, k, 1, s, 1, p, 1, d, 1, false, &v, &i), YG_ERR_SHAPE, want);
+    assert_null(v);
+    assert_null(i);
+    yg_release(x);
+    yg_release(dx);
+}
+
+/* native_batch_norm training (running statistics moved) and eval, and
+ * its fused backward, against the CPU; [N, C, H, W] and [N, C]. */
+static void test_batch_norm_matches_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const int64_t shapes[2][4] = {{4, 3, 5, 6}, {16, 5, 0, 0}};
+    const int ndims[2] = {4, 2};
+    const yg_dtype dtypes[2] = {YG_FLOAT32, YG_FLOAT64};
+    for (int t = 0; t < 2; t++)
+        for (int sh = 0; sh < 2; sh++)
+            for (int training = 1; training >= 0; training--) {
+                const int64_t *xs = shapes[sh];
+                int64_t cs[1] = {xs[1]};
+                double tol = dtypes[t] == YG_FLOAT64 ? 1e-12 : 1e-5;
+                yg_tensor *x = yg_test_rand(dtypes[t], xs, ndims[sh], -2, 3, 61), *dx = gpu(x);
+                yg_tensor *w = yg_test_rand(dtypes[t], cs, 1, 0.5, 1.5, 62), *dw = gpu(w);
+                yg_tensor *b = yg_test_rand(dtypes[t], cs, 1, -1, 1, 63), *db = gpu(b);
+                /* running statistics in float32 whatever the input: state
+                 * keeps its own dtype */
+                yg_tensor *rm = yg_test_rand(YG_FLOAT32, cs, 1, -0.5, 0.5, 64), *drm = gpu(rm);
+                yg_tensor *rv = yg_test_rand(YG_FLOAT32, cs, 1, 0.5, 2, 65), *drv = gpu(rv);
+                yg_tensor *y = NULL, *sm = NULL, *si = NULL, *dy = NULL, *dsm = NULL, *dsi = NULL;
+                printf("batch_norm %s, %s, %s\n",
+                       ndims[sh] == 4 ? "[4, 3, 5, 6]" : "[16, 5]",
+                       training ? "training" : "eval",
+                       yg_dtype_name(dtypes[t]));
+                YG_CHECK(yg_native_batch_norm(x, w, b, rm, rv, training, 0.1, 1e-5, &y, &sm, &si));
+                YG_CHECK(yg_native_batch_norm(
+                    dx, dw, db, drm, drv, training, 0.1, 1e-5, &dy, &dsm, &dsi));
+                expect_matches("output", dy, y, tol, tol);
+                expect_matches("save_mean", dsm, sm, tol, tol);
+                expect_matches("save_invstd", dsi, si, tol, tol);
+                expect_matches("running_mean", drm, rm, 1e-6, 1e-6);
+                expect_matches("running_var", drv, rv, 1e-6, 1e-6);
+                const bool mask[3] = {true, true, true};
+                yg_tensor *g = yg_test_rand(dtypes[t], xs, ndims[sh], -1, 1, 66), *dg = gpu(g);
+                yg_tensor *gr[3] = {NULL, NULL, NULL}, *dgr[3] = {NULL, NULL, NULL};
+                YG_CHECK(yg_native_batch_norm_backward_fused(
+                    g, x, w, sm, si, training, mask, &gr[0], &gr[1], &gr[2]));
+                YG_CHECK(yg_native_batch_norm_backward_fused(
+                    dg, dx, dw, dsm, dsi, training, mask, &dgr[0], &dgr[1], &dgr[2]));
+                expect_matches("grad_input", dgr[0], gr[0], tol * 10, tol);
+                expect_matches("grad_weight", dgr[1], gr[1], tol * 10, tol);
+                expect_matches("grad_bias", dgr[2], gr[2], tol * 10, tol);
+                yg_tensor *all[] = {x,  dx,  w,     dw,    b,     db,     rm,     drm,
+                                    rv, drv, y,     sm,    si,    dy,     dsm,    dsi,
+                                    g,  dg,  gr[0], gr[1], gr[2], dgr[0], dgr[1], dgr[2]};
+                for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+                    yg_release(all[j]);
+            }
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cudnn_selection_is_reported),
+        cmocka_unit_test(test_conv_flags_are_per_thread),
+        cmocka_unit_test(test_conv_forward_and_backward_match_the_cpu),
+        cmocka_unit_test(test_conv_benchmark_and_deterministic_choices),
+        cmocka_unit_test(test_pooling_matches_the_cpu_to_the_bit),
+        cmocka_unit_test(test_max_pool_refuses_a_window_of_padding_as_the_cpu),
+        cmocka_unit_test(test_batch_norm_matches_the_cpu),
+    };
+    return YG_TEST_RUN(tests, argc, argv);
+}
