@@ -317,6 +317,20 @@ char *gen_emit_pointwise_c(const gen_model *model, int section)
     return gen_sb_take(&sb);
 }
 
+/* #include "core/intmath.h" when an op of section has a `pointwise_int:`
+ * expression (its loops call the yg_int_* functions). */
+static void put_intmath_include(gen_sb *sb, const gen_model *model, int section)
+{
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (op->valid && op->kind == GEN_OP_POINTWISE && op->section == section &&
+            op->pointwise_int != NULL) {
+            gen_sb_puts(sb, "#include \"core/intmath.h\"\n");
+            return;
+        }
+    }
+}
+
 char *gen_emit_loops_c(const gen_model *model, int section)
 {
     gen_sb sb = {0};
@@ -342,14 +356,7 @@ char *gen_emit_loops_c(const gen_model *model, int section)
                 "#include <stdint.h>\n\n"
                 "#include \"cpu/vec/vec.h\"\n#include \"cpu/vec/vecmath.h\"\n",
                 model->sections[section].name, model->sections[section].name);
-    for (int i = 0; i < model->n_ops; i++) {
-        const gen_op *op = &model->ops[i];
-        if (op->valid && op->kind == GEN_OP_POINTWISE && op->section == section &&
-            op->pointwise_int != NULL) {
-            gen_sb_puts(&sb, "#include \"core/intmath.h\"\n");
-            break;
-        }
-    }
+    put_intmath_include(&sb, model, section);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
@@ -442,14 +449,7 @@ char *gen_emit_cuda_cu(const gen_model *model, int section)
                 " */\n"
                 "#include \"cuda/pointwise.cuh\"\n",
                 name, name, name);
-    for (int i = 0; i < model->n_ops; i++) {
-        const gen_op *op = &model->ops[i];
-        if (op->valid && op->kind == GEN_OP_POINTWISE && op->section == section &&
-            op->pointwise_int != NULL) {
-            gen_sb_puts(&sb, "#include \"core/intmath.h\"\n");
-            break;
-        }
-    }
+    put_intmath_include(&sb, model, section);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
