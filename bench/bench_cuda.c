@@ -31,7 +31,11 @@
     do {                                                                                           \
         yg_status st_ = (expr);                                                                    \
         if (st_ != YG_OK) {                                                                        \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, yg_status_name(st_),            \
+            fprintf(stderr,                                                                        \
+                    "%s:%d: %s: %s\n",                                                             \
+                    __FILE__,                                                                      \
+                    __LINE__,                                                                      \
+                    yg_status_name(st_),                                                           \
                     yg_last_error());                                                              \
             exit(1);                                                                               \
         }                                                                                          \
@@ -132,8 +136,12 @@ static yg_tensor *on_gpu(const int64_t *sizes, int64_t ndim, double lo, double h
 
 static void line(const char *what, double us, double bytes, double copy_gbps) {
     double gbps = bytes / (us * 1e3);
-    printf("{\"bench\":\"cuda\",\"what\":\"%s\",\"median_us\":%.2f,\"gbps\":%.1f,\"of_copy\":%.3f}\n",
-           what, us, gbps, copy_gbps > 0 ? gbps / copy_gbps : 1.0);
+    printf(
+        "{\"bench\":\"cuda\",\"what\":\"%s\",\"median_us\":%.2f,\"gbps\":%.1f,\"of_copy\":%.3f}\n",
+        what,
+        us,
+        gbps,
+        copy_gbps > 0 ? gbps / copy_gbps : 1.0);
 }
 
 int main(int argc, char **argv) {
@@ -146,8 +154,11 @@ int main(int argc, char **argv) {
     }
     yg_cuda_device_properties p;
     CHECK(yg_cuda_get_device_properties(0, &p));
-    printf("{\"bench\":\"cuda\",\"device\":\"%s\",\"sm\":\"%d%d\",\"sms\":%d}\n", p.name, p.major,
-           p.minor, p.multiprocessor_count);
+    printf("{\"bench\":\"cuda\",\"device\":\"%s\",\"sm\":\"%d%d\",\"sms\":%d}\n",
+           p.name,
+           p.major,
+           p.minor,
+           p.multiprocessor_count);
 
     const int64_t big[] = {64 << 20}, rows[] = {4096, 1024}, row[] = {1024};
     const double n = (double)big[0], f = 4.0;
@@ -167,7 +178,8 @@ int main(int argc, char **argv) {
     yg_release(c.b);
     yg_release(c.w);
 
-    ctx s = {.a = on_gpu(rows, 2, -4, 4), .w = on_gpu(row, 1, 0.5, 1.5), .b = on_gpu(row, 1, -1, 1)};
+    ctx s = {
+        .a = on_gpu(rows, 2, -4, 4), .w = on_gpu(row, 1, 0.5, 1.5), .b = on_gpu(row, 1, -1, 1)};
     s.kind = SOFTMAX;
     line("softmax_4096x1024", median_us(run, &s), 2 * 4096.0 * 1024 * f, copy_gbps);
     s.kind = LAYER_NORM;

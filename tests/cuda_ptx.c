@@ -12,7 +12,6 @@
  * with NVRTC's log or ptxas's complaint.
  */
 #include <nvrtc.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,12 +120,17 @@ int main(int argc, char **argv) {
         int entries = count(ptx, ".entry ");
         int rc = entries == 4 * loops ? 0 : 1;
         if (rc != 0)
-            fprintf(stderr, "%s: %d kernels in the PTX, expected 4 per loop (%d loops)\n",
-                    argv[i], entries, loops);
+            fprintf(stderr,
+                    "%s: %d kernels in the PTX, expected 4 per loop (%d loops)\n",
+                    argv[i],
+                    entries,
+                    loops);
         if (rc == 0)
             rc = assemble(argv[1], argv[i], ptx);
         if (rc == 0)
-            printf("%s: %d loops, %d kernels, assembled for sm_80 and sm_90\n", argv[i], loops,
+            printf("%s: %d loops, %d kernels, assembled for sm_80 and sm_90\n",
+                   argv[i],
+                   loops,
                    entries);
         total += loops;
         free(ptx);

@@ -548,7 +548,8 @@ static void test_products_sums_and_backward_match_the_cpu(void **state) {
             yg_release(row0);
         }
         assert_int_equal(yg_tensor_device(gg), YG_CUDA);
-        if (!same_result(lg, lc, tol, why, sizeof why) || !same_result(gg, gc, tol, why, sizeof why))
+        if (!same_result(lg, lc, tol, why, sizeof why) ||
+            !same_result(gg, gc, tol, why, sizeof why))
             fail_msg("%s backward: %s", yg_dtype_name(dt), why);
         yg_tensor *all[] = {lc, lg, gc, gg, a, b, c, d, big, ag, bg, cg, dg, bigg, at, atg};
         for (size_t k = 0; k < sizeof all / sizeof *all; k++)

@@ -65,7 +65,7 @@ DEFINE_COPY_LOOP(copy_b8, bool)
 DEFINE_COPY_LOOP(copy_i32, int32_t)
 DEFINE_COPY_LOOP(copy_16, uint16_t) /* float16 and bfloat16: the bits */
 
-YG_CUDA_LOOPS_DECLARE(fill);   /* cuda/copy.cu */
+YG_CUDA_LOOPS_DECLARE(fill); /* cuda/copy.cu */
 YG_CUDA_LOOPS_DECLARE(assign);
 
 static const char *const fill_names[] = {"self"};
@@ -141,8 +141,13 @@ yg_status yg__kernel_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **ou
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(yg__check_devices("copy_", 2, (const yg_tensor *const[]){self, src},
-                                         (const char *const[]){"self", "src"}, NULL, 0, NULL));
+    YG_RETURN_IF_ERROR(yg__check_devices("copy_",
+                                         2,
+                                         (const yg_tensor *const[]){self, src},
+                                         (const char *const[]){"self", "src"},
+                                         NULL,
+                                         0,
+                                         NULL));
     /* A private copy when src overlaps self's storage (see the top). */
     bool share = src->storage != self->storage;
     st = yg__tensor_contiguous_as(src, self->dtype, share, &conv);

@@ -314,7 +314,8 @@ static yg_status mm_check(const char *op, const yg_tensor *self, const yg_tensor
 /* dst (row-major m x n, leading dim n) = a @ b for 2-D a [m, k], b [k, n]
  * with k > 0, m > 0, n > 0 and checked dims; a or b are copied only when
  * their layout cannot go to gemm as it is. */
-static yg_status gemm_into(const char *op, const yg_tensor *self, const yg_tensor *mat2, char *dst) {
+static yg_status
+gemm_into(const char *op, const yg_tensor *self, const yg_tensor *mat2, char *dst) {
     yg_tensor *acopy = NULL, *bcopy = NULL;
     gemm_operand a, b;
     yg_status st;

@@ -69,7 +69,8 @@
         .loops = {[YG_CPU_BASELINE] = &OP##_loops},                                                \
         .cuda = YG_CUDA_LOOPS(OP),                                                                 \
     };                                                                                             \
-    yg_status yg__kernel_##OP(const yg_tensor *self, const yg_tensor *other, yg_tensor **out) {       \
+    yg_status yg__kernel_##OP(                                                                     \
+        const yg_tensor *self, const yg_tensor *other, yg_tensor **out) {                          \
         const yg_tensor *inputs[2] = {self, other};                                                \
         return yg__pointwise_to(&OP##_desc, inputs, NULL, YG_BOOL, out);                       \
     }
@@ -93,7 +94,8 @@
         .loops = {[YG_CPU_BASELINE] = &OP##_scalar_loops},                                         \
         .cuda = YG_CUDA_LOOPS(OP##_scalar),                                                        \
     };                                                                                             \
-    yg_status yg__kernel_##OP##_scalar(const yg_tensor *self, double other, yg_tensor **out) {        \
+    yg_status yg__kernel_##OP##_scalar(                                                            \
+        const yg_tensor *self, double other, yg_tensor **out) {                                    \
         const yg_tensor *inputs[1] = {self};                                                       \
         const double scalars[1] = {other};                                                         \
         return yg__pointwise_to(&OP##_scalar_desc, inputs, scalars, YG_BOOL, out);             \

@@ -1,7 +1,8 @@
 /*
  * cpu.h - the CPU backend: the pointwise iterator that generated kernels
- * run on (on the CPU, or through cuda/launch.h on a GPU), and the handwritten kernels named in specs/native_functions.yaml
- * `dispatch:` entries.  Not public API.
+ * run on (on the CPU, or through cuda/launch.h on a GPU), and the
+ * handwritten kernels named in specs/native_functions.yaml `dispatch:`
+ * entries.  Not public API.
  *
  * Kernel contract (every yg__cpu_* op kernel): same C signature as the
  * public op it implements (see generated ops.h); inputs are borrowed and
@@ -424,8 +425,10 @@ yg_status yg__kernel_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor
 /* shape.c: views (share storage) and copies */
 yg_status yg__kernel_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out);
 yg_status yg__kernel_t(const yg_tensor *self, yg_tensor **out);
-yg_status yg__kernel_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);
-yg_status yg__kernel_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);
+yg_status
+yg__kernel_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);
+yg_status
+yg__kernel_expand(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);
 yg_status yg__kernel_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__kernel_clone(const yg_tensor *self, yg_tensor **out);
 /* tensors joined along dim in one result allocated once; mixed dtypes
@@ -478,7 +481,8 @@ yg_status yg__kernel_split_with_sizes(const yg_tensor *self,
                                    int64_t *out_len);
 yg_status yg__kernel_chunk(
     const yg_tensor *self, int64_t chunks, int64_t dim, yg_tensor ***out, int64_t *out_len);
-yg_status yg__kernel_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len);
+yg_status
+yg__kernel_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len);
 
 /* index_advanced.c: self[indices] with int64 / bool index tensors (NULL
  * entries keep their dim), and writing values there */

@@ -122,8 +122,8 @@ check_index_values(const char *op, const yg_tensor *index, int64_t size, int64_t
 
 /* The [outer, size, inner] split of sizes at dim d (outer and inner are
  * parts of a tensor's element count: they fit). */
-static void split_sizes(const int64_t *sizes, int32_t ndim, int64_t d, int64_t *outer,
-                        int64_t *inner) {
+static void
+split_sizes(const int64_t *sizes, int32_t ndim, int64_t d, int64_t *outer, int64_t *inner) {
     *outer = 1;
     *inner = 1;
     for (int32_t k = 0; k < ndim; k++) {
@@ -141,8 +141,10 @@ static int64_t size_or_1(const yg_tensor *t, int64_t d) {
 
 /* ---- index_select ---- */
 
-yg_status
-yg__kernel_index_select(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor **out) {
+yg_status yg__kernel_index_select(const yg_tensor *self,
+                                  int64_t dim,
+                                  const yg_tensor *index,
+                                  yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], c[YG_MAX_DIMS], d;
     char buf[128];
     yg_tensor *res = NULL;
@@ -160,16 +162,20 @@ yg__kernel_index_select(const yg_tensor *self, int64_t dim, const yg_tensor *ind
     YG_RETURN_IF_ERROR(check_index_values("index_select", index, self->sizes[d], d));
     memcpy(sizes, self->sizes, sizeof sizes);
     sizes[d] = numel(index);
-    YG_RETURN_IF_ERROR(yg__tensor_new_on("index_select", sizes, self->ndim, self->dtype,
-                                         self->storage->device, self->storage->device_index,
+    YG_RETURN_IF_ERROR(yg__tensor_new_on("index_select",
+                                         sizes,
+                                         self->ndim,
+                                         self->dtype,
+                                         self->storage->device,
+                                         self->storage->device_index,
                                          &res));
     if (self->storage->device == YG_CUDA) {
         int64_t outer, inner;
         split_sizes(self->sizes, self->ndim, d, &outer, &inner);
-        yg_status st = yg_tensor_numel(res) == 0
-                           ? YG_OK
-                           : yg__cuda_gather("index_select", self, outer, self->sizes[d], inner,
-                                             index, res);
+        yg_status st =
+            yg_tensor_numel(res) == 0
+                ? YG_OK
+                : yg__cuda_gather("index_select", self, outer, self->sizes[d], inner, index, res);
         if (st != YG_OK) {
             yg_release(res);
             return st;
@@ -191,11 +197,11 @@ yg__kernel_index_select(const yg_tensor *self, int64_t dim, const yg_tensor *ind
 }
 
 yg_status yg__kernel_index_select_backward(const yg_tensor *grad_output,
-                                        const int64_t *self_sizes,
-                                        int64_t self_sizes_len,
-                                        int64_t dim,
-                                        const yg_tensor *index,
-                                        yg_tensor **out) {
+                                           const int64_t *self_sizes,
+                                           int64_t self_sizes_len,
+                                           int64_t dim,
+                                           const yg_tensor *index,
+                                           yg_tensor **out) {
     int64_t c[YG_MAX_DIMS], d;
     char gbuf[128], sbuf[128];
     yg_tensor *res = NULL;
@@ -204,8 +210,14 @@ yg_status yg__kernel_index_select_backward(const yg_tensor *grad_output,
     *out = NULL;
     YG_RETURN_IF_ERROR(check_index_dtype("index_select_backward", index));
     YG_RETURN_IF_ERROR(yg__check_not_half("index_select_backward", "grad_output", grad_output));
-    st = yg__full_on("index_select_backward", self_sizes, self_sizes_len, grad_output->dtype,
-                     grad_output->storage->device, grad_output->storage->device_index, 0.0, &res);
+    st = yg__full_on("index_select_backward",
+                     self_sizes,
+                     self_sizes_len,
+                     grad_output->dtype,
+                     grad_output->storage->device,
+                     grad_output->storage->device_index,
+                     0.0,
+                     &res);
     if (st != YG_OK)
         return st;
     if (res->ndim == 0 || grad_output->ndim != res->ndim) {
@@ -364,8 +376,15 @@ static yg_status scatter_cuda(const char *op,
     if (mode == SCATTER_VALUE)
         value_bytes(res->dtype, value, vbuf);
     if (st == YG_OK)
-        st = yg__cuda_scatter(op, is_gather, (int)mode, res, sc, mode == SCATTER_VALUE ? vbuf : NULL,
-                              ix, (int)d, is_gather ? src : res);
+        st = yg__cuda_scatter(op,
+                              is_gather,
+                              (int)mode,
+                              res,
+                              sc,
+                              mode == SCATTER_VALUE ? vbuf : NULL,
+                              ix,
+                              (int)d,
+                              is_gather ? src : res);
     yg_release(ix);
     yg_release(sc);
     return st;
@@ -378,8 +397,12 @@ yg__kernel_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg
 
     *out = NULL;
     YG_RETURN_IF_ERROR(check_gather_scatter("gather", self, dim, index, NULL, &d));
-    YG_RETURN_IF_ERROR(yg__tensor_new_on("gather", index->sizes, index->ndim, self->dtype,
-                                         self->storage->device, self->storage->device_index,
+    YG_RETURN_IF_ERROR(yg__tensor_new_on("gather",
+                                         index->sizes,
+                                         index->ndim,
+                                         self->dtype,
+                                         self->storage->device,
+                                         self->storage->device_index,
                                          &res));
     if (self->storage->device == YG_CUDA) {
         yg_status st = scatter_cuda("gather", true, res, d, index, self, 0, SCATTER_COPY);
@@ -463,35 +486,35 @@ static yg_status scatter(const char *op,
 }
 
 yg_status yg__kernel_scatter(const yg_tensor *self,
-                          int64_t dim,
-                          const yg_tensor *index,
-                          const yg_tensor *src,
-                          yg_tensor **out) {
+                             int64_t dim,
+                             const yg_tensor *index,
+                             const yg_tensor *src,
+                             yg_tensor **out) {
     return scatter("scatter", self, dim, index, src, 0, SCATTER_COPY, out);
 }
 
 yg_status yg__kernel_scatter_value(const yg_tensor *self,
-                                int64_t dim,
-                                const yg_tensor *index,
-                                double value,
-                                yg_tensor **out) {
+                                   int64_t dim,
+                                   const yg_tensor *index,
+                                   double value,
+                                   yg_tensor **out) {
     return scatter("scatter", self, dim, index, NULL, value, SCATTER_VALUE, out);
 }
 
 yg_status yg__kernel_scatter_add(const yg_tensor *self,
-                              int64_t dim,
-                              const yg_tensor *index,
-                              const yg_tensor *src,
-                              yg_tensor **out) {
+                                 int64_t dim,
+                                 const yg_tensor *index,
+                                 const yg_tensor *src,
+                                 yg_tensor **out) {
     return scatter("scatter_add", self, dim, index, src, 0, SCATTER_ADD, out);
 }
 
 yg_status yg__kernel_gather_backward(const yg_tensor *grad_output,
-                                  const int64_t *self_sizes,
-                                  int64_t self_sizes_len,
-                                  int64_t dim,
-                                  const yg_tensor *index,
-                                  yg_tensor **out) {
+                                     const int64_t *self_sizes,
+                                     int64_t self_sizes_len,
+                                     int64_t dim,
+                                     const yg_tensor *index,
+                                     yg_tensor **out) {
     yg_tensor *zeros = NULL;
     yg_status st;
     char gbuf[128], ibuf[128];
@@ -504,8 +527,13 @@ yg_status yg__kernel_gather_backward(const yg_tensor *grad_output,
                         "gather_backward: grad_output %s must have the sizes of index %s",
                         yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
                         yg__format_sizes(index->sizes, index->ndim, ibuf, sizeof ibuf));
-    st = yg__full_on("gather_backward", self_sizes, self_sizes_len, grad_output->dtype,
-                     grad_output->storage->device, grad_output->storage->device_index, 0.0,
+    st = yg__full_on("gather_backward",
+                     self_sizes,
+                     self_sizes_len,
+                     grad_output->dtype,
+                     grad_output->storage->device,
+                     grad_output->storage->device_index,
+                     0.0,
                      &zeros);
     if (st != YG_OK)
         return st;
@@ -545,9 +573,9 @@ embedding_check(const char *op, const int64_t *wsizes, int64_t wndim, const yg_t
 }
 
 yg_status yg__kernel_embedding(const yg_tensor *weight,
-                            const yg_tensor *indices,
-                            int64_t padding_idx,
-                            yg_tensor **out) {
+                               const yg_tensor *indices,
+                               int64_t padding_idx,
+                               yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], c[YG_MAX_DIMS];
     yg_tensor *res = NULL;
 
@@ -558,14 +586,18 @@ yg_status yg__kernel_embedding(const yg_tensor *weight,
     for (int32_t d = 0; d < indices->ndim; d++)
         sizes[d] = indices->sizes[d];
     sizes[indices->ndim] = dim;
-    YG_RETURN_IF_ERROR(yg__tensor_new_on("embedding", sizes, indices->ndim + 1, weight->dtype,
-                                         weight->storage->device, weight->storage->device_index,
+    YG_RETURN_IF_ERROR(yg__tensor_new_on("embedding",
+                                         sizes,
+                                         indices->ndim + 1,
+                                         weight->dtype,
+                                         weight->storage->device,
+                                         weight->storage->device_index,
                                          &res));
     if (weight->storage->device == YG_CUDA) {
-        yg_status st = yg_tensor_numel(res) == 0
-                           ? YG_OK
-                           : yg__cuda_gather("embedding", weight, 1, weight->sizes[0], dim,
-                                             indices, res);
+        yg_status st =
+            yg_tensor_numel(res) == 0
+                ? YG_OK
+                : yg__cuda_gather("embedding", weight, 1, weight->sizes[0], dim, indices, res);
         if (st != YG_OK) {
             yg_release(res);
             return st;
@@ -589,11 +621,11 @@ yg_status yg__kernel_embedding(const yg_tensor *weight,
 }
 
 yg_status yg__kernel_embedding_backward(const yg_tensor *grad_output,
-                                     const yg_tensor *indices,
-                                     const int64_t *weight_sizes,
-                                     int64_t weight_sizes_len,
-                                     int64_t padding_idx,
-                                     yg_tensor **out) {
+                                        const yg_tensor *indices,
+                                        const int64_t *weight_sizes,
+                                        int64_t weight_sizes_len,
+                                        int64_t padding_idx,
+                                        yg_tensor **out) {
     int64_t c[YG_MAX_DIMS], gc[YG_MAX_DIMS];
     yg_tensor *res = NULL;
     char gbuf[128], ibuf[128];
@@ -614,14 +646,26 @@ yg_status yg__kernel_embedding_backward(const yg_tensor *grad_output,
                         yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
                         yg__format_sizes(indices->sizes, indices->ndim, ibuf, sizeof ibuf),
                         dim);
-    st = yg__full_on("embedding_backward", weight_sizes, 2, grad_output->dtype,
-                     grad_output->storage->device, grad_output->storage->device_index, 0.0, &res);
+    st = yg__full_on("embedding_backward",
+                     weight_sizes,
+                     2,
+                     grad_output->dtype,
+                     grad_output->storage->device,
+                     grad_output->storage->device_index,
+                     0.0,
+                     &res);
     if (st != YG_OK)
         return st;
     if (res->storage->device == YG_CUDA) {
         if (n > 0 && dim > 0)
-            st = yg__cuda_index_add("embedding_backward", grad_output, 1, weight_sizes[0], dim,
-                                    indices, padding_idx, res);
+            st = yg__cuda_index_add("embedding_backward",
+                                    grad_output,
+                                    1,
+                                    weight_sizes[0],
+                                    dim,
+                                    indices,
+                                    padding_idx,
+                                    res);
         if (st != YG_OK) {
             yg_release(res);
             return st;

@@ -285,12 +285,14 @@ yg_status yg__kernel_nll_loss(const yg_tensor *self,
         "nll_loss", target, self->sizes, self->ndim, ignore_index, &batch, &classes));
     YG_RETURN_IF_ERROR(nll_check_weight("nll_loss", weight, classes, self->dtype));
     if (self->storage->device == YG_CUDA) {
-        st = yg__tensor_new_on("nll_loss", self->sizes, reduction == YG_REDUCTION_NONE ? self->ndim - 1 : 0,
-                               self->dtype, YG_CUDA, self->storage->device_index, &res);
+        int64_t ndim = reduction == YG_REDUCTION_NONE ? self->ndim - 1 : 0;
+        st = yg__tensor_new_on(
+            "nll_loss", self->sizes, ndim, self->dtype, YG_CUDA, self->storage->device_index, &res);
         if (st == YG_OK && yg_tensor_numel(res) > 0)
             st = yg__cuda_nll("nll_loss", self->storage->device_index, self->dtype == YG_FLOAT64,
                               false, yg__tensor_ptr(self), self->ndim == 2 ? self->strides[0] : 0,
-                              self->strides[self->ndim - 1], (const int64_t *)yg__tensor_ptr(target),
+                              self->strides[self->ndim - 1],
+                              (const int64_t *)yg__tensor_ptr(target),
                               target->ndim == 1 ? target->strides[0] : 0,
                               weight != NULL ? yg__tensor_ptr(weight) : NULL,
                               weight != NULL ? weight->strides[0] : 0, batch, classes,

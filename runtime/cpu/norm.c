@@ -37,7 +37,6 @@
  * statistics in double) and moves the running statistics on the device.
  */
 #include "cpu/cpu_int.h"
-#include "cuda/cuda.h"
 #include "cpu/vec/kernels.h"
 #include "cuda/cuda.h"
 
@@ -166,14 +165,14 @@ static void ln_forward_row(const ln_forward *a, int64_t r) {
 }
 
 yg_status yg__kernel_native_layer_norm(const yg_tensor *input,
-                                    const int64_t *normalized_shape,
-                                    int64_t normalized_shape_len,
-                                    const yg_tensor *weight,
-                                    const yg_tensor *bias,
-                                    double eps,
-                                    yg_tensor **out_output,
-                                    yg_tensor **out_mean,
-                                    yg_tensor **out_rstd) {
+                                       const int64_t *normalized_shape,
+                                       int64_t normalized_shape_len,
+                                       const yg_tensor *weight,
+                                       const yg_tensor *bias,
+                                       double eps,
+                                       yg_tensor **out_output,
+                                       yg_tensor **out_mean,
+                                       yg_tensor **out_rstd) {
     const char *op = "native_layer_norm";
     int64_t len = normalized_shape_len, rows, m, stat_sizes[YG_MAX_DIMS];
     yg_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL, *mean = NULL, *rstd = NULL;
@@ -207,9 +206,22 @@ yg_status yg__kernel_native_layer_norm(const yg_tensor *input,
         goto out;
     if (input->storage->device == YG_CUDA) {
         if (rows * m > 0)
-            st = yg__cuda_layer_norm(op, input->storage->device_index,
-                                     input->dtype == YG_FLOAT64, false, y, mean, rstd, NULL, x,
-                                     NULL, NULL, w, b, rows, m, eps);
+            st = yg__cuda_layer_norm(op,
+                                     input->storage->device_index,
+                                     input->dtype == YG_FLOAT64,
+                                     false,
+                                     y,
+                                     mean,
+                                     rstd,
+                                     NULL,
+                                     x,
+                                     NULL,
+                                     NULL,
+                                     w,
+                                     b,
+                                     rows,
+                                     m,
+                                     eps);
         if (st != YG_OK)
             goto out;
         goto done;
@@ -407,16 +419,16 @@ zeros_if(bool wanted, const int64_t *sizes, int64_t n, yg_dtype dtype, yg_tensor
 }
 
 yg_status yg__kernel_native_layer_norm_backward_fused(const yg_tensor *grad_out,
-                                                   const yg_tensor *input,
-                                                   const yg_tensor *mean,
-                                                   const yg_tensor *rstd,
-                                                   const yg_tensor *weight,
-                                                   const int64_t *normalized_shape,
-                                                   int64_t normalized_shape_len,
-                                                   const bool *grad_input_mask,
-                                                   yg_tensor **out_grad_input,
-                                                   yg_tensor **out_grad_weight,
-                                                   yg_tensor **out_grad_bias) {
+                                                      const yg_tensor *input,
+                                                      const yg_tensor *mean,
+                                                      const yg_tensor *rstd,
+                                                      const yg_tensor *weight,
+                                                      const int64_t *normalized_shape,
+                                                      int64_t normalized_shape_len,
+                                                      const bool *grad_input_mask,
+                                                      yg_tensor **out_grad_input,
+                                                      yg_tensor **out_grad_weight,
+                                                      yg_tensor **out_grad_bias) {
     const char *op = "native_layer_norm_backward_fused";
     int64_t len = normalized_shape_len, rows, m;
     yg_tensor *g = NULL, *x = NULL, *mu = NULL, *rs = NULL, *w = NULL;
@@ -448,12 +460,30 @@ yg_status yg__kernel_native_layer_norm_backward_fused(const yg_tensor *grad_out,
         /* The kernels write every element: no zeros needed. */
         for (int k = 1; k < 3 && st == YG_OK; k++)
             if (grad_input_mask[k])
-                st = yg__tensor_new_on(op, normalized_shape, len, input->dtype, YG_CUDA,
-                                       input->storage->device_index, k == 1 ? &gw : &gb);
+                st = yg__tensor_new_on(op,
+                                       normalized_shape,
+                                       len,
+                                       input->dtype,
+                                       YG_CUDA,
+                                       input->storage->device_index,
+                                       k == 1 ? &gw : &gb);
         if (st == YG_OK && rows * m > 0)
-            st = yg__cuda_layer_norm(op, input->storage->device_index,
-                                     input->dtype == YG_FLOAT64, true, gi, gw, gb, g, x, mu, rs,
-                                     w, NULL, rows, m, 0.0);
+            st = yg__cuda_layer_norm(op,
+                                     input->storage->device_index,
+                                     input->dtype == YG_FLOAT64,
+                                     true,
+                                     gi,
+                                     gw,
+                                     gb,
+                                     g,
+                                     x,
+                                     mu,
+                                     rs,
+                                     w,
+                                     NULL,
+                                     rows,
+                                     m,
+                                     0.0);
         else if (st == YG_OK) /* no rows: zero parameter gradients */
             for (int k = 1; k < 3 && st == YG_OK; k++) {
                 yg_tensor *z = k == 1 ? gw : gb, *same = NULL;

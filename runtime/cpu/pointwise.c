@@ -244,8 +244,8 @@ yg_status yg__cuda_loop(const char *op,
     walk w;
 
     if (n_scalars > YG_CUDA_MAX_SCALARS || nops > MAX_OPERANDS)
-        return yg__fail(YG_ERR_INTERNAL, "%s: %d scalars and %d operands for a CUDA loop", op,
-                        n_scalars, nops);
+        return yg__fail(
+            YG_ERR_INTERNAL, "%s: %d scalars and %d operands for a CUDA loop", op, n_scalars, nops);
     int64_t numel = yg_tensor_numel(ops[0]);
     if (numel == 0)
         return YG_OK;
@@ -328,8 +328,8 @@ static yg_status check_scalars(const yg_pointwise_desc *desc,
 }
 
 /* The supported dtypes of a loop table, "float32, float64", into buf. */
-static void list_dtypes(const yg_loop_table *cpu, const yg_cuda_loop_table *cuda, char *buf,
-                        size_t len) {
+static void
+list_dtypes(const yg_loop_table *cpu, const yg_cuda_loop_table *cuda, char *buf, size_t len) {
     size_t pos = 0;
     buf[0] = '\0';
     for (int d = 0; d < YG_DTYPE_COUNT_ && pos < len; d++) {
@@ -498,17 +498,17 @@ out:
 }
 
 yg_status yg__pointwise(const yg_pointwise_desc *desc,
-                            const yg_tensor *const *inputs,
-                            const double *scalars,
-                            yg_tensor **out) {
+                        const yg_tensor *const *inputs,
+                        const double *scalars,
+                        yg_tensor **out) {
     return pointwise(desc, inputs, scalars, -1, out);
 }
 
 yg_status yg__pointwise_to(const yg_pointwise_desc *desc,
-                               const yg_tensor *const *inputs,
-                               const double *scalars,
-                               yg_dtype out_dtype,
-                               yg_tensor **out) {
+                           const yg_tensor *const *inputs,
+                           const double *scalars,
+                           yg_dtype out_dtype,
+                           yg_tensor **out) {
     *out = NULL;
     if ((int)out_dtype < 0 || out_dtype >= YG_DTYPE_COUNT_)
         return yg__fail(YG_ERR_INTERNAL, "%s: invalid output dtype %d", desc->op, (int)out_dtype);
@@ -516,9 +516,9 @@ yg_status yg__pointwise_to(const yg_pointwise_desc *desc,
 }
 
 yg_status yg__pointwise_inplace(const yg_pointwise_desc *desc,
-                                    yg_tensor *self,
-                                    const yg_tensor *const *inputs,
-                                    const double *scalars) {
+                                yg_tensor *self,
+                                const yg_tensor *const *inputs,
+                                const double *scalars) {
     yg_tensor *ops[MAX_OPERANDS] = {NULL};
     int64_t sizes[YG_MAX_DIMS];
     int64_t ndim = 0;

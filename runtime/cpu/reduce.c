@@ -284,8 +284,14 @@ static yg_status reduce_cuda(const char *op,
     if (st == YG_OK)
         st = yg__tensor_contiguous_as(perm, self->dtype, true, &rows);
     if (st == YG_OK)
-        st = yg__cuda_sum_rows(op, self->storage->device_index, self->dtype,
-                               yg__tensor_ptr(rows), yg__tensor_ptr(res), out_numel, count, mean);
+        st = yg__cuda_sum_rows(op,
+                               self->storage->device_index,
+                               self->dtype,
+                               yg__tensor_ptr(rows),
+                               yg__tensor_ptr(res),
+                               out_numel,
+                               count,
+                               mean);
     yg_release(rows);
     yg_release(perm);
     return st;
@@ -330,8 +336,13 @@ static yg_status reduce(const char *op,
     bool floating = yg__dtype_is_floating(self->dtype);
     yg_dtype out_dtype = floating ? self->dtype : YG_INT64;
     size_t acc_esize = floating ? sizeof(double) : sizeof(int64_t);
-    st = yg__tensor_new_on(op, out_sizes, out_ndim, out_dtype, self->storage->device,
-                           self->storage->device_index, &res);
+    st = yg__tensor_new_on(op,
+                           out_sizes,
+                           out_ndim,
+                           out_dtype,
+                           self->storage->device,
+                           self->storage->device_index,
+                           &res);
     if (st != YG_OK)
         goto out;
     out_numel = yg_tensor_numel(res);
@@ -398,10 +409,10 @@ yg_status yg__kernel_sum(const yg_tensor *self, yg_tensor **out) {
 }
 
 yg_status yg__kernel_sum_dim(const yg_tensor *self,
-                          const int64_t *dim,
-                          int64_t dim_len,
-                          bool keepdim,
-                          yg_tensor **out) {
+                             const int64_t *dim,
+                             int64_t dim_len,
+                             bool keepdim,
+                             yg_tensor **out) {
     return reduce("sum", self, dim, dim_len, keepdim, false, out);
 }
 
@@ -410,9 +421,9 @@ yg_status yg__kernel_mean(const yg_tensor *self, yg_tensor **out) {
 }
 
 yg_status yg__kernel_mean_dim(const yg_tensor *self,
-                           const int64_t *dim,
-                           int64_t dim_len,
-                           bool keepdim,
-                           yg_tensor **out) {
+                              const int64_t *dim,
+                              int64_t dim_len,
+                              bool keepdim,
+                              yg_tensor **out) {
     return reduce("mean", self, dim, dim_len, keepdim, true, out);
 }

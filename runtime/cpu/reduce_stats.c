@@ -62,14 +62,14 @@ static yg_status reduce_rows(const char *op,
     YG_RETURN_IF_ERROR(yg__rows_init_any(op, self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
     if (self->storage->device == YG_CUDA) {
         /* The statistics cuda/rows.cu computes with the same passes. */
-        yg_rows_kind kind = fn == var_row ? (args[1] != 0 ? YG_ROWS_STD : YG_ROWS_VAR)
+        yg_rows_kind kind = fn == var_row    ? (args[1] != 0 ? YG_ROWS_STD : YG_ROWS_VAR)
                             : fn == norm_row ? YG_ROWS_NORM
                                              : YG_ROWS_LOGSUMEXP;
         if (fn == prod_row)
             st = yg__fail(YG_ERR_DEVICE, "%s: no kernel for device cuda", op);
         else
-            st = yg__rows_reduce_cuda(op, &rows, kind, args != NULL ? args[0] : 0,
-                                      (int)self->dtype, out, NULL);
+            st = yg__rows_reduce_cuda(
+                op, &rows, kind, args != NULL ? args[0] : 0, (int)self->dtype, out, NULL);
         yg__rows_free(&rows);
         return st;
     }
@@ -284,21 +284,21 @@ static double var_row(const double *x, int64_t n, const double *args) {
 }
 
 yg_status yg__kernel_var(const yg_tensor *self,
-                      const int64_t *dim,
-                      int64_t dim_len,
-                      int64_t correction,
-                      bool keepdim,
-                      yg_tensor **out) {
+                         const int64_t *dim,
+                         int64_t dim_len,
+                         int64_t correction,
+                         bool keepdim,
+                         yg_tensor **out) {
     const double args[2] = {(double)correction, 0};
     return reduce_rows("var", self, dim, dim_len, keepdim, var_row, args, out);
 }
 
 yg_status yg__kernel_std(const yg_tensor *self,
-                      const int64_t *dim,
-                      int64_t dim_len,
-                      int64_t correction,
-                      bool keepdim,
-                      yg_tensor **out) {
+                         const int64_t *dim,
+                         int64_t dim_len,
+                         int64_t correction,
+                         bool keepdim,
+                         yg_tensor **out) {
     const double args[2] = {(double)correction, 1};
     return reduce_rows("std", self, dim, dim_len, keepdim, var_row, args, out);
 }
@@ -307,12 +307,12 @@ yg_status yg__kernel_std(const yg_tensor *self,
  * computes the mean again internally; fusing would save one read of
  * self).  On failure both outputs are NULL. */
 yg_status yg__kernel_var_mean(const yg_tensor *self,
-                           const int64_t *dim,
-                           int64_t dim_len,
-                           int64_t correction,
-                           bool keepdim,
-                           yg_tensor **out_var,
-                           yg_tensor **out_mean) {
+                              const int64_t *dim,
+                              int64_t dim_len,
+                              int64_t correction,
+                              bool keepdim,
+                              yg_tensor **out_var,
+                              yg_tensor **out_mean) {
     yg_tensor *var = NULL;
     yg_status st;
 
@@ -366,11 +366,11 @@ static double norm_row(const double *x, int64_t n, const double *args) {
 }
 
 yg_status yg__kernel_norm(const yg_tensor *self,
-                       double p,
-                       const int64_t *dim,
-                       int64_t dim_len,
-                       bool keepdim,
-                       yg_tensor **out) {
+                          double p,
+                          const int64_t *dim,
+                          int64_t dim_len,
+                          bool keepdim,
+                          yg_tensor **out) {
     const double args[1] = {p};
     if (isnan(p))
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "norm: p is NaN");
@@ -460,9 +460,9 @@ static double logsumexp_row(const double *x, int64_t n, const double *args) {
 }
 
 yg_status yg__kernel_logsumexp(const yg_tensor *self,
-                            const int64_t *dim,
-                            int64_t dim_len,
-                            bool keepdim,
-                            yg_tensor **out) {
+                               const int64_t *dim,
+                               int64_t dim_len,
+                               bool keepdim,
+                               yg_tensor **out) {
     return reduce_rows("logsumexp", self, dim, dim_len, keepdim, logsumexp_row, NULL, out);
 }

@@ -10,8 +10,8 @@
  * GPU's run cuda/rnn.cu's kernels, the same expressions.
  */
 #include "cpu/cpu.h"
-#include "cuda/cuda.h"
 #include "cpu/vec/kernels.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -70,10 +70,10 @@ static yg_status check_gates(const char *op,
 }
 
 yg_status yg__kernel_lstm_cell_gates(const yg_tensor *input_gates,
-                                  const yg_tensor *hidden_gates,
-                                  const yg_tensor *cx,
-                                  yg_tensor **out_hy,
-                                  yg_tensor **out_cy) {
+                                     const yg_tensor *hidden_gates,
+                                     const yg_tensor *cx,
+                                     yg_tensor **out_hy,
+                                     yg_tensor **out_cy) {
     yg_tensor *ig = NULL, *hg = NULL, *c = NULL, *hy = NULL, *cy = NULL;
     int64_t rows, h;
     yg_status st;
@@ -92,8 +92,19 @@ yg_status yg__kernel_lstm_cell_gates(const yg_tensor *input_gates,
     if (st == YG_OK)
         st = yg__tensor_empty_like(cx, dt, &cy);
     if (st == YG_OK && rows * h > 0 && cx->storage->device == YG_CUDA)
-        st = yg__cuda_lstm_gates("lstm_cell_gates", cx->storage->device_index, dt == YG_FLOAT64,
-                                 false, hy, cy, NULL, NULL, ig, hg, c, rows, h);
+        st = yg__cuda_lstm_gates("lstm_cell_gates",
+                                 cx->storage->device_index,
+                                 dt == YG_FLOAT64,
+                                 false,
+                                 hy,
+                                 cy,
+                                 NULL,
+                                 NULL,
+                                 ig,
+                                 hg,
+                                 c,
+                                 rows,
+                                 h);
     else if (st == YG_OK && rows * h > 0)
         yg__vec()->lstm_gates[dt == YG_FLOAT64](yg__tensor_ptr(hy),
                                                 yg__tensor_ptr(cy),
@@ -117,14 +128,14 @@ out:
 }
 
 yg_status yg__kernel_lstm_cell_gates_backward(const yg_tensor *grad_hy,
-                                           const yg_tensor *grad_cy,
-                                           const yg_tensor *input_gates,
-                                           const yg_tensor *hidden_gates,
-                                           const yg_tensor *cx,
-                                           const bool *grad_input_mask,
-                                           yg_tensor **out_grad_input_gates,
-                                           yg_tensor **out_grad_hidden_gates,
-                                           yg_tensor **out_grad_cx) {
+                                              const yg_tensor *grad_cy,
+                                              const yg_tensor *input_gates,
+                                              const yg_tensor *hidden_gates,
+                                              const yg_tensor *cx,
+                                              const bool *grad_input_mask,
+                                              yg_tensor **out_grad_input_gates,
+                                              yg_tensor **out_grad_hidden_gates,
+                                              yg_tensor **out_grad_cx) {
     const char *op = "lstm_cell_gates_backward";
     yg_tensor *ig = NULL, *hg = NULL, *c = NULL, *ghy = NULL, *gcy = NULL;
     yg_tensor *gg = NULL, *gcx = NULL;
@@ -152,8 +163,13 @@ yg_status yg__kernel_lstm_cell_gates_backward(const yg_tensor *grad_hy,
                             yg__format_sizes(g->sizes, g->ndim, b, sizeof b));
     }
     YG_RETURN_IF_ERROR(yg__check_devices(op, 2, gs, gnames, NULL, 0, NULL));
-    YG_RETURN_IF_ERROR(yg__check_devices(op, 2, (const yg_tensor *const[]){grad_hy, cx},
-                                         (const char *const[]){"grad_hy", "cx"}, NULL, 0, NULL));
+    YG_RETURN_IF_ERROR(yg__check_devices(op,
+                                         2,
+                                         (const yg_tensor *const[]){grad_hy, cx},
+                                         (const char *const[]){"grad_hy", "cx"},
+                                         NULL,
+                                         0,
+                                         NULL));
     bool want_gates = grad_input_mask[0] || grad_input_mask[1], want_cx = grad_input_mask[2];
     yg_dtype dt = cx->dtype;
     st = yg__tensor_contiguous_as(input_gates, dt, true, &ig);
@@ -171,8 +187,19 @@ yg_status yg__kernel_lstm_cell_gates_backward(const yg_tensor *grad_hy,
     if (st == YG_OK)
         st = yg__tensor_empty_like(cx, dt, &gcx);
     if (st == YG_OK && rows * h > 0 && (want_gates || want_cx) && cx->storage->device == YG_CUDA)
-        st = yg__cuda_lstm_gates(op, cx->storage->device_index, dt == YG_FLOAT64, true, gg, gcx,
-                                 ghy, gcy, ig, hg, c, rows, h);
+        st = yg__cuda_lstm_gates(op,
+                                 cx->storage->device_index,
+                                 dt == YG_FLOAT64,
+                                 true,
+                                 gg,
+                                 gcx,
+                                 ghy,
+                                 gcy,
+                                 ig,
+                                 hg,
+                                 c,
+                                 rows,
+                                 h);
     else if (st == YG_OK && rows * h > 0 && (want_gates || want_cx))
         yg__vec()->lstm_gates_backward[dt == YG_FLOAT64](yg__tensor_ptr(gg),
                                                          yg__tensor_ptr(gcx),

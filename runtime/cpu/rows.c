@@ -132,11 +132,16 @@ yg_status yg__rows_reduce_cuda(const char *op,
     if (indices != NULL)
         *indices = NULL;
     if (values != NULL)
-        st = yg__tensor_new_on(op, rows->out_sizes, rows->out_ndim, d->dtype, YG_CUDA,
-                               d->storage->device_index, &work);
+        st = yg__tensor_new_on(op,
+                               rows->out_sizes,
+                               rows->out_ndim,
+                               d->dtype,
+                               YG_CUDA,
+                               d->storage->device_index,
+                               &work);
     if (st == YG_OK && indices != NULL)
-        st = yg__tensor_new_on(op, rows->out_sizes, rows->out_ndim, YG_INT64, YG_CUDA,
-                               d->storage->device_index, &idx);
+        st = yg__tensor_new_on(
+            op, rows->out_sizes, rows->out_ndim, YG_INT64, YG_CUDA, d->storage->device_index, &idx);
     if (st == YG_OK)
         st = yg__cuda_rows(op, d, rows->outer, rows->inner, (int)kind, param, work, idx);
     if (st == YG_OK && work != NULL && values_dtype != (int)d->dtype)

@@ -15,8 +15,8 @@
  * reshape, which copies.
  */
 #include "cpu/cpu.h"
-#include "cuda/cuda.h"
 #include "cpu/cpu_int.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -438,11 +438,11 @@ static void slice_bounds(int64_t size, int64_t *start, int64_t *end) {
 }
 
 yg_status yg__kernel_slice(const yg_tensor *self,
-                        int64_t dim,
-                        int64_t start,
-                        int64_t end,
-                        int64_t step,
-                        yg_tensor **out) {
+                           int64_t dim,
+                           int64_t start,
+                           int64_t end,
+                           int64_t step,
+                           yg_tensor **out) {
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
     int64_t d;
 
@@ -502,17 +502,22 @@ static yg_status write_into_zeros(const char *op,
 }
 
 yg_status yg__kernel_select_backward(const yg_tensor *grad_output,
-                                  const int64_t *input_sizes,
-                                  int64_t input_sizes_len,
-                                  int64_t dim,
-                                  int64_t index,
-                                  yg_tensor **out) {
+                                     const int64_t *input_sizes,
+                                     int64_t input_sizes_len,
+                                     int64_t dim,
+                                     int64_t index,
+                                     yg_tensor **out) {
     yg_tensor *zeros = NULL, *part = NULL;
     yg_status st;
 
     *out = NULL;
-    st = yg__full_on("select_backward", input_sizes, input_sizes_len, grad_output->dtype,
-                     grad_output->storage->device, grad_output->storage->device_index, 0.0,
+    st = yg__full_on("select_backward",
+                     input_sizes,
+                     input_sizes_len,
+                     grad_output->dtype,
+                     grad_output->storage->device,
+                     grad_output->storage->device_index,
+                     0.0,
                      &zeros);
     if (st != YG_OK)
         return st;
@@ -529,19 +534,24 @@ out:
 }
 
 yg_status yg__kernel_slice_backward(const yg_tensor *grad_output,
-                                 const int64_t *input_sizes,
-                                 int64_t input_sizes_len,
-                                 int64_t dim,
-                                 int64_t start,
-                                 int64_t end,
-                                 int64_t step,
-                                 yg_tensor **out) {
+                                    const int64_t *input_sizes,
+                                    int64_t input_sizes_len,
+                                    int64_t dim,
+                                    int64_t start,
+                                    int64_t end,
+                                    int64_t step,
+                                    yg_tensor **out) {
     yg_tensor *zeros = NULL, *part = NULL;
     yg_status st;
 
     *out = NULL;
-    st = yg__full_on("slice_backward", input_sizes, input_sizes_len, grad_output->dtype,
-                     grad_output->storage->device, grad_output->storage->device_index, 0.0,
+    st = yg__full_on("slice_backward",
+                     input_sizes,
+                     input_sizes_len,
+                     grad_output->dtype,
+                     grad_output->storage->device,
+                     grad_output->storage->device_index,
+                     0.0,
                      &zeros);
     if (st != YG_OK)
         return st;
@@ -652,8 +662,8 @@ yg__kernel_cat(const yg_tensor *const *tensors, int64_t tensors_len, int64_t dim
         sizes[d] += t->sizes[d];
         dtype = yg__promote_types(dtype, t->dtype);
     }
-    st = yg__tensor_new_on("cat", sizes, ndim, dtype, first->storage->device,
-                           first->storage->device_index, &res);
+    st = yg__tensor_new_on(
+        "cat", sizes, ndim, dtype, first->storage->device, first->storage->device_index, &res);
     if (st != YG_OK)
         return st;
     if (yg_tensor_numel(res) == 0) {

@@ -167,7 +167,8 @@ yg_status yg__kernel_split_with_sizes(const yg_tensor *self,
     return make_pieces("split_with_sizes", self, d, split_sizes, split_sizes_len, out, out_len);
 }
 
-yg_status yg__kernel_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len) {
+yg_status
+yg__kernel_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t *out_len) {
     int64_t d;
 
     YG_RETURN_IF_ERROR(check_not_0dim("unbind", self));

@@ -11,9 +11,8 @@
  * yg_cuda_set_allow_tf32 turned it on (float32 products then round their
  * inputs to 10 mantissa bits, as PyTorch's allow_tf32 does).
  */
-#include "cuda/cuda.h"
-
 #include "core/core.h"
+#include "cuda/cuda.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -81,17 +80,41 @@ yg_status yg__cuda_gemm(const char *op,
     cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (s == CUBLAS_STATUS_SUCCESS && dtype == YG_FLOAT64) {
         const double one = 1.0, bt = beta;
-        s = cublasDgemm(handles[index], ob, oa, (int)n, (int)m, (int)k, &one, b, (int)ldb, a,
-                        (int)lda, &bt, c, (int)ldc);
+        s = cublasDgemm(handles[index],
+                        ob,
+                        oa,
+                        (int)n,
+                        (int)m,
+                        (int)k,
+                        &one,
+                        b,
+                        (int)ldb,
+                        a,
+                        (int)lda,
+                        &bt,
+                        c,
+                        (int)ldc);
     } else if (s == CUBLAS_STATUS_SUCCESS) {
         const float one = 1.0f, bt = (float)beta;
-        s = cublasSgemm(handles[index], ob, oa, (int)n, (int)m, (int)k, &one, b, (int)ldb, a,
-                        (int)lda, &bt, c, (int)ldc);
+        s = cublasSgemm(handles[index],
+                        ob,
+                        oa,
+                        (int)n,
+                        (int)m,
+                        (int)k,
+                        &one,
+                        b,
+                        (int)ldb,
+                        a,
+                        (int)lda,
+                        &bt,
+                        c,
+                        (int)ldc);
     }
     pthread_mutex_unlock(&handles_lock);
     yg__cuda_device_leave(prev);
     if (s != CUBLAS_STATUS_SUCCESS)
-        return yg__fail(YG_ERR_DEVICE, "%s: cuBLAS gemm on cuda:%d: %s", op, index,
-                        cublas_reason(s));
+        return yg__fail(
+            YG_ERR_DEVICE, "%s: cuBLAS gemm on cuda:%d: %s", op, index, cublas_reason(s));
     return YG_OK;
 }

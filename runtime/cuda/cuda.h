@@ -1,7 +1,9 @@
 /*
- * cuda/cuda.h - what the CUDA backend's files share (device.c: devices,
- * the per-device caching allocator and kernel launches; copy.cu: strided
- * copies; cuda_stub.c: the same entry points in a build without CUDA).  Not public API; yagrad/cuda.h is.
+ * cuda/cuda.h - what the CUDA backend's files share: device.c (devices,
+ * the per-device caching allocator, kernel launches and the host side of
+ * the kernels), the kernels of *.cu, blas.c (cuBLAS), index.c, and
+ * cuda_stub.c, the same entry points in a build without CUDA.  Not
+ * public API; yagrad/cuda.h is.
  */
 #ifndef YAGRAD_CUDA_CUDA_H
 #define YAGRAD_CUDA_CUDA_H

@@ -6,22 +6,39 @@
  * CSR of rows then goes to the device), and the operands are laid out as
  * contiguous [outer, size, inner] blocks.
  */
-#include "cuda/cuda.h"
-
 #include "core/core.h"
+#include "cuda/cuda.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int yg__cuda_gather_launch(int esize, void *out, const void *src, const long long *index,
-                           long long outer, long long size, long long k_count, long long inner);
-int yg__cuda_index_add_launch(int dtype, void *out, const void *grad, const long long *rows,
-                              const long long *starts, const long long *ks, long long n_rows,
-                              long long outer, long long size, long long k_count,
+int yg__cuda_gather_launch(int esize,
+                           void *out,
+                           const void *src,
+                           const long long *index,
+                           long long outer,
+                           long long size,
+                           long long k_count,
+                           long long inner);
+int yg__cuda_index_add_launch(int dtype,
+                              void *out,
+                              const void *grad,
+                              const long long *rows,
+                              const long long *starts,
+                              const long long *ks,
+                              long long n_rows,
+                              long long outer,
+                              long long size,
+                              long long k_count,
                               long long inner);
 
-yg_status yg__cuda_gather(const char *op, const yg_tensor *src, int64_t outer, int64_t size,
-                          int64_t inner, const yg_tensor *index, yg_tensor *out) {
+yg_status yg__cuda_gather(const char *op,
+                          const yg_tensor *src,
+                          int64_t outer,
+                          int64_t size,
+                          int64_t inner,
+                          const yg_tensor *index,
+                          yg_tensor *out) {
     int index_dev = out->storage->device_index, prev;
     yg_tensor *s = NULL, *ix = NULL;
     yg_status st = yg__tensor_contiguous_as(src, src->dtype, true, &s);
@@ -30,9 +47,14 @@ yg_status yg__cuda_gather(const char *op, const yg_tensor *src, int64_t outer, i
     if (st == YG_OK)
         st = yg__cuda_device_enter(op, index_dev, &prev);
     if (st == YG_OK) {
-        int err = yg__cuda_gather_launch((int)yg_dtype_size(src->dtype), yg__tensor_ptr(out),
-                                         yg__tensor_ptr(s), (const long long *)yg__tensor_ptr(ix),
-                                         outer, size, yg_tensor_numel(ix), inner);
+        int err = yg__cuda_gather_launch((int)yg_dtype_size(src->dtype),
+                                         yg__tensor_ptr(out),
+                                         yg__tensor_ptr(s),
+                                         (const long long *)yg__tensor_ptr(ix),
+                                         outer,
+                                         size,
+                                         yg_tensor_numel(ix),
+                                         inner);
         yg__cuda_device_leave(prev);
         st = yg__cuda_check_launch(op, index_dev, err);
     }
@@ -45,8 +67,12 @@ yg_status yg__cuda_gather(const char *op, const yg_tensor *src, int64_t outer, i
  * the positions k that add into it, in increasing k (starts[u] ..
  * starts[u + 1] of ks); a row equal to skip adds nothing.  One buffer of
  * 2 n_rows + 1 + n_ks int64: rows, starts, ks. */
-static int64_t *row_csr(const int64_t *index, int64_t k_count, int64_t size, int64_t skip,
-                        int64_t *n_rows_out, int64_t *total_out) {
+static int64_t *row_csr(const int64_t *index,
+                        int64_t k_count,
+                        int64_t size,
+                        int64_t skip,
+                        int64_t *n_rows_out,
+                        int64_t *total_out) {
     int64_t *count = calloc((size_t)size + 1, sizeof *count);
     if (count == NULL)
         return NULL;
@@ -87,8 +113,14 @@ static int64_t *row_csr(const int64_t *index, int64_t k_count, int64_t size, int
     return buf;
 }
 
-yg_status yg__cuda_index_add(const char *op, const yg_tensor *grad, int64_t outer, int64_t size,
-                             int64_t inner, const yg_tensor *index, int64_t skip, yg_tensor *out) {
+yg_status yg__cuda_index_add(const char *op,
+                             const yg_tensor *grad,
+                             int64_t outer,
+                             int64_t size,
+                             int64_t inner,
+                             const yg_tensor *index,
+                             int64_t skip,
+                             yg_tensor *out) {
     int dev = out->storage->device_index, prev;
     yg_tensor *g = NULL, *host = NULL;
     void *csr = NULL;
@@ -100,8 +132,10 @@ yg_status yg__cuda_index_add(const char *op, const yg_tensor *grad, int64_t oute
     if (st == YG_OK) {
         buf = row_csr((const int64_t *)yg__tensor_ptr(host), k_count, size, skip, &n_rows, &total);
         if (buf == NULL)
-            st = yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of host memory grouping %lld indices",
-                          op, (long long)k_count);
+            st = yg__fail(YG_ERR_OUT_OF_MEMORY,
+                          "%s: out of host memory grouping %lld indices",
+                          op,
+                          (long long)k_count);
     }
     if (st == YG_OK && n_rows > 0)
         st = yg__cuda_alloc(op, dev, (size_t)total * sizeof(int64_t), &csr);
@@ -111,9 +145,16 @@ yg_status yg__cuda_index_add(const char *op, const yg_tensor *grad, int64_t oute
         st = yg__cuda_device_enter(op, dev, &prev);
     if (st == YG_OK && n_rows > 0) {
         const long long *rows = csr;
-        int err = yg__cuda_index_add_launch((int)grad->dtype, yg__tensor_ptr(out),
-                                            yg__tensor_ptr(g), rows, rows + n_rows,
-                                            rows + 2 * n_rows + 1, n_rows, outer, size, k_count,
+        int err = yg__cuda_index_add_launch((int)grad->dtype,
+                                            yg__tensor_ptr(out),
+                                            yg__tensor_ptr(g),
+                                            rows,
+                                            rows + n_rows,
+                                            rows + 2 * n_rows + 1,
+                                            n_rows,
+                                            outer,
+                                            size,
+                                            k_count,
                                             inner);
         yg__cuda_device_leave(prev);
         st = yg__cuda_check_launch(op, dev, err);

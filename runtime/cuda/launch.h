@@ -26,7 +26,7 @@ typedef int int32_t;
 
 /* Threads per block, and the most blocks of one launch (the grid-stride
  * loop covers the rest); the host's 32-bit index check counts on these. */
-#define YG_CUDA_BLOCK 256
+#define YG_CUDA_BLOCK      256
 #define YG_CUDA_MAX_BLOCKS 65536
 
 /* One elementwise loop over n elements.  The dims are the output's after
@@ -46,7 +46,7 @@ typedef struct yg_cuda_loop_args {
     int64_t strides[YG_CUDA_MAX_OPERANDS][YG_CUDA_MAX_DIMS];
     char *ptrs[YG_CUDA_MAX_OPERANDS]; /* the output, then the inputs */
     double scalars[YG_CUDA_MAX_SCALARS];
-    void *stream;                      /* a cudaStream_t; NULL: the default */
+    void *stream; /* a cudaStream_t; NULL: the default */
 } yg_cuda_loop_args;
 
 /* Launches one loop on the current device.  Returns the launch's
