@@ -24,8 +24,8 @@
 typedef yg_status (*cumsum_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
 static const cumsum_fn cumsum_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_cumsum,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_cumsum,
+    [YG_CUDA] = yg__kernel_cumsum,
 };
 
 /* Records CumsumBackward as the history of result: one edge per differentiable
@@ -105,8 +105,8 @@ out:
 typedef yg_status (*cumprod_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
 static const cumprod_fn cumprod_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_cumprod,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_cumprod,
+    [YG_CUDA] = yg__kernel_cumprod,
 };
 
 /* Records CumprodBackward as the history of result: one edge per differentiable

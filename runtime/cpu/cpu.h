@@ -387,8 +387,8 @@ yg_status yg__kernel_logsumexp(const yg_tensor *self,
                             yg_tensor **out);
 
 /* scan.c */
-yg_status yg__cpu_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out);
-yg_status yg__cpu_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__kernel_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__kernel_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status
 yg__cpu_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,

@@ -86,6 +86,13 @@ yg_status yg__rows_init_dim(const char *op,
                             yg_dtype dtype,
                             yg_rows *rows);
 
+/* yg__rows_init_dim for a self on any device. */
+yg_status yg__rows_init_dim_any(const char *op,
+                                const yg_tensor *self,
+                                int64_t dim,
+                                yg_dtype dtype,
+                                yg_rows *rows);
+
 void yg__rows_free(yg_rows *rows);
 
 /* A contiguous copy in working dtype of t, a tensor with the result's

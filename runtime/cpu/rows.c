@@ -167,14 +167,23 @@ yg_status yg__rows_init_dim(const char *op,
                             int64_t dim,
                             yg_dtype dtype,
                             yg_rows *rows) {
-    yg_status st;
-
     memset(rows, 0, sizeof *rows);
     if (self->storage->device != YG_CPU)
         return yg__fail(YG_ERR_DEVICE,
                         "%s: expected self on cpu, got %s",
                         op,
                         yg__device_name(self->storage->device));
+    return yg__rows_init_dim_any(op, self, dim, dtype, rows);
+}
+
+yg_status yg__rows_init_dim_any(const char *op,
+                                const yg_tensor *self,
+                                int64_t dim,
+                                yg_dtype dtype,
+                                yg_rows *rows) {
+    yg_status st;
+
+    memset(rows, 0, sizeof *rows);
     YG_RETURN_IF_ERROR(mark_reduced(op, self, &dim, 1, rows->reduced));
     st = finish_init(op, self, true, dtype, rows);
     /* A scan keeps every dim: the "result" of a row is the whole row, so

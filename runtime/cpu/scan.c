@@ -5,7 +5,9 @@
  * The lines of self along dim become the rows of cpu_int.h: a contiguous
  * [outer, n] block in double (floating inputs) or int64 (int64 and bool,
  * which scan to int64 as in PyTorch), scanned in place and permuted back
- * to self's layout.  Floating scans accumulate in double.
+ * to self's layout.  Floating scans accumulate in double.  cumsum and
+ * cumprod serve both devices: a GPU's block is scanned in place by
+ * cuda/rows.cu, one thread a line in the same order.
  *
  * cumprod_backward handles zeros without dividing by them.  With r_j the
  * prefix products and z the first zero of a line (z = n without one):
@@ -15,6 +17,7 @@
  * Each line costs O(n).
  */
 #include "cpu/cpu_int.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -30,12 +33,17 @@ scan(const char *op, const yg_tensor *self, int64_t dim, bool prod, yg_tensor **
 
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__check_not_half(op, "self", self));
-    YG_RETURN_IF_ERROR(yg__rows_init_dim(op, self, dim, floating ? YG_FLOAT64 : YG_INT64, &rows));
+    YG_RETURN_IF_ERROR(
+        yg__rows_init_dim_any(op, self, dim, floating ? YG_FLOAT64 : YG_INT64, &rows));
     /* Scan a private copy: rows.data may share self's storage. */
     st = yg__tensor_contiguous_as(rows.data, rows.data->dtype, false, &block);
     if (st != YG_OK)
         goto out;
-    for (int64_t r = 0; r < rows.outer; r++) {
+    if (block->storage->device == YG_CUDA)
+        st = yg__cuda_scan(op, block, rows.outer, rows.inner, prod);
+    if (st != YG_OK)
+        goto out;
+    for (int64_t r = 0; r < rows.outer && block->storage->device == YG_CPU; r++) {
         if (floating) {
             double *x = (double *)yg__tensor_ptr(block) + r * rows.inner;
             for (int64_t i = 1; i < rows.inner; i++)
@@ -63,11 +71,11 @@ out:
     return st;
 }
 
-yg_status yg__cpu_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+yg_status yg__kernel_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out) {
     return scan("cumsum", self, dim, false, out);
 }
 
-yg_status yg__cpu_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+yg_status yg__kernel_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out) {
     return scan("cumprod", self, dim, true, out);
 }
 

@@ -161,6 +161,11 @@ yg_status yg__cuda_scatter(const char *op, bool is_gather, int mode, yg_tensor *
                            const yg_tensor *src, const void *value, const yg_tensor *index, int d,
                            const yg_tensor *shape);
 
+/* cumsum (prod false) or cumprod along each contiguous row of the
+ * float64 or int64 block data [outer, inner], in place, in the CPU's
+ * order (cuda/rows.cu).  Errors as yg__cuda_check_launch. */
+yg_status yg__cuda_scan(const char *op, yg_tensor *data, int64_t outer, int64_t inner, bool prod);
+
 /* Runs launcher fn over a's loop on device index (made current for the
  * launch, then restored); the kernel runs asynchronously on a->stream.
  * Errors name op: YG_ERR_DEVICE "<op>: launching a kernel on cuda:I:

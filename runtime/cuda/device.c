@@ -461,3 +461,14 @@ yg_status yg__cuda_scatter(const char *op, bool is_gather, int mode, yg_tensor *
     yg__cuda_device_leave(prev);
     return yg__cuda_check_launch(op, dev, err);
 }
+
+int yg__cuda_scan_launch(int work, int prod, void *data, long long outer, long long inner);
+
+yg_status yg__cuda_scan(const char *op, yg_tensor *data, int64_t outer, int64_t inner, bool prod) {
+    int prev, index = data->storage->device_index;
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
+    int err = yg__cuda_scan_launch(data->dtype == YG_FLOAT64 ? 0 : 1, prod, yg__tensor_ptr(data),
+                                   outer, inner);
+    yg__cuda_device_leave(prev);
+    return yg__cuda_check_launch(op, index, err);
+}

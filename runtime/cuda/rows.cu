@@ -1,5 +1,6 @@
 /*
- * rows.cu - row reductions on the GPU (yg__cuda_rows_launch) for the
+ * rows.cu - row reductions (yg__cuda_rows_launch) and scans
+ * (yg__cuda_scan_launch) on the GPU for the
  * reductions of cpu/reduce_extrema.c and cpu/reduce_stats.c, over the
  * contiguous [outer, inner] rows of cpu_int.h's yg_rows (float64, int64
  * or bool working copies, made on the device).  One block per row.
@@ -140,7 +141,38 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+/* cumsum (prod false) or cumprod of each row in place, in the CPU's
+ * order: one thread per row. */
+template <typename T>
+__global__ void __launch_bounds__(kThreads) scan(T *data, long long outer, long long inner,
+                                                 bool prod)
+{
+    for (long long r = (long long)blockIdx.x * kThreads + threadIdx.x; r < outer;
+         r += (long long)gridDim.x * kThreads) {
+        T *x = data + r * inner;
+        for (long long i = 1; i < inner; i++)
+            x[i] = prod ? x[i - 1] * x[i] : x[i - 1] + x[i];
+    }
+}
+
 } /* namespace */
+
+/* Scans each of outer contiguous rows of inner elements of data (work 0
+ * float64, 1 int64: wrapping, as unsigned) in place, on the current
+ * device.  Returns the launch's cudaError_t. */
+extern "C" int yg__cuda_scan_launch(int work, int prod, void *data, long long outer,
+                                    long long inner)
+{
+    if (outer == 0 || inner < 2)
+        return 0;
+    const long long b = (outer + kThreads - 1) / kThreads;
+    const unsigned g = (unsigned)(b < 65535 ? b : 65535);
+    if (work == 0)
+        scan<double><<<g, kThreads>>>((double *)data, outer, inner, prod);
+    else
+        scan<unsigned long long><<<g, kThreads>>>((unsigned long long *)data, outer, inner, prod);
+    return (int)cudaGetLastError();
+}
 
 /* Reduces each of outer contiguous rows of inner elements (inner > 0 but
  * for ALL and ANY) of data (work: 0 float64, 1 int64, 2 bool bytes) by
