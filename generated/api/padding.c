@@ -169,8 +169,8 @@ typedef yg_status (*reflection_pad_fn)(const yg_tensor *self,
                                        yg_tensor **out);
 
 static const reflection_pad_fn reflection_pad_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_reflection_pad,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_reflection_pad,
+    [YG_CUDA] = yg__kernel_reflection_pad,
 };
 
 /* Records ReflectionPadBackward as the history of result: one edge per differentiable
@@ -271,8 +271,8 @@ typedef yg_status (*reflection_pad_backward_fn)(const yg_tensor *grad_output,
                                                 yg_tensor **out);
 
 static const reflection_pad_backward_fn reflection_pad_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_reflection_pad_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_reflection_pad_backward,
+    [YG_CUDA] = yg__kernel_reflection_pad_backward,
 };
 
 /* Records ReflectionPadBackwardBackward as the history of result: one edge per differentiable
@@ -380,8 +380,8 @@ typedef yg_status (*replication_pad_fn)(const yg_tensor *self,
                                         yg_tensor **out);
 
 static const replication_pad_fn replication_pad_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_replication_pad,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_replication_pad,
+    [YG_CUDA] = yg__kernel_replication_pad,
 };
 
 /* Records ReplicationPadBackward as the history of result: one edge per differentiable
@@ -482,8 +482,8 @@ typedef yg_status (*replication_pad_backward_fn)(const yg_tensor *grad_output,
                                                  yg_tensor **out);
 
 static const replication_pad_backward_fn replication_pad_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_replication_pad_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_replication_pad_backward,
+    [YG_CUDA] = yg__kernel_replication_pad_backward,
 };
 
 /* Records ReplicationPadBackwardBackward as the history of result: one edge per differentiable

@@ -560,21 +560,21 @@ yg_status yg__kernel_constant_pad_nd(const yg_tensor *self,
                                   double value,
                                   yg_tensor **out);
 /* pad.c: reflect and replicate padding of the last 1-3 dims */
-yg_status yg__cpu_reflection_pad(const yg_tensor *self,
+yg_status yg__kernel_reflection_pad(const yg_tensor *self,
                                  const int64_t *pad,
                                  int64_t pad_len,
                                  yg_tensor **out);
-yg_status yg__cpu_replication_pad(const yg_tensor *self,
+yg_status yg__kernel_replication_pad(const yg_tensor *self,
                                   const int64_t *pad,
                                   int64_t pad_len,
                                   yg_tensor **out);
-yg_status yg__cpu_reflection_pad_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_reflection_pad_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
                                           const int64_t *pad,
                                           int64_t pad_len,
                                           yg_tensor **out);
-yg_status yg__cpu_replication_pad_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_replication_pad_backward(const yg_tensor *grad_output,
                                            const int64_t *self_sizes,
                                            int64_t self_sizes_len,
                                            const int64_t *pad,

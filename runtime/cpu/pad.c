@@ -110,6 +110,8 @@ out:
  * or clamped to [0, n - 1] (replicate), which needs n > 0.  The forward
  * copies elements of any dtype through those maps; the backward adds
  * each gradient element into the source it was read from, in float64.
+ * On a GPU the same maps drive index_select along each padded dim (and
+ * its index-add for the backward, in float64), which run there.
  */
 
 /* Checks pad against self's sizes for mode and fills the output sizes. */
@@ -233,6 +235,47 @@ static yg_status source_maps(const char *op,
     return YG_OK;
 }
 
+/* A GPU's mode pad through index_select, which runs there: forward,
+ * self gathered along each padded dim by that dim's map; backward
+ * (from_float64, a float64 gradient of osizes), the index-adds of those
+ * gathers in reverse, ending at in_sizes.  maps as source_maps made
+ * them (on the host; index_select takes them to the device). */
+static yg_status mode_pad_cuda(bool backward,
+                               const yg_tensor *from,
+                               const int64_t *in_sizes,
+                               const int64_t *osizes,
+                               int64_t ndim,
+                               int64_t *const *maps,
+                               int64_t pad_len,
+                               yg_tensor **out) {
+    int64_t sizes[YG_MAX_DIMS], k = pad_len / 2;
+    yg_tensor *cur = yg_retain((yg_tensor *)from);
+    yg_status st = YG_OK;
+
+    memcpy(sizes, osizes, sizeof(int64_t) * (size_t)ndim);
+    for (int64_t j = 0; j < k && st == YG_OK; j++) {
+        /* forward: the last dim first; backward: undone in reverse */
+        int64_t d = backward ? ndim - k + j : ndim - 1 - j;
+        yg_tensor *index = NULL, *next = NULL;
+        st = yg_tensor_from_data(maps[d], &osizes[d], 1, YG_INT64, &index);
+        if (st == YG_OK && backward) {
+            sizes[d] = in_sizes[d];
+            st = yg__kernel_index_select_backward(cur, sizes, ndim, d, index, &next);
+        } else if (st == YG_OK) {
+            st = yg__kernel_index_select(cur, d, index, &next);
+        }
+        yg_release(index);
+        yg_release(cur);
+        cur = next;
+    }
+    if (st != YG_OK) {
+        yg_release(cur);
+        return st;
+    }
+    *out = cur;
+    return YG_OK;
+}
+
 static yg_status mode_pad(const char *op,
                           bool reflect,
                           const yg_tensor *self,
@@ -246,7 +289,8 @@ static yg_status mode_pad(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(pad_geometry(op, reflect, self->sizes, self->ndim, pad, pad_len, osizes));
-    st = yg_tensor_empty(osizes, self->ndim, self->dtype, &res);
+    st = yg__tensor_new_on(op, osizes, self->ndim, self->dtype, self->storage->device,
+                           self->storage->device_index, &res);
     /* No maps for an empty result: its other dims may be huge (sizes.h),
      * and no element reads them. */
     if (st == YG_OK && yg_tensor_numel(res) > 0)
@@ -254,6 +298,18 @@ static yg_status mode_pad(const char *op,
                          &block_bytes);
     if (st != YG_OK)
         goto out;
+    if (self->storage->device == YG_CUDA && yg_tensor_numel(res) > 0) {
+        yg_release(res);
+        res = NULL;
+        st = mode_pad_cuda(false, self, self->sizes, osizes, self->ndim, maps, pad_len, &res);
+        if (st != YG_OK)
+            goto out;
+    }
+    if (self->storage->device == YG_CUDA) {
+        *out = res;
+        res = NULL;
+        goto out;
+    }
     const char *src = yg__tensor_ptr(self);
     char *dst = yg__tensor_ptr(res);
     int64_t numel = yg_tensor_numel(res);
@@ -312,13 +368,25 @@ static yg_status mode_pad_backward(const char *op,
                         yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf));
     st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, &go);
     if (st == YG_OK)
-        st = yg_tensor_zeros(self_sizes, self_sizes_len, YG_FLOAT64, &res);
+        st = yg__full_on(op, self_sizes, self_sizes_len, YG_FLOAT64, grad_output->storage->device,
+                         grad_output->storage->device_index, 0.0, &res);
     /* As in mode_pad: no maps when no gradient element is read. */
     if (st == YG_OK && yg_tensor_numel(go) > 0)
         st = source_maps(op, reflect, self_sizes, osizes, self_sizes_len, pad, pad_len, maps,
                          &block, &block_bytes);
     if (st != YG_OK)
         goto out;
+    if (go->storage->device == YG_CUDA) {
+        if (yg_tensor_numel(go) > 0) {
+            yg_release(res);
+            res = NULL;
+            st = mode_pad_cuda(
+                true, go, self_sizes, osizes, self_sizes_len, maps, pad_len, &res);
+        }
+        if (st == YG_OK)
+            st = yg__tensor_contiguous_as(res, grad_output->dtype, true, out);
+        goto out;
+    }
     /* res is contiguous: its strides (sizes.h) rather than a product. */
     memcpy(strides, res->strides, sizeof(int64_t) * (size_t)self_sizes_len);
     const double *gv = (const double *)yg__tensor_ptr(go);
@@ -340,21 +408,21 @@ out:
     return st;
 }
 
-yg_status yg__cpu_reflection_pad(const yg_tensor *self,
+yg_status yg__kernel_reflection_pad(const yg_tensor *self,
                                  const int64_t *pad,
                                  int64_t pad_len,
                                  yg_tensor **out) {
     return mode_pad("reflection_pad", true, self, pad, pad_len, out);
 }
 
-yg_status yg__cpu_replication_pad(const yg_tensor *self,
+yg_status yg__kernel_replication_pad(const yg_tensor *self,
                                   const int64_t *pad,
                                   int64_t pad_len,
                                   yg_tensor **out) {
     return mode_pad("replication_pad", false, self, pad, pad_len, out);
 }
 
-yg_status yg__cpu_reflection_pad_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_reflection_pad_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
                                           const int64_t *pad,
@@ -370,7 +438,7 @@ yg_status yg__cpu_reflection_pad_backward(const yg_tensor *grad_output,
                              out);
 }
 
-yg_status yg__cpu_replication_pad_backward(const yg_tensor *grad_output,
+yg_status yg__kernel_replication_pad_backward(const yg_tensor *grad_output,
                                            const int64_t *self_sizes,
                                            int64_t self_sizes_len,
                                            const int64_t *pad,
