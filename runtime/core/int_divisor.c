@@ -5,7 +5,8 @@
  * (remainder, div.trunc, div.floor): their integer loops
  * (core/intmath.h) cannot fail element by element, and C's integer
  * division by zero traps, so a 0 is refused here, with the position of
- * the first one, before anything is written.
+ * the first one, before anything is written.  A GPU's divisor is read
+ * through a host copy, so both devices refuse it alike.
  */
 #include <stdio.h>
 
@@ -17,7 +18,7 @@ static bool integer_compute(const yg_tensor *const *inputs, int n_inputs, yg_dty
     yg_dtype d = inputs[0]->dtype;
 
     for (int i = 0; i < n_inputs; i++) {
-        if (inputs[i] == NULL || inputs[i]->storage->device != YG_CPU)
+        if (inputs[i] == NULL)
             return false;
         if (i > 0)
             d = yg__promote_types(d, inputs[i]->dtype);
@@ -40,6 +41,18 @@ yg_status yg__check_int_divisor(const char *op,
     int64_t n = yg__sizes_product(t->sizes, t->ndim);
     if (n <= 0)
         return YG_OK;
+    if (t->storage->device != YG_CPU) { /* a GPU's divisor: its host copy */
+        yg_tensor *host = NULL;
+        const yg_tensor *copy[4] = {NULL}; /* a pointwise op's inputs, at most 4 */
+        if (n_inputs > 4)
+            return yg__fail(YG_ERR_INTERNAL, "%s: %d inputs to a divisor check", op, n_inputs);
+        YG_RETURN_IF_ERROR(yg_tensor_to_device(t, YG_CPU, 0, &host));
+        for (int i = 0; i < n_inputs; i++)
+            copy[i] = i == divisor ? host : inputs[i];
+        yg_status st = yg__check_int_divisor(op, copy, n_inputs, divisor, name);
+        yg_release(host);
+        return st;
+    }
     /* Walk every element (any strides: a broadcast or transposed divisor)
      * with an odometer over the index; n > 0, so the offsets stay inside
      * the storage (core/sizes.h). */
