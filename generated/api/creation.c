@@ -321,8 +321,8 @@ typedef yg_status (*arange_fn)(double end,
                                yg_tensor **out);
 
 static const arange_fn arange_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_arange,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_arange,
+    [YG_CUDA] = yg__kernel_arange,
 };
 
 /* Runs yg_arange with tracing paused and records it as one node
@@ -385,8 +385,8 @@ typedef yg_status (*arange_start_fn)(double start,
                                      yg_tensor **out);
 
 static const arange_start_fn arange_start_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_arange_start,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_arange_start,
+    [YG_CUDA] = yg__kernel_arange_start,
 };
 
 /* Runs yg_arange_start with tracing paused and records it as one node
@@ -464,8 +464,8 @@ typedef yg_status (*linspace_fn)(double start,
                                  yg_tensor **out);
 
 static const linspace_fn linspace_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_linspace,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_linspace,
+    [YG_CUDA] = yg__kernel_linspace,
 };
 
 /* Runs yg_linspace with tracing paused and records it as one node
@@ -542,8 +542,8 @@ typedef yg_status (*eye_fn)(int64_t n,
                             yg_tensor **out);
 
 static const eye_fn eye_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_eye,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_eye,
+    [YG_CUDA] = yg__kernel_eye,
 };
 
 /* Runs yg_eye with tracing paused and records it as one node
@@ -605,8 +605,8 @@ typedef yg_status (*eye_m_fn)(int64_t n,
                               yg_tensor **out);
 
 static const eye_m_fn eye_m_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_eye_m,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_eye_m,
+    [YG_CUDA] = yg__kernel_eye_m,
 };
 
 /* Runs yg_eye_m with tracing paused and records it as one node

@@ -232,8 +232,8 @@ typedef yg_status (*flip_fn)(const yg_tensor *self,
                              yg_tensor **out);
 
 static const flip_fn flip_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_flip,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_flip,
+    [YG_CUDA] = yg__kernel_flip,
 };
 
 /* Records FlipBackward as the history of result: one edge per differentiable

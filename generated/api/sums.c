@@ -425,8 +425,8 @@ typedef yg_status (*prod_dim_fn)(const yg_tensor *self,
                                  yg_tensor **out);
 
 static const prod_dim_fn prod_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_prod_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_prod_dim,
+    [YG_CUDA] = yg__kernel_prod_dim,
 };
 
 /* Records ProdDimBackward as the history of result: one edge per differentiable

@@ -329,7 +329,7 @@ yg_status yg__kernel_any_dim(const yg_tensor *self,
                           yg_tensor **out);
 
 /* reduce_stats.c */
-yg_status yg__cpu_prod_dim(const yg_tensor *self,
+yg_status yg__kernel_prod_dim(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
                            bool keepdim,
@@ -464,7 +464,7 @@ yg_status yg__kernel_slice_backward(const yg_tensor *grad_output,
                                  int64_t end,
                                  int64_t step,
                                  yg_tensor **out);
-yg_status yg__cpu_flip(const yg_tensor *self,
+yg_status yg__kernel_flip(const yg_tensor *self,
                        const int64_t *dims,
                        int64_t dims_len,
                        yg_tensor **out);
@@ -716,21 +716,21 @@ yg_status yg__kernel_empty(const int64_t *size,
                         const yg_dtype *dtype,
                         const yg_device *device,
                         yg_tensor **out);
-yg_status yg__cpu_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out);
-yg_status yg__cpu_arange_start(double start,
+yg_status yg__kernel_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out);
+yg_status yg__kernel_arange_start(double start,
                                double end,
                                double step,
                                const yg_dtype *dtype,
                                const yg_device *device,
                                yg_tensor **out);
-yg_status yg__cpu_linspace(double start,
+yg_status yg__kernel_linspace(double start,
                            double end,
                            int64_t steps,
                            const yg_dtype *dtype,
                            const yg_device *device,
                            yg_tensor **out);
-yg_status yg__cpu_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out);
-yg_status yg__cpu_eye_m(int64_t n,
+yg_status yg__kernel_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out);
+yg_status yg__kernel_eye_m(int64_t n,
                         int64_t m,
                         const yg_dtype *dtype,
                         const yg_device *device,

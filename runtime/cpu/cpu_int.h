@@ -64,6 +64,7 @@ typedef enum yg_rows_kind {
     YG_ROWS_STD,
     YG_ROWS_NORM,
     YG_ROWS_LOGSUMEXP,
+    YG_ROWS_PROD,
 } yg_rows_kind;
 
 /* Reduces the rows (data on a GPU: float64, int64 or bool) by kind with

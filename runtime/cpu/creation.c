@@ -181,7 +181,21 @@ static yg_status arange_length(double start, double end, double step, int64_t *n
     return YG_OK;
 }
 
-yg_status yg__cpu_arange_start(double start,
+/* t, made on the host, moved to *device when that is a GPU (*out: the
+ * result either way; t is released).  arange, linspace and eye compute
+ * their few values on the host: one copy, no kernel. */
+static yg_status on_device(const char *op, const yg_device *device, yg_tensor *t, yg_tensor **out)
+{
+    if (device == NULL || *device == YG_CPU) {
+        *out = t;
+        return YG_OK;
+    }
+    yg_status st = yg_tensor_to_device(t, *device, 0, out);
+    yg_release(t);
+    return st == YG_OK ? YG_OK : yg__fail_prefix(st, op);
+}
+
+yg_status yg__kernel_arange_start(double start,
                                double end,
                                double step,
                                const yg_dtype *dtype,
@@ -192,7 +206,6 @@ yg_status yg__cpu_arange_start(double start,
     yg_tensor *t = NULL;
     int64_t n = 0;
 
-    (void)device;
     *out = NULL;
     yg_dtype dflt = is_integral(start) && is_integral(end) && is_integral(step) ? YG_INT64
                                                                                : YG_FLOAT32;
@@ -203,16 +216,15 @@ yg_status yg__cpu_arange_start(double start,
     YG_RETURN_IF_ERROR(yg__creation_empty("arange", &n, 1, dt, &t));
     for (int64_t i = 0; i < n; i++)
         yg__store_f64(t, i, start + (double)i * step);
-    *out = t;
-    return YG_OK;
+    return on_device("arange", device, t, out);
 }
 
-yg_status yg__cpu_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
+yg_status yg__kernel_arange(double end, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
-    return yg__cpu_arange_start(0.0, end, 1.0, dtype, device, out);
+    return yg__kernel_arange_start(0.0, end, 1.0, dtype, device, out);
 }
 
-yg_status yg__cpu_linspace(double start,
+yg_status yg__kernel_linspace(double start,
                            double end,
                            int64_t steps,
                            const yg_dtype *dtype,
@@ -222,7 +234,6 @@ yg_status yg__cpu_linspace(double start,
     yg_dtype dt;
     yg_tensor *t = NULL;
 
-    (void)device;
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__creation_dtype("linspace", dtype, YG_FLOAT32, &dt));
     if (steps < 0)
@@ -238,11 +249,10 @@ yg_status yg__cpu_linspace(double start,
     for (int64_t i = 0; i < steps; i++)
         yg__store_f64(t, i, i < steps / 2 || steps == 1 ? start + (double)i * step
                                                          : end - (double)(steps - 1 - i) * step);
-    *out = t;
-    return YG_OK;
+    return on_device("linspace", device, t, out);
 }
 
-yg_status yg__cpu_eye_m(int64_t n,
+yg_status yg__kernel_eye_m(int64_t n,
                         int64_t m,
                         const yg_dtype *dtype,
                         const yg_device *device,
@@ -251,7 +261,6 @@ yg_status yg__cpu_eye_m(int64_t n,
     yg_dtype dt;
     yg_tensor *t = NULL;
 
-    (void)device;
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__creation_dtype("eye", dtype, YG_FLOAT32, &dt));
     if (n < 0 || m < 0)
@@ -262,13 +271,12 @@ yg_status yg__cpu_eye_m(int64_t n,
     memset(yg__tensor_ptr(t), 0, (size_t)(n * m) * yg_dtype_size(dt));
     for (int64_t i = 0; i < n && i < m; i++)
         yg__store_f64(t, i * m + i, 1.0);
-    *out = t;
-    return YG_OK;
+    return on_device("eye", device, t, out);
 }
 
-yg_status yg__cpu_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
+yg_status yg__kernel_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_tensor **out)
 {
-    return yg__cpu_eye_m(n, n, dtype, device, out);
+    return yg__kernel_eye_m(n, n, dtype, device, out);
 }
 
 yg_status yg__full_on(const char *op,

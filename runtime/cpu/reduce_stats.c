@@ -16,7 +16,7 @@
  * of dividing the result by each element, so it is exact where an element
  * is zero (the gradient of prod(0, a, b) with respect to the 0 is a b).
  *
- * var, std, var_mean, norm and logsumexp serve both devices: a GPU's rows
+ * prod, var, std, var_mean, norm and logsumexp serve both devices: a GPU's rows
  * are reduced by cuda/rows.cu in the same passes.
  */
 #include "cpu/cpu_int.h"
@@ -64,12 +64,10 @@ static yg_status reduce_rows(const char *op,
         /* The statistics cuda/rows.cu computes with the same passes. */
         yg_rows_kind kind = fn == var_row    ? (args[1] != 0 ? YG_ROWS_STD : YG_ROWS_VAR)
                             : fn == norm_row ? YG_ROWS_NORM
+                            : fn == prod_row ? YG_ROWS_PROD
                                              : YG_ROWS_LOGSUMEXP;
-        if (fn == prod_row)
-            st = yg__fail(YG_ERR_DEVICE, "%s: no kernel for device cuda", op);
-        else
-            st = yg__rows_reduce_cuda(
-                op, &rows, kind, args != NULL ? args[0] : 0, (int)self->dtype, out, NULL);
+        st = yg__rows_reduce_cuda(
+            op, &rows, kind, args != NULL ? args[0] : 0, (int)self->dtype, out, NULL);
         yg__rows_free(&rows);
         return st;
     }
@@ -102,7 +100,7 @@ static double prod_row(const double *x, int64_t n, const double *args) {
     return p;
 }
 
-yg_status yg__cpu_prod_dim(const yg_tensor *self,
+yg_status yg__kernel_prod_dim(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
                            bool keepdim,
@@ -116,7 +114,12 @@ yg_status yg__cpu_prod_dim(const yg_tensor *self,
         return reduce_rows("prod", self, dim, dim_len, keepdim, prod_row, NULL, out);
     /* int64, int32 and bool: an exact int64 product. */
     YG_RETURN_IF_ERROR(yg__check_not_half("prod", "self", self));
-    YG_RETURN_IF_ERROR(yg__rows_init("prod", self, dim, dim_len, keepdim, YG_INT64, &rows));
+    YG_RETURN_IF_ERROR(yg__rows_init_any("prod", self, dim, dim_len, keepdim, YG_INT64, &rows));
+    if (self->storage->device == YG_CUDA) {
+        st = yg__rows_reduce_cuda("prod", &rows, YG_ROWS_PROD, 0, YG_INT64, out, NULL);
+        yg__rows_free(&rows);
+        return st;
+    }
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_INT64, &res);
     if (st == YG_OK) {
         const int64_t *x = (const int64_t *)yg__tensor_ptr(rows.data);

@@ -568,7 +568,7 @@ out:
 }
 
 yg_status
-yg__cpu_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out) {
+yg__kernel_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_tensor **out) {
     int64_t strides[YG_MAX_DIMS];
     int64_t offset = self->offset;
     bool flipped[YG_MAX_DIMS] = {false};
@@ -599,7 +599,8 @@ yg__cpu_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg_te
             offset += (self->sizes[d] - 1) * self->strides[d];
         strides[d] = -self->strides[d];
     }
-    /* The reversed view is internal: it never escapes, only its copy does. */
+    /* The reversed view is internal: it never escapes, only its copy does
+     * (on a GPU the copy kernel walks the negative strides). */
     st = yg__tensor_view("flip", self, self->sizes, strides, self->ndim, offset, &reversed);
     if (st != YG_OK)
         return st;

@@ -20,7 +20,7 @@ namespace {
 const int kThreads = 256;
 
 /* cpu/cpu_int.h's kinds (yg_rows_kind). */
-enum { AMAX, AMIN, ARGMAX, ARGMIN, MAX_DIM, MIN_DIM, ALL, ANY, VAR, STD, NORM, LOGSUMEXP };
+enum { AMAX, AMIN, ARGMAX, ARGMIN, MAX_DIM, MIN_DIM, ALL, ANY, VAR, STD, NORM, LOGSUMEXP, PROD };
 
 /* Whether (v, i) beats (w, j) for a maximum (is_max) or minimum. */
 template <typename T> __device__ bool beats(T v, long long i, T w, long long j, bool is_max)
@@ -116,14 +116,30 @@ __global__ void __launch_bounds__(kThreads)
     __shared__ double sh[32];
     for (long long r = blockIdx.x; r < outer; r += gridDim.x) {
         const T *x = data + r * inner;
-        if (kind == ALL || kind == ANY) {
+        if (kind == PROD) {
+            /* One thread, the CPU's order: the product is exact to it
+             * (integers wrap, as unsigned). */
+            if (threadIdx.x == 0) {
+                if (sizeof(T) == 8 && (T)0.5 == 0) {
+                    unsigned long long p = 1;
+                    for (long long i = 0; i < inner; i++)
+                        p *= (unsigned long long)x[i];
+                    values[r] = (T)p;
+                } else {
+                    T p = 1;
+                    for (long long i = 0; i < inner; i++)
+                        p *= x[i];
+                    values[r] = p;
+                }
+            }
+        } else if (kind == ALL || kind == ANY) {
             int acc = kind == ALL;
             for (long long i = threadIdx.x; i < inner; i += kThreads)
                 acc = kind == ALL ? acc && x[i] != 0 : acc || x[i] != 0;
             acc = __syncthreads_count(acc);
             if (threadIdx.x == 0)
                 values[r] = (T)(kind == ALL ? acc == (int)blockDim.x : acc > 0);
-        } else if (kind >= VAR) {
+        } else if (kind >= VAR && kind <= LOGSUMEXP) {
             const double v = statistic((const double *)x, inner, kind, param, sh);
             if (threadIdx.x == 0)
                 values[r] = (T)v;
