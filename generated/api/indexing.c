@@ -855,8 +855,8 @@ yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
 typedef yg_status (*tril_fn)(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
 
 static const tril_fn tril_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_tril,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_tril,
+    [YG_CUDA] = yg__kernel_tril,
 };
 
 /* Records TrilBackward as the history of result: one edge per differentiable
@@ -936,8 +936,8 @@ out:
 typedef yg_status (*triu_fn)(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
 
 static const triu_fn triu_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_triu,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_triu,
+    [YG_CUDA] = yg__kernel_triu,
 };
 
 /* Records TriuBackward as the history of result: one edge per differentiable

@@ -552,8 +552,8 @@ yg_status yg__kernel_embedding_backward(const yg_tensor *grad_output,
                                      yg_tensor **out);
 
 /* triangle.c: tril, triu; pad.c: constant_pad_nd */
-yg_status yg__cpu_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
-yg_status yg__cpu_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
+yg_status yg__kernel_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
+yg_status yg__kernel_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
 yg_status yg__kernel_constant_pad_nd(const yg_tensor *self,
                                   const int64_t *pad,
                                   int64_t pad_len,

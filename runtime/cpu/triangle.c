@@ -7,7 +7,8 @@
  * j - i <= diagonal and by triu when j - i >= diagonal, so diagonal 0 is
  * the main diagonal, 1 the one above it, -1 the one below.  The copy is
  * contiguous, so each matrix row is one run of bytes and the zeroed part
- * of a row is one memset (all-zero bytes are 0 in every dtype).
+ * of a row is one memset (all-zero bytes are 0 in every dtype).  On a
+ * GPU each row's zeroed columns of every matrix are one zero_ of a view.
  */
 #include "cpu/cpu.h"
 
@@ -41,6 +42,33 @@ triangle(const char *op, const yg_tensor *self, int64_t diagonal, bool lower, yg
         diagonal = cols + 1;
     if (diagonal < -rows - 1)
         diagonal = -rows - 1;
+    if (res->storage->device == YG_CUDA) {
+        /* On a GPU: zero_ on each row's zeroed columns across all the
+         * matrices at once (a view of the row, sliced), rows launches. */
+        yg_status st = YG_OK;
+        for (int64_t i = 0; i < rows && st == YG_OK; i++) {
+            int64_t edge = i + diagonal;
+            int64_t from = lower ? (edge + 1 < 0 ? 0 : edge + 1) : 0;
+            int64_t to = lower ? cols : (edge < cols ? edge : cols);
+            yg_tensor *row = NULL, *part = NULL, *same = NULL;
+            if (to <= from)
+                continue;
+            st = yg__kernel_select(res, res->ndim - 2, i, &row);
+            if (st == YG_OK)
+                st = yg__kernel_slice(row, row->ndim - 1, from, to, 1, &part);
+            if (st == YG_OK)
+                st = yg__kernel_zero_(part, &same);
+            yg_release(same);
+            yg_release(part);
+            yg_release(row);
+        }
+        if (st != YG_OK) {
+            yg_release(res);
+            return st;
+        }
+        *out = res;
+        return YG_OK;
+    }
     size_t esize = yg_dtype_size(self->dtype);
     char *base = yg__tensor_ptr(res);
     for (int64_t b = 0; b < batch; b++) {
@@ -64,10 +92,10 @@ triangle(const char *op, const yg_tensor *self, int64_t diagonal, bool lower, yg
     return YG_OK;
 }
 
-yg_status yg__cpu_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out) {
+yg_status yg__kernel_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out) {
     return triangle("tril", self, diagonal, true, out);
 }
 
-yg_status yg__cpu_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out) {
+yg_status yg__kernel_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out) {
     return triangle("triu", self, diagonal, false, out);
 }
