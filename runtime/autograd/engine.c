@@ -348,6 +348,10 @@ static bool is_dense(const yg_tensor *t)
     int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS], expected = 1;
     int n = 0;
 
+    /* Nothing to sum into; and an empty tensor's other sizes may be huge
+     * (sizes.h): their product below would overflow (fuzz_ops). */
+    if (yg_tensor_numel(t) == 0)
+        return false;
     for (int32_t d = 0; d < t->ndim; d++) {
         if (t->sizes[d] == 1)
             continue;
@@ -362,7 +366,7 @@ static bool is_dense(const yg_tensor *t)
     for (int e = 0; e < n; e++) {
         if (strides[e] != expected)
             return false;
-        expected *= sizes[e]; /* a header's numel fits (sizes.h) */
+        expected *= sizes[e]; /* a non-empty header's numel fits (sizes.h) */
     }
     return true;
 }
