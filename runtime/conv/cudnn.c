@@ -31,9 +31,10 @@
  * Threads.  One cuDNN handle per device, made on first use; a handle is
  * not safe for concurrent calls, so every call holds the lock from the
  * algorithm choice to the last launch (as cuda/blas.c does for cuBLAS).
- * Everything runs on the default stream, as the rest of the CUDA backend
- * (cuda/device.c), so workspaces go back to the allocator right after the
- * launch and are reused only by later work on that stream.
+ * Everything runs on the calling thread's current stream, as the rest of
+ * the CUDA backend (cuda/device.c), so workspaces go back to the
+ * allocator right after the launch and are reused only by later work on
+ * that stream.
  */
 #include "conv/conv.h"
 #include "cuda/cuda.h"
@@ -503,7 +504,7 @@ static yg_status pass_run(const yg_conv_params *p,
                 0,
                 (size_t)(p->cy * (p->cx / p->groups) * p->k[0] * p->k[1] * p->k[2]) *
                     yg_dtype_size(p->dtype),
-                NULL);
+                (cudaStream_t)yg__cuda_current_stream());
         yg__cuda_device_leave(prev);
         return yg__cuda_check_launch(
             "backend cudnn: zeroing the weight gradient", p->device_index, (int)err);
@@ -521,6 +522,10 @@ static yg_status pass_run(const yg_conv_params *p,
         st = cudnn_fail(p, "creating a handle", s);
     }
     cudnnHandle_t h = handles[p->device_index];
+    /* On the calling thread's current stream (the handle is shared). */
+    if (st == YG_OK && (s = cudnnSetStream(h, (cudaStream_t)yg__cuda_current_stream())) !=
+                           CUDNN_STATUS_SUCCESS)
+        st = cudnn_fail(p, "setting the stream", s);
     if (st == YG_OK)
         st = choose(p, h, &d, pass, in0, in1, out, &e);
     /* The first candidate whose workspace the allocator can give. */

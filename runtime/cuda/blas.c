@@ -73,6 +73,9 @@ yg_status yg__cuda_gemm(const char *op,
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
     if (handles[index] == NULL)
         s = cublasCreate(&handles[index]);
+    /* On the calling thread's current stream (the handle is shared). */
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasSetStream(handles[index], (cudaStream_t)yg__cuda_current_stream());
     if (s == CUBLAS_STATUS_SUCCESS)
         s = cublasSetMathMode(handles[index],
                               atomic_load(&allow_tf32) ? CUBLAS_TF32_TENSOR_OP_MATH

@@ -34,8 +34,10 @@ yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out);
 void yg__cuda_free(int index, void *ptr);
 
 /* Copies nbytes from src to dst, each host memory (index -1) or memory
- * from yg__cuda_alloc on device index; synchronous: the copy is complete
- * when it returns.  Errors name op: YG_ERR_DEVICE with the CUDA runtime's
+ * from yg__cuda_alloc on device index, on the current stream of the
+ * device; a copy with the host is complete when it returns (the stream's
+ * earlier work too), one between devices is queued.  Large copies with
+ * pageable host memory go through pinned staging buffers.  Errors name op: YG_ERR_DEVICE with the CUDA runtime's
  * reason. */
 yg_status yg__cuda_memcpy(
     const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes);

@@ -232,3 +232,79 @@ yg_status yg__cuda_scan(const char *op, yg_tensor *data, int64_t outer, int64_t 
     (void)outer, (void)inner, (void)prod;
     return yg__cuda_check_index(op, data->storage->device_index);
 }
+
+void *yg__cuda_current_stream(void) {
+    return NULL;
+}
+
+yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out) {
+    if (out != NULL)
+        *out = NULL;
+    return yg__cuda_check_index("cuda_stream_create", index);
+}
+
+void yg_cuda_stream_destroy(yg_cuda_stream *stream) {
+    (void)stream;
+}
+
+yg_status yg_cuda_set_stream(int index, yg_cuda_stream *stream) {
+    (void)stream;
+    return yg__cuda_check_index("cuda_set_stream", index);
+}
+
+yg_cuda_stream *yg_cuda_get_stream(int index) {
+    (void)index;
+    return NULL;
+}
+
+int yg_cuda_stream_device(const yg_cuda_stream *stream) {
+    (void)stream;
+    return -1; /* no stream exists in this build */
+}
+
+yg_status yg_cuda_stream_synchronize(int index, yg_cuda_stream *stream) {
+    (void)stream;
+    return yg__cuda_check_index("cuda_stream_synchronize", index);
+}
+
+yg_status yg_cuda_event_create(int index, yg_cuda_event **out) {
+    if (out != NULL)
+        *out = NULL;
+    return yg__cuda_check_index("cuda_event_create", index);
+}
+
+void yg_cuda_event_destroy(yg_cuda_event *event) {
+    (void)event;
+}
+
+yg_status yg_cuda_event_record(yg_cuda_event *event, yg_cuda_stream *stream) {
+    (void)event;
+    (void)stream;
+    return yg__cuda_check_index("cuda_event_record", 0);
+}
+
+yg_status yg_cuda_stream_wait_event(yg_cuda_stream *stream, yg_cuda_event *event) {
+    (void)event;
+    (void)stream;
+    return yg__cuda_check_index("cuda_stream_wait_event", 0);
+}
+
+yg_status yg_cuda_event_synchronize(yg_cuda_event *event) {
+    (void)event;
+    return yg__cuda_check_index("cuda_event_synchronize", 0);
+}
+
+yg_status yg_cuda_event_query(yg_cuda_event *event, bool *done) {
+    (void)event;
+    if (done != NULL)
+        *done = false;
+    return yg__cuda_check_index("cuda_event_query", 0);
+}
+
+yg_status yg_cuda_event_elapsed_ms(yg_cuda_event *start, yg_cuda_event *end, double *ms) {
+    (void)start;
+    (void)end;
+    if (ms != NULL)
+        *ms = 0;
+    return yg__cuda_check_index("cuda_event_elapsed_ms", 0);
+}

@@ -6,8 +6,13 @@
  * yg_cuda_check's message.  Each device gets a block cache
  * (block_cache.h) on first use, whose segments come from cudaMalloc on
  * that device (the calling thread's current device is restored after).
- * Every allocation is on the default stream for now: per-thread streams
- * come with the kernels that run on them.
+ *
+ * Streams: each thread has a current stream per device (thread-local,
+ * NULL for the legacy default stream); kernels launch on it
+ * (YG_CUDA_STREAM), allocations are made for it and copies are queued on
+ * it.  Copies between pageable host memory and a device of 1 MiB or more
+ * go through two pinned staging buffers per device, so the host's memcpy
+ * of one chunk overlaps the DMA of the other.
  */
 #include "cuda/cuda.h"
 
@@ -20,9 +25,21 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+struct yg_cuda_stream {
+    int device;
+    cudaStream_t s;
+};
+
+struct yg_cuda_event {
+    int device;
+    cudaEvent_t e;
+};
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static _Thread_local yg_cuda_stream *current[YG_CUDA_MAX_DEVICES];
 static int n_devices;
 static char why[256]; /* when n_devices == 0 */
 static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -67,6 +84,202 @@ yg_status yg__cuda_check_index(const char *op, int index) {
                         index,
                         n_devices,
                         n_devices == 1 ? "" : "s");
+    return YG_OK;
+}
+
+/* ---- streams and events ---- */
+
+/* The calling thread's current stream on device index (an index in
+ * range). */
+static cudaStream_t stream_of(int index) {
+    return current[index] != NULL ? current[index]->s : NULL;
+}
+
+void *yg__cuda_current_stream(void) {
+    int d = 0;
+    if (cudaGetDevice(&d) != cudaSuccess || d < 0 || d >= YG_CUDA_MAX_DEVICES) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return stream_of(d);
+}
+
+/* YG_ERR_DEVICE "<op>: cuda:I: <reason>" for a failed runtime call. */
+static yg_status runtime_fail(const char *op, int index, cudaError_t e) {
+    (void)cudaGetLastError();
+    return yg__fail(YG_ERR_DEVICE, "%s: cuda:%d: %s", op, index, cudaGetErrorString(e));
+}
+
+yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out) {
+    const char *op = "cuda_stream_create";
+    int prev;
+    if (out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: out is NULL", op);
+    *out = NULL;
+    yg_cuda_stream *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of host memory", op);
+    yg_status r = yg__cuda_device_enter(op, index, &prev);
+    if (r == YG_OK) {
+        cudaError_t e = cudaStreamCreate(&st->s);
+        yg__cuda_device_leave(prev);
+        if (e != cudaSuccess)
+            r = runtime_fail(op, index, e);
+    }
+    if (r != YG_OK) {
+        free(st);
+        return r;
+    }
+    st->device = index;
+    *out = st;
+    return YG_OK;
+}
+
+void yg_cuda_stream_destroy(yg_cuda_stream *stream) {
+    if (stream == NULL)
+        return;
+    (void)cudaStreamSynchronize(stream->s);
+    (void)cudaStreamDestroy(stream->s);
+    (void)cudaGetLastError();
+    free(stream);
+}
+
+yg_status yg_cuda_set_stream(int index, yg_cuda_stream *stream) {
+    YG_RETURN_IF_ERROR(yg__cuda_check_index("cuda_set_stream", index));
+    if (stream != NULL && stream->device != index)
+        return yg__fail(YG_ERR_DEVICE,
+                        "cuda_set_stream: the stream is on cuda:%d, not cuda:%d",
+                        stream->device,
+                        index);
+    current[index] = stream;
+    return YG_OK;
+}
+
+yg_cuda_stream *yg_cuda_get_stream(int index) {
+    return index >= 0 && index < YG_CUDA_MAX_DEVICES ? current[index] : NULL;
+}
+
+int yg_cuda_stream_device(const yg_cuda_stream *stream) {
+    return stream->device;
+}
+
+yg_status yg_cuda_stream_synchronize(int index, yg_cuda_stream *stream) {
+    const char *op = "cuda_stream_synchronize";
+    int dev = stream != NULL ? stream->device : index, prev;
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, dev, &prev));
+    cudaError_t e = cudaStreamSynchronize(stream != NULL ? stream->s : NULL);
+    yg__cuda_device_leave(prev);
+    return e == cudaSuccess ? YG_OK : runtime_fail(op, dev, e);
+}
+
+yg_status yg_cuda_event_create(int index, yg_cuda_event **out) {
+    const char *op = "cuda_event_create";
+    int prev;
+    if (out == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: out is NULL", op);
+    *out = NULL;
+    yg_cuda_event *ev = calloc(1, sizeof *ev);
+    if (ev == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of host memory", op);
+    yg_status r = yg__cuda_device_enter(op, index, &prev);
+    if (r == YG_OK) {
+        cudaError_t e = cudaEventCreate(&ev->e);
+        yg__cuda_device_leave(prev);
+        if (e != cudaSuccess)
+            r = runtime_fail(op, index, e);
+    }
+    if (r != YG_OK) {
+        free(ev);
+        return r;
+    }
+    ev->device = index;
+    *out = ev;
+    return YG_OK;
+}
+
+void yg_cuda_event_destroy(yg_cuda_event *event) {
+    if (event == NULL)
+        return;
+    (void)cudaEventDestroy(event->e);
+    (void)cudaGetLastError();
+    free(event);
+}
+
+/* The stream an event call means (NULL: the current one of the event's
+ * device), checked to be on the event's device. */
+static yg_status event_stream(const char *op,
+                              const yg_cuda_event *event,
+                              const yg_cuda_stream *stream,
+                              cudaStream_t *s) {
+    if (event == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: event is NULL", op);
+    if (stream != NULL && stream->device != event->device)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: the stream is on cuda:%d but the event on cuda:%d",
+                        op,
+                        stream->device,
+                        event->device);
+    *s = stream != NULL ? stream->s : stream_of(event->device);
+    return YG_OK;
+}
+
+yg_status yg_cuda_event_record(yg_cuda_event *event, yg_cuda_stream *stream) {
+    const char *op = "cuda_event_record";
+    cudaStream_t s = NULL;
+    int prev;
+    YG_RETURN_IF_ERROR(event_stream(op, event, stream, &s));
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, event->device, &prev));
+    cudaError_t e = cudaEventRecord(event->e, s);
+    yg__cuda_device_leave(prev);
+    return e == cudaSuccess ? YG_OK : runtime_fail(op, event->device, e);
+}
+
+yg_status yg_cuda_stream_wait_event(yg_cuda_stream *stream, yg_cuda_event *event) {
+    const char *op = "cuda_stream_wait_event";
+    cudaStream_t s = NULL;
+    int prev;
+    YG_RETURN_IF_ERROR(event_stream(op, event, stream, &s));
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, event->device, &prev));
+    cudaError_t e = cudaStreamWaitEvent(s, event->e, 0);
+    yg__cuda_device_leave(prev);
+    return e == cudaSuccess ? YG_OK : runtime_fail(op, event->device, e);
+}
+
+yg_status yg_cuda_event_synchronize(yg_cuda_event *event) {
+    if (event == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_event_synchronize: event is NULL");
+    cudaError_t e = cudaEventSynchronize(event->e);
+    return e == cudaSuccess ? YG_OK : runtime_fail("cuda_event_synchronize", event->device, e);
+}
+
+yg_status yg_cuda_event_query(yg_cuda_event *event, bool *done) {
+    if (event == NULL || done == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_event_query: event or done is NULL");
+    cudaError_t e = cudaEventQuery(event->e);
+    *done = e == cudaSuccess;
+    if (e == cudaSuccess || e == cudaErrorNotReady) {
+        (void)cudaGetLastError();
+        return YG_OK;
+    }
+    return runtime_fail("cuda_event_query", event->device, e);
+}
+
+yg_status yg_cuda_event_elapsed_ms(yg_cuda_event *start, yg_cuda_event *end, double *ms) {
+    const char *op = "cuda_event_elapsed_ms";
+    float f = 0;
+    if (start == NULL || end == NULL || ms == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: start, end or ms is NULL", op);
+    *ms = 0;
+    if (start->device != end->device)
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: start is on cuda:%d but end on cuda:%d",
+                        op,
+                        start->device,
+                        end->device);
+    cudaError_t e = cudaEventElapsedTime(&f, start->e, end->e);
+    if (e != cudaSuccess)
+        return runtime_fail(op, start->device, e);
+    *ms = f;
     return YG_OK;
 }
 
@@ -116,7 +329,7 @@ yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out) {
     yg_block_cache *c = cache_of(index);
     if (c == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of host memory", op);
-    void *p = yg__block_cache_alloc(c, nbytes, NULL);
+    void *p = yg__block_cache_alloc(c, nbytes, stream_of(index));
     if (p == NULL) {
         yg_block_cache_stats s = yg__block_cache_stats(c);
         return yg__fail(YG_ERR_OUT_OF_MEMORY,
@@ -142,6 +355,132 @@ void yg__cuda_free(int index, void *ptr) {
         (void)yg__block_cache_free(c, ptr);
 }
 
+/* Pinned staging: two buffers of STAGE_BYTES per device, made on first
+ * use and kept for the process (as PyTorch's pinned-memory cache); a
+ * copy holds its device's lock while it uses them. */
+#define STAGE_BYTES ((size_t)4 << 20)
+#define STAGE_MIN   ((size_t)1 << 20)
+
+typedef struct staging {
+    pthread_mutex_t lock;
+    bool tried;          /* made (or failed to make) the buffers */
+    void *buf[2];        /* pinned host memory, or NULL: no staging */
+    cudaEvent_t done[2]; /* the last DMA from or to buf[i] */
+} staging;
+
+static staging stages[YG_CUDA_MAX_DEVICES];
+static pthread_once_t stages_once = PTHREAD_ONCE_INIT;
+
+static void stages_init(void) {
+    for (int i = 0; i < YG_CUDA_MAX_DEVICES; i++)
+        pthread_mutex_init(&stages[i].lock, NULL);
+}
+
+/* The device's staging with its lock held, or NULL (unlocked) when pinned
+ * memory is not to be had: the copy then goes directly. */
+static staging *staging_lock(void) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= YG_CUDA_MAX_DEVICES)
+        return NULL;
+    pthread_once(&stages_once, stages_init);
+    staging *g = &stages[dev];
+    pthread_mutex_lock(&g->lock);
+    if (!g->tried) {
+        g->tried = true;
+        bool ok = true;
+        for (int i = 0; i < 2 && ok; i++)
+            ok = cudaHostAlloc(&g->buf[i], STAGE_BYTES, cudaHostAllocDefault) == cudaSuccess &&
+                 cudaEventCreateWithFlags(&g->done[i], cudaEventDisableTiming) == cudaSuccess;
+        if (!ok) {
+            for (int i = 0; i < 2; i++) {
+                if (g->buf[i] != NULL)
+                    (void)cudaFreeHost(g->buf[i]);
+                g->buf[i] = NULL;
+            }
+            (void)cudaGetLastError();
+        }
+    }
+    if (g->buf[0] == NULL || g->buf[1] == NULL) {
+        pthread_mutex_unlock(&g->lock);
+        return NULL;
+    }
+    return g;
+}
+
+/* Whether p is host memory the driver has not pinned. */
+static bool pageable(const void *p) {
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return true;
+    }
+    return a.type == cudaMemoryTypeUnregistered;
+}
+
+/* Host to device through the staging buffers on stream s: chunk k is
+ * copied into buffer k % 2 (once that buffer's last DMA is done) while
+ * chunk k - 1 is in flight. */
+static cudaError_t staged_to_device(staging *g, char *dst, const char *src, size_t n,
+                                   cudaStream_t s) {
+    cudaError_t e = cudaSuccess;
+    for (size_t off = 0, k = 0; off < n && e == cudaSuccess; off += STAGE_BYTES, k++) {
+        size_t len = n - off < STAGE_BYTES ? n - off : STAGE_BYTES;
+        e = cudaEventSynchronize(g->done[k % 2]);
+        if (e == cudaSuccess) {
+            memcpy(g->buf[k % 2], src + off, len);
+            e = cudaMemcpyAsync(dst + off, g->buf[k % 2], len, cudaMemcpyHostToDevice, s);
+        }
+        if (e == cudaSuccess)
+            e = cudaEventRecord(g->done[k % 2], s);
+    }
+    return e == cudaSuccess ? cudaStreamSynchronize(s) : e;
+}
+
+/* Device to host the same way: chunk k's DMA into buffer k % 2 is queued
+ * before chunk k - 1 is copied out of the other buffer. */
+static cudaError_t staged_to_host(staging *g, char *dst, const char *src, size_t n,
+                                  cudaStream_t s) {
+    size_t chunks = (n + STAGE_BYTES - 1) / STAGE_BYTES;
+    cudaError_t e = cudaSuccess;
+    for (size_t k = 0; k <= chunks && e == cudaSuccess; k++) {
+        if (k < chunks) {
+            size_t off = k * STAGE_BYTES, len = n - off < STAGE_BYTES ? n - off : STAGE_BYTES;
+            e = cudaMemcpyAsync(g->buf[k % 2], src + off, len, cudaMemcpyDeviceToHost, s);
+            if (e == cudaSuccess)
+                e = cudaEventRecord(g->done[k % 2], s);
+        }
+        if (k > 0 && e == cudaSuccess) {
+            size_t off = (k - 1) * STAGE_BYTES, len = n - off < STAGE_BYTES ? n - off : STAGE_BYTES;
+            e = cudaEventSynchronize(g->done[(k - 1) % 2]);
+            if (e == cudaSuccess)
+                memcpy(dst + off, g->buf[(k - 1) % 2], len);
+        }
+    }
+    return e;
+}
+
+/* The copy itself, with the device of the copy current: on the current
+ * stream, waited for. */
+static cudaError_t copy_on_stream(void *dst, int dst_index, const void *src, int src_index,
+                                  size_t nbytes, cudaStream_t s) {
+    bool to_dev = src_index < 0, to_host = dst_index < 0;
+    if ((to_dev || to_host) && nbytes >= STAGE_MIN && pageable(to_dev ? src : dst)) {
+        staging *g = staging_lock();
+        if (g != NULL) {
+            /* Earlier work on other streams that wrote src is the
+             * caller's to order (yagrad/cuda.h); the stream's own is
+             * ordered by the queue. */
+            cudaError_t e = to_dev ? staged_to_device(g, dst, src, nbytes, s)
+                                   : staged_to_host(g, dst, src, nbytes, s);
+            pthread_mutex_unlock(&g->lock);
+            return e;
+        }
+    }
+    cudaError_t e = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, s);
+    /* Between devices the copy stays queued; with the host it is done. */
+    return e == cudaSuccess && (to_dev || to_host) ? cudaStreamSynchronize(s) : e;
+}
+
 yg_status yg__cuda_memcpy(
     const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes) {
     int dev = dst_index >= 0 ? dst_index : src_index, prev = 0;
@@ -149,12 +488,13 @@ yg_status yg__cuda_memcpy(
     if (nbytes == 0)
         return YG_OK;
     /* Unified addressing tells the direction (cudaMemcpyDefault); the
-     * device of the copy is current while it runs. */
+     * device of the copy is current while it runs, on its current
+     * stream. */
     cudaError_t e = cudaGetDevice(&prev);
     if (e == cudaSuccess)
         e = cudaSetDevice(dev);
     if (e == cudaSuccess)
-        e = cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault);
+        e = copy_on_stream(dst, dst_index, src, src_index, nbytes, stream_of(dev));
     (void)cudaSetDevice(prev);
     if (e != cudaSuccess) {
         char from[16] = "cpu", to[16] = "cpu";
@@ -301,7 +641,7 @@ yg_status yg__cuda_copy(const char *op, yg_tensor *dst, const yg_tensor *src) {
 /* cuda/reduce.cu */
 int yg__cuda_sum_rows_launch(int dtype, const void *src, void *dst, long long rows,
                              long long cols, int mean, double scale, void *scratch,
-                             long long chunks, void *stream);
+                             long long chunks);
 
 yg_status yg__cuda_sum_rows(const char *op, int index, yg_dtype dtype, const void *src,
                             void *dst, int64_t rows, int64_t cols, bool mean) {
@@ -321,7 +661,7 @@ yg_status yg__cuda_sum_rows(const char *op, int index, yg_dtype dtype, const voi
     yg_status st = yg__cuda_device_enter(op, index, &prev);
     if (st == YG_OK) {
         int err = yg__cuda_sum_rows_launch((int)dtype, src, dst, rows, cols, mean,
-                                           1.0 / (double)cols, scratch, chunks, NULL);
+                                           1.0 / (double)cols, scratch, chunks);
         yg__cuda_device_leave(prev);
         st = yg__cuda_check_launch(op, index, err);
     }

@@ -82,16 +82,16 @@ extern "C" int yg__cuda_gather_launch(int esize, void *out, const void *src,
     if (outer * k_count * inner == 0)
         return 0;
     if (esize == 8)
-        gather<long long><<<g, kThreads>>>((long long *)out, (const long long *)src, index, outer,
+        gather<long long><<<g, kThreads, 0, YG_CUDA_STREAM>>>((long long *)out, (const long long *)src, index, outer,
                                            size, k_count, inner);
     else if (esize == 4)
-        gather<int><<<g, kThreads>>>((int *)out, (const int *)src, index, outer, size, k_count,
+        gather<int><<<g, kThreads, 0, YG_CUDA_STREAM>>>((int *)out, (const int *)src, index, outer, size, k_count,
                                      inner);
     else if (esize == 2)
-        gather<short><<<g, kThreads>>>((short *)out, (const short *)src, index, outer, size,
+        gather<short><<<g, kThreads, 0, YG_CUDA_STREAM>>>((short *)out, (const short *)src, index, outer, size,
                                        k_count, inner);
     else
-        gather<char><<<g, kThreads>>>((char *)out, (const char *)src, index, outer, size, k_count,
+        gather<char><<<g, kThreads, 0, YG_CUDA_STREAM>>>((char *)out, (const char *)src, index, outer, size, k_count,
                                       inner);
     return (int)cudaGetLastError();
 }
@@ -110,7 +110,7 @@ extern "C" int yg__cuda_index_add_launch(int dtype, void *out, const void *grad,
     if (n == 0)
         return 0;
 #define INDEX_ADD(T)                                                                      \
-    index_add<T><<<g, kThreads>>>((T *)out, (const T *)grad, rows, starts, ks, n_rows, outer, \
+    index_add<T><<<g, kThreads, 0, YG_CUDA_STREAM>>>((T *)out, (const T *)grad, rows, starts, ks, n_rows, outer, \
                                   size, k_count, inner)
     switch (dtype) {
     case 0:

@@ -46,12 +46,11 @@ typedef struct yg_cuda_loop_args {
     int64_t strides[YG_CUDA_MAX_OPERANDS][YG_CUDA_MAX_DIMS];
     char *ptrs[YG_CUDA_MAX_OPERANDS]; /* the output, then the inputs */
     double scalars[YG_CUDA_MAX_SCALARS];
-    void *stream; /* a cudaStream_t; NULL: the default */
 } yg_cuda_loop_args;
 
 /* Launches one loop on the current device.  Returns the launch's
  * cudaError_t as an int (0: launched); the kernel runs asynchronously on
- * args->stream. */
+ * the calling thread's current stream (YG_CUDA_STREAM). */
 typedef int (*yg_cuda_launch_fn)(const yg_cuda_loop_args *args);
 
 /* An op's launchers by compute dtype, in yg_dtype order (float32,
@@ -60,5 +59,23 @@ typedef int (*yg_cuda_launch_fn)(const yg_cuda_loop_args *args);
 typedef struct yg_cuda_loop_table {
     yg_cuda_launch_fn fn[YG_CUDA_DTYPE_COUNT];
 } yg_cuda_loop_table;
+
+#ifndef __CUDACC_RTC__
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The calling thread's current stream on the current device, as a
+ * cudaStream_t (NULL: the legacy default stream): what yg_cuda_set_stream
+ * chose (cuda/device.c).  Every kernel, copy, cuBLAS and cuDNN call of the
+ * backend is queued on it, and allocations are made for it.  Cannot
+ * fail. */
+void *yg__cuda_current_stream(void);
+#ifdef __cplusplus
+}
+#endif
+/* The stream argument of every kernel launch: <<<grid, block, 0,
+ * YG_CUDA_STREAM>>>. */
+#define YG_CUDA_STREAM ((cudaStream_t)yg__cuda_current_stream())
+#endif
 
 #endif /* YAGRAD_CUDA_LAUNCH_H */

@@ -110,16 +110,16 @@ int run(int is_backward, void *p0, void *p1, void *p2, const void *g, const void
         long long m, double eps)
 {
     if (!is_backward) {
-        forward<T><<<grid_for(rows), kThreads>>>((T *)p0, (T *)p1, (T *)p2, (const T *)x,
+        forward<T><<<grid_for(rows), kThreads, 0, YG_CUDA_STREAM>>>((T *)p0, (T *)p1, (T *)p2, (const T *)x,
                                                  (const T *)w, (const T *)b, rows, m, eps);
         return (int)cudaGetLastError();
     }
     if (p0 != NULL)
-        input_grad<T><<<grid_for(rows), kThreads>>>((T *)p0, (const T *)g, (const T *)x,
+        input_grad<T><<<grid_for(rows), kThreads, 0, YG_CUDA_STREAM>>>((T *)p0, (const T *)g, (const T *)x,
                                                     (const T *)mean, (const T *)rstd,
                                                     (const T *)w, rows, m);
     if (p1 != NULL || p2 != NULL)
-        param_grads<T><<<grid_for((m + kThreads - 1) / kThreads), kThreads>>>(
+        param_grads<T><<<grid_for((m + kThreads - 1) / kThreads), kThreads, 0, YG_CUDA_STREAM>>>(
             (T *)p1, (T *)p2, (const T *)g, (const T *)x, (const T *)mean, (const T *)rstd, rows,
             m);
     return (int)cudaGetLastError();

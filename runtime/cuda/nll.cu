@@ -103,8 +103,8 @@ extern "C" int yg__cuda_nll_launch(int f64, int is_backward, const void *self, l
         blocks = (unsigned)(b < 1 ? 1 : (b < 65535 ? b : 65535));
     }
     if (is_backward)
-        f64 ? backward<double><<<1, kThreads>>>(a) : backward<float><<<1, kThreads>>>(a);
+        f64 ? backward<double><<<1, kThreads, 0, YG_CUDA_STREAM>>>(a) : backward<float><<<1, kThreads, 0, YG_CUDA_STREAM>>>(a);
     else
-        f64 ? forward<double><<<blocks, kThreads>>>(a) : forward<float><<<blocks, kThreads>>>(a);
+        f64 ? forward<double><<<blocks, kThreads, 0, YG_CUDA_STREAM>>>(a) : forward<float><<<blocks, kThreads, 0, YG_CUDA_STREAM>>>(a);
     return (int)cudaGetLastError();
 }

@@ -17,6 +17,8 @@
  */
 #include "cuda/norm.h"
 
+#include "cuda/launch.h"
+
 #include <cuda_runtime.h>
 
 namespace {
@@ -165,17 +167,17 @@ unsigned grid_for(long long c)
 extern "C" int yg__cuda_batch_norm_launch(const yg__cuda_bn_args *a)
 {
     if (a->f64)
-        batch_norm<double><<<grid_for(a->c), kThreads>>>(*a);
+        batch_norm<double><<<grid_for(a->c), kThreads, 0, YG_CUDA_STREAM>>>(*a);
     else
-        batch_norm<float><<<grid_for(a->c), kThreads>>>(*a);
+        batch_norm<float><<<grid_for(a->c), kThreads, 0, YG_CUDA_STREAM>>>(*a);
     return (int)cudaGetLastError();
 }
 
 extern "C" int yg__cuda_batch_norm_backward_launch(const yg__cuda_bn_backward_args *a)
 {
     if (a->f64)
-        batch_norm_backward<double><<<grid_for(a->c), kThreads>>>(*a);
+        batch_norm_backward<double><<<grid_for(a->c), kThreads, 0, YG_CUDA_STREAM>>>(*a);
     else
-        batch_norm_backward<float><<<grid_for(a->c), kThreads>>>(*a);
+        batch_norm_backward<float><<<grid_for(a->c), kThreads, 0, YG_CUDA_STREAM>>>(*a);
     return (int)cudaGetLastError();
 }

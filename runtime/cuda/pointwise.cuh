@@ -111,7 +111,7 @@ template <typename Out, typename In, int NIN, typename Op>
 int launch(const yg_cuda_loop_args *a)
 {
     const Op op(a);
-    const cudaStream_t s = (cudaStream_t)a->stream;
+    const cudaStream_t s = YG_CUDA_STREAM;
     int64_t blocks = (a->n + YG_CUDA_BLOCK - 1) / YG_CUDA_BLOCK;
 
     if (a->n <= 0)

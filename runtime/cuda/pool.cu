@@ -18,6 +18,8 @@
  */
 #include "cuda/pool.h"
 
+#include "cuda/launch.h"
+
 #include <cuda_runtime.h>
 
 namespace {
@@ -259,10 +261,10 @@ extern "C" int yg__cuda_max_pool_launch(int f64, const void *x, void *values, in
 {
     unsigned grid = grid_for(g.planes * g.out[0] * g.out[1] * g.out[2]);
     if (f64)
-        max_pool<double><<<grid, kThreads>>>((const double *)x, (double *)values, indices, g,
+        max_pool<double><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const double *)x, (double *)values, indices, g,
                                              adaptive != 0);
     else
-        max_pool<float><<<grid, kThreads>>>((const float *)x, (float *)values, indices, g,
+        max_pool<float><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const float *)x, (float *)values, indices, g,
                                             adaptive != 0);
     return (int)cudaGetLastError();
 }
@@ -275,18 +277,18 @@ extern "C" int yg__cuda_avg_pool_launch(int f64, const void *src, void *dst, yg_
     if (backward) {
         unsigned grid = grid_for(g.planes * g.in[0] * g.in[1] * g.in[2]);
         if (f64)
-            avg_pool_backward<double><<<grid, kThreads>>>((const double *)src, (double *)dst, g,
+            avg_pool_backward<double><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const double *)src, (double *)dst, g,
                                                           cip, divisor_override);
         else
-            avg_pool_backward<float><<<grid, kThreads>>>((const float *)src, (float *)dst, g,
+            avg_pool_backward<float><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const float *)src, (float *)dst, g,
                                                          cip, divisor_override);
     } else {
         unsigned grid = grid_for(g.planes * g.out[0] * g.out[1] * g.out[2]);
         if (f64)
-            avg_pool<double><<<grid, kThreads>>>((const double *)src, (double *)dst, g, cip,
+            avg_pool<double><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const double *)src, (double *)dst, g, cip,
                                                  divisor_override);
         else
-            avg_pool<float><<<grid, kThreads>>>((const float *)src, (float *)dst, g, cip,
+            avg_pool<float><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const float *)src, (float *)dst, g, cip,
                                                 divisor_override);
     }
     return (int)cudaGetLastError();
@@ -298,17 +300,17 @@ extern "C" int yg__cuda_adaptive_avg_pool_launch(int f64, const void *src, void 
     if (backward) {
         unsigned grid = grid_for(g.planes * g.in[0] * g.in[1] * g.in[2]);
         if (f64)
-            adaptive_avg_pool_backward<double><<<grid, kThreads>>>((const double *)src,
+            adaptive_avg_pool_backward<double><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const double *)src,
                                                                    (double *)dst, g);
         else
-            adaptive_avg_pool_backward<float><<<grid, kThreads>>>((const float *)src,
+            adaptive_avg_pool_backward<float><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const float *)src,
                                                                   (float *)dst, g);
     } else {
         unsigned grid = grid_for(g.planes * g.out[0] * g.out[1] * g.out[2]);
         if (f64)
-            adaptive_avg_pool<double><<<grid, kThreads>>>((const double *)src, (double *)dst, g);
+            adaptive_avg_pool<double><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const double *)src, (double *)dst, g);
         else
-            adaptive_avg_pool<float><<<grid, kThreads>>>((const float *)src, (float *)dst, g);
+            adaptive_avg_pool<float><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const float *)src, (float *)dst, g);
     }
     return (int)cudaGetLastError();
 }
@@ -319,10 +321,10 @@ extern "C" int yg__cuda_max_pool_backward_launch(int f64, const void *grad,
 {
     unsigned grid = grid_for(planes);
     if (f64)
-        max_pool_backward<double><<<grid, kThreads>>>((const double *)grad, indices,
+        max_pool_backward<double><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const double *)grad, indices,
                                                       (double *)out, planes, ovol, ivol);
     else
-        max_pool_backward<float><<<grid, kThreads>>>((const float *)grad, indices, (float *)out,
+        max_pool_backward<float><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const float *)grad, indices, (float *)out,
                                                      planes, ovol, ivol);
     return (int)cudaGetLastError();
 }

@@ -79,9 +79,9 @@ int run(const void *src, void *dst, long long rows, long long cols, bool mean, d
  * dtype without a sum. */
 extern "C" int yg__cuda_sum_rows_launch(int dtype, const void *src, void *dst, long long rows,
                                         long long cols, int mean, double scale, void *scratch,
-                                        long long chunks, void *stream)
+                                        long long chunks)
 {
-    cudaStream_t s = (cudaStream_t)stream;
+    const cudaStream_t s = YG_CUDA_STREAM;
     switch (dtype) {
     case 0:
         return run<float, double, float>(src, dst, rows, cols, mean, scale, scratch, chunks, s);

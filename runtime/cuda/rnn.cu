@@ -5,6 +5,8 @@
  * loops (cpu/vec/rnn_loops.c) over contiguous [rows, 4h] gate
  * projections i, f, g, o.
  */
+#include "cuda/launch.h"
+
 #include <cuda_runtime.h>
 
 namespace {
@@ -69,10 +71,10 @@ extern "C" int yg__cuda_lstm_gates_launch(int f64, int is_backward, void *out0, 
     const long long blocks = (rows * h + kThreads - 1) / kThreads;
     const unsigned g = (unsigned)(blocks < 65535 ? blocks : 65535);
 #define LSTM(T)                                                                           \
-    (is_backward ? backward<T><<<g, kThreads>>>((T *)out0, (T *)out1, (const T *)ghy,     \
+    (is_backward ? backward<T><<<g, kThreads, 0, YG_CUDA_STREAM>>>((T *)out0, (T *)out1, (const T *)ghy,     \
                                                 (const T *)gcy, (const T *)ig, (const T *)hg, \
                                                 (const T *)cx, rows, h)                       \
-                 : forward<T><<<g, kThreads>>>((T *)out0, (T *)out1, (const T *)ig,       \
+                 : forward<T><<<g, kThreads, 0, YG_CUDA_STREAM>>>((T *)out0, (T *)out1, (const T *)ig,       \
                                                (const T *)hg, (const T *)cx, rows, h))
     if (f64)
         LSTM(double);

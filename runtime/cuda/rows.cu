@@ -184,9 +184,9 @@ extern "C" int yg__cuda_scan_launch(int work, int prod, void *data, long long ou
     const long long b = (outer + kThreads - 1) / kThreads;
     const unsigned g = (unsigned)(b < 65535 ? b : 65535);
     if (work == 0)
-        scan<double><<<g, kThreads>>>((double *)data, outer, inner, prod);
+        scan<double><<<g, kThreads, 0, YG_CUDA_STREAM>>>((double *)data, outer, inner, prod);
     else
-        scan<unsigned long long><<<g, kThreads>>>((unsigned long long *)data, outer, inner, prod);
+        scan<unsigned long long><<<g, kThreads, 0, YG_CUDA_STREAM>>>((unsigned long long *)data, outer, inner, prod);
     return (int)cudaGetLastError();
 }
 
@@ -204,13 +204,13 @@ extern "C" int yg__cuda_rows_launch(int work, int kind, const void *data, long l
     if (outer == 0)
         return 0;
     if (work == 0)
-        rows<double><<<g, kThreads>>>((const double *)data, outer, inner, kind, param,
+        rows<double><<<g, kThreads, 0, YG_CUDA_STREAM>>>((const double *)data, outer, inner, kind, param,
                                       (double *)values, indices);
     else if (work == 1)
-        rows<long long><<<g, kThreads>>>((const long long *)data, outer, inner, kind, param,
+        rows<long long><<<g, kThreads, 0, YG_CUDA_STREAM>>>((const long long *)data, outer, inner, kind, param,
                                          (long long *)values, indices);
     else
-        rows<unsigned char><<<g, kThreads>>>((const unsigned char *)data, outer, inner, kind,
+        rows<unsigned char><<<g, kThreads, 0, YG_CUDA_STREAM>>>((const unsigned char *)data, outer, inner, kind,
                                              param, (unsigned char *)values, indices);
     return (int)cudaGetLastError();
 }

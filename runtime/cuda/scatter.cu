@@ -120,10 +120,10 @@ int run(int is_gather, int mode, void *out, const void *src, const void *value,
     if (n == 0)
         return 0;
     if (is_gather) {
-        gather<T><<<grid_for(n), kThreads>>>((T *)out, (const T *)src, index, g, n);
+        gather<T><<<grid_for(n), kThreads, 0, YG_CUDA_STREAM>>>((T *)out, (const T *)src, index, g, n);
     } else {
         const long long line_len = g.ndim > 0 ? g.isizes[g.d] : 1;
-        scatter<T><<<grid_for(n / line_len), kThreads>>>(
+        scatter<T><<<grid_for(n / line_len), kThreads, 0, YG_CUDA_STREAM>>>(
             (T *)out, (const T *)src, value != NULL ? *(const T *)value : (T)0, index, g, mode,
             n / line_len, line_len);
     }

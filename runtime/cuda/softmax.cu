@@ -114,15 +114,15 @@ int run(void *dst, const void *a, const void *b, long long outer, long long n, l
         bool is_log, bool backward)
 {
     if (inner == 1 && !backward)
-        rows_forward<T><<<grid_for(outer), kThreads>>>((T *)dst, (const T *)a, outer, n, is_log);
+        rows_forward<T><<<grid_for(outer), kThreads, 0, YG_CUDA_STREAM>>>((T *)dst, (const T *)a, outer, n, is_log);
     else if (inner == 1)
-        rows_backward<T><<<grid_for(outer), kThreads>>>((T *)dst, (const T *)a, (const T *)b,
+        rows_backward<T><<<grid_for(outer), kThreads, 0, YG_CUDA_STREAM>>>((T *)dst, (const T *)a, (const T *)b,
                                                          outer, n, is_log);
     else if (!backward)
-        cols_forward<T><<<grid_for((outer * inner + kThreads - 1) / kThreads), kThreads>>>(
+        cols_forward<T><<<grid_for((outer * inner + kThreads - 1) / kThreads), kThreads, 0, YG_CUDA_STREAM>>>(
             (T *)dst, (const T *)a, outer, n, inner, is_log);
     else
-        cols_backward<T><<<grid_for((outer * inner + kThreads - 1) / kThreads), kThreads>>>(
+        cols_backward<T><<<grid_for((outer * inner + kThreads - 1) / kThreads), kThreads, 0, YG_CUDA_STREAM>>>(
             (T *)dst, (const T *)a, (const T *)b, outer, n, inner, is_log);
     return (int)cudaGetLastError();
 }

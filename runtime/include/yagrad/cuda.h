@@ -81,6 +81,89 @@ yg_status yg_cuda_memory_stats_get(int index, yg_cuda_memory_stats *out);
  * every device.  Cannot fail. */
 void yg_cuda_empty_cache(void);
 
+/* ---- streams and events ----
+ *
+ * Every kernel, copy, cuBLAS and cuDNN call the backend makes for a
+ * device is queued on the calling thread's current stream for that
+ * device: the legacy default stream until yg_cuda_set_stream chose
+ * another, so a program that never touches streams runs everything in
+ * order on one queue per device.  Work on one stream runs in the order it
+ * was queued; work on two streams may overlap and is ordered only by
+ * events (yg_cuda_event_record, then yg_cuda_stream_wait_event) or by
+ * waiting on the host.  Streams made here are blocking streams: the
+ * legacy default stream waits for them and they for it.
+ *
+ * A copy between host and device (yg_tensor_to_device, reading a value)
+ * waits for the current stream, so the host sees every earlier result.
+ *
+ * Memory: a tensor's device memory belongs to the stream that was current
+ * when it was allocated, and once the tensor is released it is reused by
+ * later work on that stream only.  A tensor read by another stream must
+ * be kept alive until that stream's work is done (record an event on it
+ * and wait for the event first), as in PyTorch without record_stream.
+ *
+ * NULL stands for the default stream wherever a stream is taken. */
+
+typedef struct yg_cuda_stream yg_cuda_stream;
+typedef struct yg_cuda_event yg_cuda_event;
+
+/* A new stream on device index into *out.  Errors: YG_ERR_DEVICE (no
+ * device, index out of range, the runtime's reason); YG_ERR_INVALID_ARGUMENT
+ * for out == NULL. */
+yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out);
+
+/* Waits for the stream's work and destroys it.  It must not be current on
+ * any thread.  NULL-safe. */
+void yg_cuda_stream_destroy(yg_cuda_stream *stream);
+
+/* Makes stream (NULL: the default) the calling thread's current stream on
+ * device index.  Errors: YG_ERR_DEVICE as yg_cuda_stream_create, or
+ * "cuda_set_stream: the stream is on cuda:1, not cuda:0". */
+yg_status yg_cuda_set_stream(int index, yg_cuda_stream *stream);
+
+/* The calling thread's current stream on device index (NULL: the default,
+ * also for an index out of range).  Cannot fail. */
+yg_cuda_stream *yg_cuda_get_stream(int index);
+
+/* The device a stream is on.  Cannot fail (stream not NULL). */
+int yg_cuda_stream_device(const yg_cuda_stream *stream);
+
+/* Waits until everything queued on stream (NULL: the default stream of
+ * device index; index is ignored otherwise) has run.  Errors as
+ * yg_cuda_synchronize. */
+yg_status yg_cuda_stream_synchronize(int index, yg_cuda_stream *stream);
+
+/* A new event on device index, able to time (yg_cuda_event_elapsed_ms).
+ * Errors as yg_cuda_stream_create. */
+yg_status yg_cuda_event_create(int index, yg_cuda_event **out);
+
+/* Destroys an event (pending work that records it is unaffected).
+ * NULL-safe. */
+void yg_cuda_event_destroy(yg_cuda_event *event);
+
+/* Records event at the current end of stream (NULL: the calling thread's
+ * current stream on the event's device), which must be on the event's
+ * device.  Errors: YG_ERR_DEVICE naming both devices, or the runtime's
+ * reason; YG_ERR_INVALID_ARGUMENT for event == NULL. */
+yg_status yg_cuda_event_record(yg_cuda_event *event, yg_cuda_stream *stream);
+
+/* Makes work queued on stream from now on (NULL: the calling thread's
+ * current stream on the event's device) wait until event has happened;
+ * the host does not wait.  Errors as yg_cuda_event_record. */
+yg_status yg_cuda_stream_wait_event(yg_cuda_stream *stream, yg_cuda_event *event);
+
+/* Waits on the host until event has happened (at once for an event never
+ * recorded).  Errors as yg_cuda_event_record. */
+yg_status yg_cuda_event_synchronize(yg_cuda_event *event);
+
+/* *done: whether event has happened.  Errors as yg_cuda_event_record. */
+yg_status yg_cuda_event_query(yg_cuda_event *event, bool *done);
+
+/* *ms: the milliseconds between two recorded, completed events.  Errors
+ * as yg_cuda_event_record (the runtime's reason when one has not
+ * completed). */
+yg_status yg_cuda_event_elapsed_ms(yg_cuda_event *start, yg_cuda_event *end, double *ms);
+
 /* Whether float32 matrix products (mm, bmm and what is built on them) may
  * use TF32 tensor cores: faster, with their inputs rounded to 10 mantissa
  * bits.  Off by default, so float32 products on a GPU are as exact as on

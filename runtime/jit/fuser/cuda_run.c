@@ -11,10 +11,10 @@
  * kernels are loaded into and launched in that context: retained once per
  * device (cuDevicePrimaryCtxRetain, which also creates it, as cudaFree(0)
  * would) and pushed for a launch unless it is already current (after
- * cudaSetDevice it is).  Launches go to the legacy default stream, the
- * stream the eager CUDA kernels use (cuda/launch.h: stream NULL), so a
- * fused kernel is ordered after the ops that made its inputs and before
- * the ops that read its outputs.
+ * cudaSetDevice it is).  Launches go to the calling thread's current
+ * stream, where the eager CUDA kernels go (cuda/launch.h: YG_CUDA_STREAM),
+ * so a fused kernel is ordered after the ops that made its inputs and
+ * before the ops that read its outputs.
  *
  * A kernel is loaded once per CUDA source and device and kept for the
  * process (modules are not unloaded while a graph may still be running
@@ -372,7 +372,8 @@ yg_status yg__fuser_cuda_launch(const yg_fuser_cuda_kernel *k,
     CUresult r = enter(k->ctx, &pushed);
     if (r == CUDA_SUCCESS)
         r = drv.launch(
-            k->fn[which], (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0, NULL, params, NULL);
+            k->fn[which], (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0,
+            (CUstream)yg__cuda_current_stream(), params, NULL);
     leave(pushed);
     yg__cuda_device_leave(prev);
     if (r != CUDA_SUCCESS)
