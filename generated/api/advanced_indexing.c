@@ -27,8 +27,8 @@ typedef yg_status (*index_fn)(const yg_tensor *self,
                               yg_tensor **out);
 
 static const index_fn index_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_index,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_index,
+    [YG_CUDA] = yg__kernel_index,
 };
 
 /* Records IndexBackward as the history of result: one edge per differentiable
@@ -136,8 +136,8 @@ typedef yg_status (*index_put_fn)(const yg_tensor *self,
                                   yg_tensor **out);
 
 static const index_put_fn index_put_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_index_put,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_index_put,
+    [YG_CUDA] = yg__kernel_index_put,
 };
 
 /* Records IndexPutBackward as the history of result: one edge per differentiable
@@ -260,8 +260,8 @@ typedef yg_status (*index_put__fn)(yg_tensor *self,
                                    yg_tensor **out);
 
 static const index_put__fn index_put__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_index_put_,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_index_put_,
+    [YG_CUDA] = yg__kernel_index_put_,
 };
 
 /* Builds IndexPutBackward before the kernel writes self: one edge per

@@ -19,8 +19,16 @@
  * the result (of the indexed region, for index_put) whose coordinates are
  * recovered by division, reading and writing through strides: like
  * index.c, these are memory-bound gathers and scatters.
+ *
+ * On a GPU the plan is made the same way, from host copies of the
+ * indices (they are checked there anyway), and the walk makes the element
+ * offset of every result element on the host; the device then gathers at
+ * those offsets (yg__cuda_take) or writes at them (yg__cuda_put, grouped
+ * by destination so that repeated positions accumulate in the CPU's
+ * order, or keep the CPU's last write, deterministically).
  */
 #include "cpu/cpu.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -117,6 +125,7 @@ static yg_status plan_init(const char *op,
             YG_ERR_INVALID_ARGUMENT, "%s: indices is NULL with length %" PRId64, op, indices_len);
     for (int64_t i = 0; i < indices_len && st == YG_OK; i++) {
         const yg_tensor *t = indices[i];
+        yg_tensor *host = NULL; /* a GPU index's values, read here */
         int32_t k = t == NULL ? 1 : t->dtype == YG_BOOL ? t->ndim : 1;
         if (d + k > self->ndim) {
             st = yg__fail(YG_ERR_INDEX,
@@ -132,13 +141,24 @@ static yg_status plan_init(const char *op,
             d++;
             continue;
         }
-        if (t->storage->device != YG_CPU) {
+        if (t->storage->device != self->storage->device ||
+            t->storage->device_index != self->storage->device_index) {
+            char a[32], b[32];
             st = yg__fail(YG_ERR_DEVICE,
-                          "%s: indices[%" PRId64 "] is on %s, expected cpu",
+                          "%s: indices[%" PRId64 "] is on %s, expected %s (self's device)",
                           op,
                           i,
-                          yg__device_name(t->storage->device));
-        } else if (t->dtype == YG_INT64) {
+                          yg__format_device(t, a, sizeof a),
+                          yg__format_device(self, b, sizeof b));
+            break;
+        }
+        if (t->storage->device != YG_CPU) {
+            st = yg_tensor_to_device(t, YG_CPU, 0, &host);
+            if (st != YG_OK)
+                break;
+            t = host;
+        }
+        if (t->dtype == YG_INT64) {
             st = check_positions(op, t, d, self->sizes[d]);
             /* An index sharing self's storage could be overwritten by
              * index_put_ before it is read: keep a copy of the checked
@@ -173,6 +193,7 @@ static yg_status plan_init(const char *op,
                 st = mask_positions(t, &p->idx[d]);
             d += k;
         }
+        yg_release(host);
     }
     /* B: the index tensors broadcast together, NumPy's rule. */
     for (int32_t e = 0; e < self->ndim && st == YG_OK; e++) {
@@ -275,10 +296,30 @@ static int64_t plan_numel(const index_plan *p) {
     return yg__sizes_product(p->out_sizes, p->out_ndim);
 }
 
-yg_status yg__cpu_index(const yg_tensor *self,
-                        const yg_tensor *const *indices,
-                        int64_t indices_len,
-                        yg_tensor **out) {
+/* The element offsets of the result's n elements in t (the plan's
+ * geometry), into a new host buffer (free()), or NULL when out of
+ * memory: what a GPU reads or writes (cuda/index.c). */
+static int64_t *plan_offsets(const index_plan *p, const yg_tensor *t, int64_t n) {
+    int64_t c[YG_MAX_DIMS], esize = (int64_t)yg_dtype_size(t->dtype);
+    int64_t *off = malloc((size_t)(n > 0 ? n : 1) * sizeof *off);
+    for (int64_t i = 0; off != NULL && i < n; i++) {
+        coords_of(i, p->out_sizes, p->out_ndim, c);
+        off[i] = plan_offset(p, t, c) / esize;
+    }
+    return off;
+}
+
+static yg_status offsets_oom(const char *op, int64_t n) {
+    return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                    "%s: out of host memory for the offsets of %" PRId64 " elements",
+                    op,
+                    n);
+}
+
+yg_status yg__kernel_index(const yg_tensor *self,
+                           const yg_tensor *const *indices,
+                           int64_t indices_len,
+                           yg_tensor **out) {
     index_plan p;
     int64_t c[YG_MAX_DIMS];
     yg_tensor *res = NULL;
@@ -286,18 +327,56 @@ yg_status yg__cpu_index(const yg_tensor *self,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(plan_init("index", self, indices, indices_len, &p));
-    st = yg_tensor_empty(p.out_sizes, p.out_ndim, self->dtype, &res);
-    if (st == YG_OK) {
+    st = yg__tensor_new_on("index",
+                           p.out_sizes,
+                           p.out_ndim,
+                           self->dtype,
+                           self->storage->device,
+                           self->storage->device_index,
+                           &res);
+    int64_t n = st == YG_OK ? plan_numel(&p) : 0;
+    if (st == YG_OK && self->storage->device == YG_CUDA) {
+        int64_t *off = plan_offsets(&p, self, n);
+        st = off == NULL ? offsets_oom("index", n) : yg__cuda_take("index", self, off, n, res);
+        free(off);
+    } else if (st == YG_OK) {
         size_t esize = yg_dtype_size(self->dtype);
-        int64_t n = plan_numel(&p);
         char *dst = yg__tensor_ptr(res), *src = yg__tensor_ptr(self);
         for (int64_t i = 0; i < n; i++) {
             coords_of(i, p.out_sizes, p.out_ndim, c);
             memcpy(dst + (size_t)i * esize, src + plan_offset(&p, self, c), esize);
         }
-        *out = res;
     }
+    if (st == YG_OK)
+        *out = res;
+    else
+        yg_release(res);
     plan_free(&p);
+    return st;
+}
+
+/* put_values on a GPU: values expanded to the indexed shape, made
+ * contiguous there, then written at the offsets. */
+static yg_status put_cuda(const char *op,
+                          yg_tensor *dst,
+                          const index_plan *p,
+                          int64_t n,
+                          const yg_tensor *values,
+                          bool accumulate_) {
+    yg_tensor *ex = NULL, *vc = NULL;
+    int64_t span = 1, *off = NULL;
+    for (int32_t d = 0; d < dst->ndim; d++)
+        span += (dst->sizes[d] - 1) * dst->strides[d];
+    yg_status st = yg__kernel_expand(values, p->out_sizes, p->out_ndim, &ex);
+    if (st == YG_OK)
+        st = yg__tensor_contiguous_as(ex, dst->dtype, false, &vc);
+    if (st == YG_OK && (off = plan_offsets(p, dst, n)) == NULL)
+        st = offsets_oom(op, n);
+    if (st == YG_OK)
+        st = yg__cuda_put(op, dst, off, n, span, vc, accumulate_);
+    free(off);
+    yg_release(vc);
+    yg_release(ex);
     return st;
 }
 
@@ -381,6 +460,10 @@ static yg_status put_values(const char *op,
                       yg__format_sizes(p.out_sizes, p.out_ndim, obuf, sizeof obuf));
         goto out;
     }
+    if (n > 0 && dst->storage->device == YG_CUDA) {
+        st = put_cuda(op, dst, &p, n, values, accumulate_);
+        goto out;
+    }
     char *base = yg__tensor_ptr(dst), *vbase = yg__tensor_ptr(values);
     for (int64_t i = 0; i < n; i++) {
         coords_of(i, p.out_sizes, p.out_ndim, c);
@@ -402,7 +485,7 @@ out:
     return st;
 }
 
-yg_status yg__cpu_index_put(const yg_tensor *self,
+yg_status yg__kernel_index_put(const yg_tensor *self,
                             const yg_tensor *const *indices,
                             int64_t indices_len,
                             const yg_tensor *values,
@@ -422,7 +505,7 @@ yg_status yg__cpu_index_put(const yg_tensor *self,
     return YG_OK;
 }
 
-yg_status yg__cpu_index_put_(yg_tensor *self,
+yg_status yg__kernel_index_put_(yg_tensor *self,
                              const yg_tensor *const *indices,
                              int64_t indices_len,
                              const yg_tensor *values,

@@ -119,13 +119,34 @@ yg_status yg__cuda_draw(const char *op, yg_tensor *t, const struct yg__philox_ra
 yg_status yg__cuda_gather(const char *op, const yg_tensor *src, int64_t outer, int64_t size,
                           int64_t inner, const yg_tensor *index, yg_tensor *out);
 
-/* out [outer, size, inner] (zeroed, contiguous) += grad [outer, k, inner]
- * at the rows index names (k checked int64 values, any device; a row
- * equal to skip adds nothing), deterministically: each output element
- * adds its contributions in increasing k, in the element's type, as the
- * CPU does.  cuda/index.c.  Errors name op. */
+/* out [outer, size, inner] (contiguous) += grad [outer, k, inner] at the
+ * rows index names (k checked int64 values, any device; a row equal to
+ * skip adds nothing), deterministically: each output element adds its
+ * contributions in increasing k, in the element's type, as the CPU
+ * does.  cuda/index.c.  Errors name op. */
 yg_status yg__cuda_index_add(const char *op, const yg_tensor *grad, int64_t outer, int64_t size,
                              int64_t inner, const yg_tensor *index, int64_t skip, yg_tensor *out);
+
+/* out (new, contiguous, n elements, self's dtype and GPU) [k] = self's
+ * element at element offset off[k] from self's first element (n host
+ * int64 offsets, each inside self's storage): advanced indexing's reads.
+ * cuda/index.c.  Errors name op. */
+yg_status yg__cuda_take(
+    const char *op, const yg_tensor *self, const int64_t *off, int64_t n, yg_tensor *out);
+
+/* Advanced indexing's writes: dst's element at element offset off[k]
+ * (n host int64 offsets from dst's first element, each in [0, span)) gets
+ * element k of values (contiguous, n elements, dst's dtype and GPU):
+ * added in increasing k with accumulate, else the last k's value, both
+ * deterministic and equal to the CPU's sequential loop.  cuda/index.c.
+ * Errors name op. */
+yg_status yg__cuda_put(const char *op,
+                       yg_tensor *dst,
+                       const int64_t *off,
+                       int64_t n,
+                       int64_t span,
+                       const yg_tensor *values,
+                       bool accumulate);
 
 /* cpu/rnn.c's lstm_cell_gates (out0 = hy, out1 = cy) or, backward, its
  * gradient (out0: the gates' [rows, 4h], out1: cx's, from ghy and gcy),

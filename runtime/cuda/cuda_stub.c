@@ -165,6 +165,18 @@ yg_status yg__cuda_index_add(const char *op, const yg_tensor *grad, int64_t oute
     return yg__cuda_check_index(op, out->storage->device_index);
 }
 
+yg_status yg__cuda_take(
+    const char *op, const yg_tensor *self, const int64_t *off, int64_t n, yg_tensor *out) {
+    (void)off, (void)n, (void)out;
+    return yg__cuda_check_index(op, self->storage->device_index);
+}
+
+yg_status yg__cuda_put(const char *op, yg_tensor *dst, const int64_t *off, int64_t n,
+                       int64_t span, const yg_tensor *values, bool accumulate) {
+    (void)off, (void)n, (void)span, (void)values, (void)accumulate;
+    return yg__cuda_check_index(op, dst->storage->device_index);
+}
+
 yg_status yg__cuda_lstm_gates(const char *op, int index, bool f64, bool backward, yg_tensor *out0,
                               yg_tensor *out1, const yg_tensor *ghy, const yg_tensor *gcy,
                               const yg_tensor *ig, const yg_tensor *hg, const yg_tensor *cx,

@@ -1,6 +1,7 @@
 /*
- * index.c - the host side of cuda/index.cu for cpu/index.c: gathers and
- * deterministic index-adds along one dim of GPU tensors.  The index
+ * index.c - the host side of cuda/index.cu for cpu/index.c and
+ * cpu/index_advanced.c: gathers and deterministic index-adds along one
+ * dim of GPU tensors, and by element offsets (advanced indexing).  The index
  * values were checked by the caller; here they are made contiguous on the
  * device (a gather) or grouped by row on the host (an index-add, whose
  * CSR of rows then goes to the device), and the operands are laid out as
@@ -30,7 +31,8 @@ int yg__cuda_index_add_launch(int dtype,
                               long long outer,
                               long long size,
                               long long k_count,
-                              long long inner);
+                              long long inner,
+                              int assign);
 
 yg_status yg__cuda_gather(const char *op,
                           const yg_tensor *src,
@@ -113,6 +115,59 @@ static int64_t *row_csr(const int64_t *index,
     return buf;
 }
 
+/* The CSR index-add (or, assign, last write) of grad's [outer, k_count,
+ * inner] device elements into out's [outer, size, inner] at the rows of
+ * the host int64 index (each in [0, size) or skip). */
+static yg_status csr_run(const char *op,
+                         int dev,
+                         yg_dtype dtype,
+                         void *out,
+                         const void *grad,
+                         const int64_t *index,
+                         int64_t k_count,
+                         int64_t outer,
+                         int64_t size,
+                         int64_t inner,
+                         int64_t skip,
+                         bool assign) {
+    void *csr = NULL;
+    int64_t n_rows = 0, total = 0;
+    int prev;
+    yg_status st = YG_OK;
+    int64_t *buf = row_csr(index, k_count, size, skip, &n_rows, &total);
+    if (buf == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "%s: out of host memory grouping %lld indices",
+                        op,
+                        (long long)k_count);
+    if (n_rows > 0)
+        st = yg__cuda_alloc(op, dev, (size_t)total * sizeof(int64_t), &csr);
+    if (st == YG_OK && n_rows > 0)
+        st = yg__cuda_memcpy(op, csr, dev, buf, -1, (size_t)total * sizeof(int64_t));
+    if (st == YG_OK && n_rows > 0)
+        st = yg__cuda_device_enter(op, dev, &prev);
+    if (st == YG_OK && n_rows > 0) {
+        const long long *rows = csr;
+        int err = yg__cuda_index_add_launch((int)dtype,
+                                            out,
+                                            grad,
+                                            rows,
+                                            rows + n_rows,
+                                            rows + 2 * n_rows + 1,
+                                            n_rows,
+                                            outer,
+                                            size,
+                                            k_count,
+                                            inner,
+                                            assign);
+        yg__cuda_device_leave(prev);
+        st = yg__cuda_check_launch(op, dev, err);
+    }
+    yg__cuda_free(dev, csr); /* stream-ordered: reused only by later work */
+    free(buf);
+    return st;
+}
+
 yg_status yg__cuda_index_add(const char *op,
                              const yg_tensor *grad,
                              int64_t outer,
@@ -121,47 +176,75 @@ yg_status yg__cuda_index_add(const char *op,
                              const yg_tensor *index,
                              int64_t skip,
                              yg_tensor *out) {
-    int dev = out->storage->device_index, prev;
     yg_tensor *g = NULL, *host = NULL;
-    void *csr = NULL;
-    int64_t n_rows = 0, total = 0, *buf = NULL;
-    int64_t k_count = yg_tensor_numel(index);
     yg_status st = yg__tensor_contiguous_as(grad, grad->dtype, true, &g);
     if (st == YG_OK)
         st = yg_tensor_to_device(index, YG_CPU, 0, &host);
-    if (st == YG_OK) {
-        buf = row_csr((const int64_t *)yg__tensor_ptr(host), k_count, size, skip, &n_rows, &total);
-        if (buf == NULL)
-            st = yg__fail(YG_ERR_OUT_OF_MEMORY,
-                          "%s: out of host memory grouping %lld indices",
-                          op,
-                          (long long)k_count);
-    }
-    if (st == YG_OK && n_rows > 0)
-        st = yg__cuda_alloc(op, dev, (size_t)total * sizeof(int64_t), &csr);
-    if (st == YG_OK && n_rows > 0)
-        st = yg__cuda_memcpy(op, csr, dev, buf, -1, (size_t)total * sizeof(int64_t));
-    if (st == YG_OK && n_rows > 0)
-        st = yg__cuda_device_enter(op, dev, &prev);
-    if (st == YG_OK && n_rows > 0) {
-        const long long *rows = csr;
-        int err = yg__cuda_index_add_launch((int)grad->dtype,
-                                            yg__tensor_ptr(out),
-                                            yg__tensor_ptr(g),
-                                            rows,
-                                            rows + n_rows,
-                                            rows + 2 * n_rows + 1,
-                                            n_rows,
-                                            outer,
-                                            size,
-                                            k_count,
-                                            inner);
-        yg__cuda_device_leave(prev);
-        st = yg__cuda_check_launch(op, dev, err);
-    }
-    yg__cuda_free(dev, csr); /* stream-ordered: reused only by later work */
-    free(buf);
+    if (st == YG_OK)
+        st = csr_run(op,
+                     out->storage->device_index,
+                     grad->dtype,
+                     yg__tensor_ptr(out),
+                     yg__tensor_ptr(g),
+                     (const int64_t *)yg__tensor_ptr(host),
+                     yg_tensor_numel(index),
+                     outer,
+                     size,
+                     inner,
+                     skip,
+                     false);
     yg_release(host);
     yg_release(g);
     return st;
+}
+
+yg_status yg__cuda_take(
+    const char *op, const yg_tensor *self, const int64_t *off, int64_t n, yg_tensor *out) {
+    int dev = self->storage->device_index, prev;
+    void *ix = NULL;
+    if (n == 0)
+        return YG_OK;
+    yg_status st = yg__cuda_alloc(op, dev, (size_t)n * sizeof(int64_t), &ix);
+    if (st == YG_OK)
+        st = yg__cuda_memcpy(op, ix, dev, off, -1, (size_t)n * sizeof(int64_t));
+    if (st == YG_OK)
+        st = yg__cuda_device_enter(op, dev, &prev);
+    if (st == YG_OK) {
+        /* [1, size, 1] blocks: out[k] = src[off[k]]; size is not read. */
+        int err = yg__cuda_gather_launch((int)yg_dtype_size(self->dtype),
+                                         yg__tensor_ptr(out),
+                                         yg__tensor_ptr(self),
+                                         ix,
+                                         1,
+                                         0,
+                                         n,
+                                         1);
+        yg__cuda_device_leave(prev);
+        st = yg__cuda_check_launch(op, dev, err);
+    }
+    yg__cuda_free(dev, ix);
+    return st;
+}
+
+yg_status yg__cuda_put(const char *op,
+                       yg_tensor *dst,
+                       const int64_t *off,
+                       int64_t n,
+                       int64_t span,
+                       const yg_tensor *values,
+                       bool accumulate) {
+    if (n == 0)
+        return YG_OK;
+    return csr_run(op,
+                   dst->storage->device_index,
+                   dst->dtype,
+                   yg__tensor_ptr(dst),
+                   yg__tensor_ptr(values),
+                   off,
+                   n,
+                   1,
+                   span,
+                   1,
+                   -1,
+                   !accumulate);
 }
