@@ -67,6 +67,14 @@ static void test_cuda_state_is_reported(void **state) {
     YG_EXPECT_ERROR(
         yg_cuda_get_device_properties(0, NULL), YG_ERR_INVALID_ARGUMENT, "out is NULL");
     yg_cuda_empty_cache(); /* harmless */
+    yg_cuda_stream *stream = (yg_cuda_stream *)&p;
+    yg_cuda_event *event = (yg_cuda_event *)&p;
+    YG_EXPECT_ERROR(yg_cuda_stream_create(0, &stream), YG_ERR_DEVICE, "cuda_stream_create: ");
+    assert_null(stream);
+    YG_EXPECT_ERROR(yg_cuda_set_stream(0, NULL), YG_ERR_DEVICE, "cuda_set_stream: ");
+    YG_EXPECT_ERROR(yg_cuda_event_create(0, &event), YG_ERR_DEVICE, "cuda_event_create: ");
+    assert_null(event);
+    assert_null(yg_cuda_get_stream(0));
 }
 
 static void test_device_properties_and_bad_indices(void **state) {
@@ -561,6 +569,152 @@ static void test_products_sums_and_backward_match_the_cpu(void **state) {
     }
 }
 
+/* Every sample test_gradcheck checks on the CPU, differentiated on cuda:0
+ * in float64: the gradients of sum(v * f(x)) that a backward pass on the
+ * GPU computes equal the CPU's, which test_gradcheck proves against
+ * central differences, to 1e-10.  So every derivative formula (and every
+ * composite op's chain) runs, and is checked, on the GPU's kernels; a
+ * gradient that needs a kernel the GPU lacks fails. */
+static void test_every_derivative_matches_the_cpu_on_the_gpu(void **state) {
+    (void)state;
+    need_device();
+    int runs = 0, failures = 0;
+    for (int i = 0; i < opinfo_sample_count(); i++) {
+        const sample *s = opinfo_sample_at(i);
+        if (!opinfo_is_differentiable(s))
+            continue;
+        const yg_derivative_info *entry = opinfo_derivative(s->op);
+        if (entry != NULL && entry->n_inputs == 0)
+            continue; /* nothing to differentiate: test_gradcheck's check */
+        yg_tensor *x[2][MAX_IN] = {{NULL}}, *y[2] = {NULL}, *v[2] = {NULL};
+        yg_status st[2] = {YG_OK, YG_OK};
+        char msg[512] = "";
+        for (int dev = 0; dev < 2; dev++) {
+            for (int j = 0; j < s->n_inputs; j++) {
+                yg_tensor *c = opinfo_make_input(s, j, YG_FLOAT64, 1000 + (uint64_t)i * 17 + j,
+                                                 false, 0);
+                if (dev == 0)
+                    x[dev][j] = c;
+                else {
+                    x[dev][j] = device_like(c);
+                    yg_release(c);
+                }
+                if (s->in[j].dtype == YG_FLOAT64 && !s->in[j].constant)
+                    YG_CHECK(yg_tensor_set_requires_grad(x[dev][j], true));
+            }
+            st[dev] = opinfo_call(s, x[dev], &y[dev]);
+            if (st[dev] == YG_OK) {
+                yg_tensor *vc = yg_test_rand(YG_FLOAT64, yg_tensor_sizes(y[0]),
+                                             yg_tensor_ndim(y[0]), -1, 1, 99 + (uint64_t)i);
+                v[dev] = dev == 0 ? vc : device_like(vc);
+                if (dev == 1)
+                    yg_release(vc);
+                st[dev] = yg_backward(y[dev], v[dev], false);
+            }
+            if (st[dev] != YG_OK)
+                snprintf(msg, sizeof msg, "%s", yg_last_error());
+        }
+        if (st[0] != YG_OK || st[1] != YG_OK) {
+            printf("%s (%s): %s on the %s\n", s->op, s->what, msg, st[0] != YG_OK ? "cpu" : "gpu");
+            failures++;
+        }
+        for (int j = 0; j < s->n_inputs && st[0] == YG_OK && st[1] == YG_OK; j++) {
+            if (s->in[j].dtype != YG_FLOAT64 || s->in[j].constant)
+                continue;
+            yg_tensor *gc = NULL, *gg = NULL;
+            char why[256] = "no gradient";
+            YG_CHECK(yg_tensor_grad(x[0][j], &gc));
+            YG_CHECK(yg_tensor_grad(x[1][j], &gg));
+            if ((gc == NULL) != (gg == NULL) ||
+                (gc != NULL && (yg_tensor_device(gg) != YG_CUDA ||
+                                !same_result(gg, gc, 1e-10, why, sizeof why)))) {
+                printf("%s (%s): the gradient of input %d: %s\n", s->op, s->what, j, why);
+                failures++;
+            }
+            yg_release(gc);
+            yg_release(gg);
+        }
+        runs++;
+        for (int dev = 0; dev < 2; dev++) {
+            yg_release(y[dev]);
+            yg_release(v[dev]);
+            for (int j = 0; j < s->n_inputs; j++)
+                yg_release(x[dev][j]);
+        }
+    }
+    printf("%d differentiable samples ran backward on the gpu; %d differ from the cpu\n", runs,
+           failures);
+    assert_true(runs > 200);
+    assert_int_equal(failures, 0);
+}
+
+/* Streams and events: work queued on a stream of this thread's choosing
+ * is ordered by events, copies wait for the current stream, and the
+ * refusals name the devices. */
+static void test_streams_and_events_order_work(void **state) {
+    (void)state;
+    need_device();
+    yg_cuda_stream *s1 = NULL, *s2 = NULL;
+    yg_cuda_event *e = NULL, *t0 = NULL;
+    const int64_t n[] = {1 << 20};
+    YG_CHECK(yg_cuda_stream_create(0, &s1));
+    YG_CHECK(yg_cuda_stream_create(0, &s2));
+    YG_CHECK(yg_cuda_event_create(0, &e));
+    YG_CHECK(yg_cuda_event_create(0, &t0));
+    assert_null(yg_cuda_get_stream(0));
+    assert_int_equal(yg_cuda_stream_device(s1), 0);
+
+    /* y = x * 2 + 1 on s1, then z = y * 3 on s2 after an event. */
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, n, 1, -1, 1, 5), *xg = device_like(x);
+    yg_tensor *y = NULL, *z = NULL, *zc = NULL, *yc = NULL, *want = NULL;
+    YG_CHECK(yg_cuda_set_stream(0, s1));
+    assert_ptr_equal(yg_cuda_get_stream(0), s1);
+    YG_CHECK(yg_cuda_event_record(t0, NULL));
+    YG_CHECK(yg_mul_scalar(xg, 2, &yc));
+    YG_CHECK(yg_add_scalar(yc, 1, 1, &y));
+    YG_CHECK(yg_cuda_event_record(e, NULL));
+    YG_CHECK(yg_cuda_set_stream(0, s2));
+    YG_CHECK(yg_cuda_stream_wait_event(NULL, e));
+    YG_CHECK(yg_mul_scalar(y, 3, &z));
+    YG_CHECK(yg_tensor_to_device(z, YG_CPU, 0, &zc)); /* waits for s2 */
+    YG_CHECK(yg_cuda_set_stream(0, NULL));
+    YG_CHECK(yg_cuda_event_synchronize(e));
+    bool done = false;
+    YG_CHECK(yg_cuda_event_query(e, &done));
+    assert_true(done);
+    double ms = -1;
+    YG_CHECK(yg_cuda_event_elapsed_ms(t0, e, &ms));
+    assert_true(ms >= 0);
+    yg_tensor *x2 = NULL, *x21 = NULL;
+    YG_CHECK(yg_mul_scalar(x, 2, &x2));
+    YG_CHECK(yg_add_scalar(x2, 1, 1, &x21));
+    YG_CHECK(yg_mul_scalar(x21, 3, &want));
+    char why[256];
+    if (!same_result(zc, want, 1e-6, why, sizeof why))
+        fail_msg("two streams: %s", why);
+
+    /* A large copy goes through the pinned staging buffers both ways. */
+    const int64_t big[] = {3 * (1 << 20) + 17}; /* 12 MiB + 68 bytes */
+    yg_tensor *b = yg_test_rand(YG_FLOAT32, big, 1, -1, 1, 6), *bg = NULL, *bc = NULL;
+    YG_CHECK(yg_tensor_to_device(b, YG_CUDA, 0, &bg));
+    YG_CHECK(yg_tensor_to_device(bg, YG_CPU, 0, &bc));
+    assert_memory_equal(yg_tensor_data(bc), yg_tensor_data(b), (size_t)big[0] * sizeof(float));
+
+    /* Refusals. */
+    assert_int_equal(yg_cuda_set_stream(1 + yg_cuda_device_count(), NULL), YG_ERR_DEVICE);
+    assert_non_null(strstr(yg_last_error(), "out of range"));
+    assert_int_equal(yg_cuda_event_record(NULL, NULL), YG_ERR_INVALID_ARGUMENT);
+    assert_string_equal(yg_last_error(), "cuda_event_record: event is NULL");
+
+    yg_tensor *all[] = {x, xg, y, z, zc, yc, want, x2, x21, b, bg, bc};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        yg_release(all[k]);
+    yg_cuda_event_destroy(e);
+    yg_cuda_event_destroy(t0);
+    yg_cuda_stream_destroy(s1);
+    yg_cuda_stream_destroy(s2);
+}
+
 /* SGD with momentum and weight decay, Adam and AdamW take the op path on
  * GPU parameters (the fused loops are the CPU's) and reach the CPU's
  * values after five steps of the same gradients; clip_grad_norm reports
@@ -702,6 +856,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_products_sums_and_backward_match_the_cpu),
         cmocka_unit_test(test_optimizers_and_clipping_match_the_cpu),
         cmocka_unit_test(test_random_ops_draw_the_cpu_values),
+        cmocka_unit_test(test_every_derivative_matches_the_cpu_on_the_gpu),
+        cmocka_unit_test(test_streams_and_events_order_work),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

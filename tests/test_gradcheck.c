@@ -31,25 +31,6 @@ static yg_tensor *make_input(const sample *s, int i, uint64_t seed)
     return t;
 }
 
-/* Whether s is gradchecked: its op has a derivative entry with
- * differentiable inputs, or is composite (differentiable through its
- * parts) and not marked OPINFO_NO_GRAD; samples whose inputs are all
- * integer are not. */
-static bool is_differentiable(const sample *s)
-{
-    const yg_derivative_info *d = opinfo_derivative(s->op);
-    const yg_op_info *op = opinfo_op(s->op);
-    bool any_float = false;
-
-    for (int i = 0; i < s->n_inputs; i++)
-        any_float |= s->in[i].dtype == YG_FLOAT64 && !s->in[i].constant;
-    if (!any_float)
-        return false;
-    if (d != NULL)
-        return true; /* an entry without inputs is checked to record nothing */
-    return op != NULL && strcmp(op->kind, "composite") == 0 && !(s->flags & OPINFO_NO_GRAD);
-}
-
 /* L(x) = sum(v * f(x)), computed without recording. */
 static double loss_value(const sample *s, yg_tensor *const *x, const double *v)
 {
@@ -161,7 +142,7 @@ static void test_every_derivative_matches_finite_differences(void **state)
     int failures = 0;
     (void)state;
     for (int s = 0; s < opinfo_sample_count(); s++)
-        if (is_differentiable(opinfo_sample_at(s)))
+        if (opinfo_is_differentiable(opinfo_sample_at(s)))
             failures += check_sample(opinfo_sample_at(s), 1000 + (uint64_t)s * 17);
     assert_int_equal(failures, 0);
 }
@@ -348,7 +329,7 @@ static void test_every_double_differentiable_derivative_passes_gradgradcheck(voi
         const yg_derivative_info *entry = entry_of(s);
         bool unsupported;
         if (entry == NULL || entry->n_inputs == 0 || entry->no_double_backward != NULL ||
-            !is_differentiable(s))
+            !opinfo_is_differentiable(s))
             continue;
         failures += gradgradcheck_sample(s, 5000 + (uint64_t)i * 13, &unsupported);
         if (unsupported) {
@@ -372,7 +353,7 @@ static void test_double_backward_marks_are_not_stale(void **state)
         for (int i = 0; i < opinfo_sample_count(); i++) {
             const sample *s = opinfo_sample_at(i);
             bool unsupported;
-            if (strcmp(s->op, yg__derivatives[d].name) != 0 || !is_differentiable(s))
+            if (strcmp(s->op, yg__derivatives[d].name) != 0 || !opinfo_is_differentiable(s))
                 continue;
             (void)gradgradcheck_sample(s, 7000 + (uint64_t)i, &unsupported);
             any_unsupported |= unsupported;

@@ -65,6 +65,20 @@ const yg_derivative_info *opinfo_derivative(const char *name) {
     return NULL;
 }
 
+bool opinfo_is_differentiable(const sample *s) {
+    const yg_derivative_info *d = opinfo_derivative(s->op);
+    const yg_op_info *op = opinfo_op(s->op);
+    bool any_float = false;
+
+    for (int i = 0; i < s->n_inputs; i++)
+        any_float |= s->in[i].dtype == YG_FLOAT64 && !s->in[i].constant;
+    if (!any_float)
+        return false;
+    if (d != NULL)
+        return true; /* an entry without inputs is checked to record nothing */
+    return op != NULL && strcmp(op->kind, "composite") == 0 && !(s->flags & OPINFO_NO_GRAD);
+}
+
 /* Values of spec in [lo, hi), converted for dtype: integers are floored,
  * bools are "above the middle of the range". */
 static double *make_values(const input_spec *spec,

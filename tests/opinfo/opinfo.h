@@ -156,6 +156,11 @@ const yg_op_info *opinfo_op(const char *name);
 bool opinfo_refused_on(const sample *s, yg_dtype dtype);
 /* The derivative entry named name, or NULL. */
 const yg_derivative_info *opinfo_derivative(const char *name);
+/* Whether s is gradchecked: its op has a derivative entry with
+ * differentiable inputs, or is composite (differentiable through its
+ * parts) and not marked OPINFO_NO_GRAD; samples whose inputs are all
+ * integer are not. */
+bool opinfo_is_differentiable(const sample *s);
 
 /* Input i of s as a new tensor of dtype (floating inputs; index inputs stay
  * int64), deterministic for seed.  With noncontig, the same values in a
