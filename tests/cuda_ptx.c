@@ -7,8 +7,8 @@
  * CTest runs it over the generated CUDA loops (generated/cuda/*.cu, the
  * checked-in copy), which under NVRTC instantiate every kernel instead of
  * defining launchers (cuda/pointwise.cuh).  Each file must yield four
- * kernels per YG_CUDA_LOOP line, and PTX ptxas accepts for both
- * architectures.  Prints one line per file; exits 1 on the first failure
+ * kernels per YG_CUDA_LOOP line, with the linear kernels' vector stores,
+ * and PTX ptxas accepts for both architectures.  Prints one line per file; exits 1 on the first failure
  * with NVRTC's log or ptxas's complaint.
  */
 #include <nvrtc.h>
@@ -125,13 +125,22 @@ int main(int argc, char **argv) {
                     argv[i],
                     entries,
                     loops);
+        /* The linear kernels' vector path (pointwise.cuh): 16-byte
+         * stores of packed elements. */
+        int vec = count(ptx, "st.global.v");
+        if (rc == 0 && loops > 0 && vec == 0) {
+            fprintf(stderr, "%s: no vector store in the PTX of %d loops\n", argv[i], loops);
+            rc = 1;
+        }
         if (rc == 0)
             rc = assemble(argv[1], argv[i], ptx);
         if (rc == 0)
-            printf("%s: %d loops, %d kernels, assembled for sm_80 and sm_90\n",
+            printf("%s: %d loops, %d kernels (%d vector stores), assembled for sm_80 and "
+                   "sm_90\n",
                    argv[i],
                    loops,
-                   entries);
+                   entries,
+                   vec);
         total += loops;
         free(ptx);
         free(src);

@@ -42,6 +42,8 @@ typedef struct yg_cuda_loop_args {
     int32_t nops;
     int32_t linear;
     int32_t index32;
+    int32_t vec; /* set by the launcher: linear, and every operand aligned
+                    for 16-byte loads and stores (cuda/pointwise.cuh) */
     int64_t sizes[YG_CUDA_MAX_DIMS];
     int64_t strides[YG_CUDA_MAX_OPERANDS][YG_CUDA_MAX_DIMS];
     char *ptrs[YG_CUDA_MAX_OPERANDS]; /* the output, then the inputs */

@@ -9,7 +9,10 @@
  * a dense one none.  Each element function is instantiated four ways:
  * linear or strided, 32- or 64-bit index.  The host picks one per launch
  * (32-bit division is several times cheaper on the GPU).  One thread per
- * element in a grid-stride loop of YG_CUDA_BLOCK threads per block.
+ * element in a grid-stride loop of YG_CUDA_BLOCK threads per block; on
+ * the linear path, when every operand is aligned for it, one thread per
+ * 16 bytes of the wider type instead (four float32 elements per load and
+ * store, two float64), which is what reaches the memory's bandwidth.
  *
  * An element function Op is a struct constructed from the loop's
  * arguments (it reads its scalars there) with
@@ -54,13 +57,50 @@ __device__ __forceinline__ void offsets(const yg_cuda_loop_args &a, I i, I (&off
     }
 }
 
+/* Elements per thread and access on the vector path: as many as fit 16
+ * bytes of the wider of In and Out (1: no vector path). */
+template <typename Out, typename In> struct vec_width {
+    static const int bytes = sizeof(In) > sizeof(Out) ? (int)sizeof(In) : (int)sizeof(Out);
+    static const int value = bytes >= 16 ? 1 : 16 / bytes;
+};
+
+/* W elements loaded or stored as one aligned access. */
+template <typename T, int W> struct alignas(sizeof(T) * W) pack {
+    T v[W];
+};
+
 template <typename Out, typename In, int NIN, typename Op, bool LINEAR, typename I>
 __global__ void __launch_bounds__(YG_CUDA_BLOCK) loop(const yg_cuda_loop_args a, const Op op)
 {
     const I n = (I)a.n;
     const I step = (I)gridDim.x * (I)blockDim.x;
+    const I first = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x;
+    I from = 0; /* where the element walk starts */
 
-    for (I i = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; i < n; i += step) {
+    if (LINEAR && vec_width<Out, In>::value > 1 && a.vec) {
+        /* Every operand dense and aligned: W elements per access, then
+         * the last n % W elements one by one. */
+        const int W = vec_width<Out, In>::value;
+        const I nv = n / W;
+        for (I j = first; j < nv; j += step) {
+            pack<In, W> p[NIN];
+            pack<Out, W> r;
+#pragma unroll
+            for (int k = 0; k < NIN; k++)
+                p[k] = ((const pack<In, W> *)a.ptrs[k + 1])[j];
+#pragma unroll
+            for (int w = 0; w < W; w++) {
+                In v[NIN];
+#pragma unroll
+                for (int k = 0; k < NIN; k++)
+                    v[k] = p[k].v[w];
+                r.v[w] = op(v);
+            }
+            ((pack<Out, W> *)a.ptrs[0])[j] = r;
+        }
+        from = nv * W;
+    }
+    for (I i = from + first; i < n; i += step) {
         In v[NIN];
         if (LINEAR) {
 #pragma unroll
@@ -112,20 +152,26 @@ int launch(const yg_cuda_loop_args *a)
 {
     const Op op(a);
     const cudaStream_t s = YG_CUDA_STREAM;
-    int64_t blocks = (a->n + YG_CUDA_BLOCK - 1) / YG_CUDA_BLOCK;
+    const int W = vec_width<Out, In>::value;
+    yg_cuda_loop_args b = *a;
 
     if (a->n <= 0)
         return 0;
+    /* The vector path when every operand is aligned for its pack. */
+    b.vec = W > 1 && a->linear && (uintptr_t)a->ptrs[0] % (sizeof(Out) * W) == 0;
+    for (int k = 0; k < NIN; k++)
+        b.vec = b.vec && (uintptr_t)a->ptrs[k + 1] % (sizeof(In) * W) == 0;
+    int64_t blocks = ((b.vec ? (a->n + W - 1) / W : a->n) + YG_CUDA_BLOCK - 1) / YG_CUDA_BLOCK;
     if (blocks > YG_CUDA_MAX_BLOCKS)
         blocks = YG_CUDA_MAX_BLOCKS;
     if (a->linear && a->index32)
-        loop<Out, In, NIN, Op, true, int><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(*a, op);
+        loop<Out, In, NIN, Op, true, int><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(b, op);
     else if (a->linear)
-        loop<Out, In, NIN, Op, true, int64_t><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(*a, op);
+        loop<Out, In, NIN, Op, true, int64_t><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(b, op);
     else if (a->index32)
-        loop<Out, In, NIN, Op, false, int><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(*a, op);
+        loop<Out, In, NIN, Op, false, int><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(b, op);
     else
-        loop<Out, In, NIN, Op, false, int64_t><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(*a, op);
+        loop<Out, In, NIN, Op, false, int64_t><<<(unsigned)blocks, YG_CUDA_BLOCK, 0, s>>>(b, op);
     return (int)cudaGetLastError();
 }
 #endif
