@@ -17,7 +17,11 @@
 #include "distributed/dist_int.h"
 #include "testutil.h"
 #include "yagrad/cuda.h"
+#include "yagrad/ops_creation.h"
 #include "yagrad/ops_dtype_conversion.h"
+#include "yagrad/ops_inplace_arithmetic.h"
+#include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_slicing.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +291,52 @@ static void test_groups_refuse_tensors_of_the_other_device(void **state) {
     yg_process_group_release(nccl);
 }
 
+/* Collectives follow the calling thread's current stream: an input filled
+ * by a kernel on a stream of the test's own is gathered after the fill,
+ * and a kernel queued on that stream after the wait sees the result. */
+static void test_one_rank_group_orders_collectives_on_the_current_stream(void **state) {
+    const int64_t n[] = {1 << 20};
+    const yg_dtype f32 = YG_FLOAT32;
+    const yg_device cuda = YG_CUDA;
+    yg_process_group *pg;
+    yg_cuda_stream *stream = NULL;
+    yg_tensor *x = NULL, *out = NULL, *same = NULL;
+    yg_work *work = NULL;
+    double first = 0, last = 0;
+    (void)state;
+
+    need_nccl();
+    pg = nccl_group();
+    YG_CHECK(yg_cuda_stream_create(0, &stream));
+    YG_CHECK(yg_cuda_set_stream(0, stream));
+    YG_CHECK(yg_zeros(n, 1, &f32, &cuda, &x));
+    YG_CHECK(yg_zeros(n, 1, &f32, &cuda, &out));
+    for (int round = 1; round <= 3; round++) {
+        YG_CHECK(yg_fill_(x, 1.5 * round, &same)); /* queued on the stream */
+        yg_release(same);
+        YG_CHECK(yg_process_group_all_gather(pg, x, out, &work));
+        YG_CHECK(yg_work_wait(work));
+        yg_work_release(work);
+        YG_CHECK(yg_mul_scalar_(out, 2.0, &same)); /* after the wait, on the stream */
+        yg_release(same);
+        {
+            yg_tensor *e = NULL;
+            YG_CHECK(yg_select(out, 0, 0, &e));
+            YG_CHECK(yg_tensor_item(e, &first));
+            yg_release(e);
+            YG_CHECK(yg_select(out, 0, n[0] - 1, &e));
+            YG_CHECK(yg_tensor_item(e, &last));
+            yg_release(e);
+        }
+        assert_true(first == 3.0 * round && last == 3.0 * round);
+    }
+    yg_release(x); /* made for the stream: released before it goes */
+    yg_release(out);
+    YG_CHECK(yg_cuda_set_stream(0, NULL));
+    yg_cuda_stream_destroy(stream);
+    yg_process_group_release(pg);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nccl_group_creation_says_why_it_cannot_run),
@@ -295,6 +345,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_one_rank_group_all_reduces_sum_avg_and_max),
         cmocka_unit_test(test_one_rank_group_broadcasts_gathers_scatters_and_waits),
         cmocka_unit_test(test_groups_refuse_tensors_of_the_other_device),
+        cmocka_unit_test(test_one_rank_group_orders_collectives_on_the_current_stream),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

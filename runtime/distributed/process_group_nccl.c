@@ -15,14 +15,20 @@
  * forever), which the header says.
  *
  * Collectives: each one is queued on the group's own stream, after an
- * event recorded on the legacy default stream (where yagrad's copies and
- * allocations run), so NCCL reads what was written before the call.  A
- * second event recorded after the NCCL call is what wait and test look
- * at (cudaEventQuery, polled as the MPI part polls MPI_Test: a yield for
- * the first 2 ms, then 50 us sleeps), together with
- * ncclCommGetAsyncError and the group's timeout.  A failure or a timeout
- * aborts the communicator (ncclCommAbort, which also ends its kernels)
- * and breaks the group: as for MPI, every later call fails at once.
+ * event recorded on the calling thread's current stream for the group's
+ * device (yg__cuda_current_stream: where that thread's kernels, copies
+ * and allocations run, the legacy default stream unless
+ * yg_cuda_set_stream chose another), so NCCL reads what was written
+ * before the call.  A second event (done) recorded after the NCCL call
+ * is what wait and test look at on the host (cudaEventQuery, polled as
+ * the MPI part polls MPI_Test: a yield for the first 2 ms, then 50 us
+ * sleeps), together with ncclCommGetAsyncError and the group's timeout.
+ * Once it has happened, wait (and a test that says done) also makes the
+ * calling thread's current stream wait for done (cudaStreamWaitEvent),
+ * so the result is ordered before later kernels on whatever stream is
+ * current then.  A failure or a timeout aborts the communicator
+ * (ncclCommAbort, which also ends its kernels) and breaks the group: as
+ * for MPI, every later call fails at once.
  *
  * No buffers: tensors are used in place, so they must be contiguous
  * (yagrad has no CUDA kernel to gather a strided one), and float16,
@@ -64,7 +70,7 @@ typedef enum coll_kind {
 struct yg__nccl_group {
     ncclComm_t comm; /* NULL once aborted */
     cudaStream_t stream;
-    cudaEvent_t queued; /* recorded on the legacy default stream before each call */
+    cudaEvent_t queued; /* recorded on the caller's current stream before each call */
     float *barrier_buf; /* one float of device memory for barrier's all-reduce */
     int device, rank, world_size;
     int64_t timeout_ms;
@@ -473,7 +479,8 @@ static yg_status check_usable(const yg__nccl_group *g, const char *op) {
     return YG_OK;
 }
 
-/* Queues c on g's stream after the default stream's work so far. */
+/* Queues c on g's stream after the work queued so far on the calling
+ * thread's current stream for g's device. */
 static yg_status launch(yg__nccl_group *g, const coll *c, yg__nccl_work **out) {
     yg__nccl_work *w = NULL;
     cudaError_t e;
@@ -499,11 +506,12 @@ static yg_status launch(yg__nccl_group *g, const coll *c, yg__nccl_work **out) {
         st = cuda_fail(c->op, "cudaEventCreateWithFlags", e);
         goto out;
     }
-    e = cudaEventRecord(g->queued, cudaStreamLegacy);
+    /* With g's device current: its current stream on this thread. */
+    e = cudaEventRecord(g->queued, (cudaStream_t)yg__cuda_current_stream());
     if (e == cudaSuccess)
         e = cudaStreamWaitEvent(g->stream, g->queued, 0);
     if (e != cudaSuccess) {
-        st = cuda_fail(c->op, "ordering after the default stream", e);
+        st = cuda_fail(c->op, "ordering after the current stream", e);
         goto out;
     }
     r = run(g, c);
@@ -662,6 +670,32 @@ static void progress(yg__nccl_work *w, bool block) {
     }
 }
 
+/* On the calling thread, after w finished well: makes the current stream
+ * of g's device wait for done, so later work on it (any stream the
+ * caller made current) comes after the collective.  A failure becomes
+ * w's status. */
+static void deliver(yg__nccl_work *w) {
+    yg__nccl_group *g = w->g;
+    cudaError_t e;
+    int prev = 0;
+    yg_status st;
+
+    if (w->status != YG_OK)
+        return;
+    st = enter(w->op, g->device, &prev);
+    if (st != YG_OK)
+        goto fail;
+    e = cudaStreamWaitEvent((cudaStream_t)yg__cuda_current_stream(), w->done, 0);
+    if (e != cudaSuccess)
+        st = cuda_fail(w->op, "cudaStreamWaitEvent", e);
+    leave(g->device, prev);
+fail:
+    if (st != YG_OK) {
+        w->status = st;
+        snprintf(w->message, sizeof w->message, "%s", yg_last_error());
+    }
+}
+
 static yg_status report(const yg__nccl_work *w) {
     if (w->status != YG_OK)
         return yg__fail(w->status, "%s", w->message);
@@ -670,13 +704,17 @@ static yg_status report(const yg__nccl_work *w) {
 
 yg_status yg__nccl_work_wait(yg__nccl_work *w) {
     progress(w, true);
+    deliver(w);
     return report(w);
 }
 
 yg_status yg__nccl_work_test(yg__nccl_work *w, bool *done) {
     progress(w, false);
     *done = w->finished;
-    return w->finished ? report(w) : YG_OK;
+    if (!w->finished)
+        return YG_OK;
+    deliver(w);
+    return report(w);
 }
 
 void yg__nccl_work_release(yg__nccl_work *w) {

@@ -187,11 +187,15 @@ void yg_process_group_release(yg_process_group *pg);
  * fails with YG_ERR_DEVICE, e.g. "all_reduce: tensor is on cpu but this
  * NCCL process group takes tensors on cuda:0", or YG_ERR_NOT_IMPLEMENTED
  * for a non-contiguous CUDA tensor.  On an NCCL group the collective
- * runs on the group's stream after the work queued on the device so far
- * (the legacy default stream); a completed wait or test means the
- * result is in the tensors.  NCCL failures and timeouts are YG_ERR_IO
- * with ncclGetErrorString's text, CUDA runtime failures YG_ERR_DEVICE
- * with the runtime's; either breaks the group (ncclCommAbort). */
+ * runs on the group's own stream after the work queued so far on the
+ * calling thread's current stream for the group's device (yagrad/cuda.h:
+ * the legacy default stream unless yg_cuda_set_stream chose another); a
+ * completed wait or test means the result is in the tensors and makes
+ * the calling thread's current stream (then) wait for the collective,
+ * so kernels queued after it on that stream see the result.  NCCL
+ * failures and timeouts are YG_ERR_IO with ncclGetErrorString's text,
+ * CUDA runtime failures YG_ERR_DEVICE with the runtime's; either breaks
+ * the group (ncclCommAbort). */
 
 /* Reduces t over all ranks in place: every rank ends with the result.
  *   t:  in-out, retained by work until it completes
@@ -245,8 +249,9 @@ YG_NODISCARD yg_status yg_process_group_reduce_scatter(yg_process_group *pg,
 YG_NODISCARD yg_status yg_process_group_barrier(yg_process_group *pg, yg_work **work);
 
 /* Blocks until work completes (success, MPI error or timeout) and writes
- * its result into the tensors given to the collective.  Waiting again
- * returns the same status.
+ * its result into the tensors given to the collective (on an NCCL group,
+ * also makes the calling thread's current stream wait for it; see
+ * above).  Waiting again returns the same status.
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL work; the collective's
  *          failure (YG_ERR_IO, with its message). */
 YG_NODISCARD yg_status yg_work_wait(yg_work *work);
