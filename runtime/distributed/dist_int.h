@@ -30,7 +30,8 @@ yg_status yg__dist_check_tensor(const char *op, const char *arg, const yg_tensor
 
 /* Checks t for a collective named op on an NCCL group of CUDA device
  * index device: defined, on cuda:<device> (YG_ERR_DEVICE naming both
- * devices), contiguous (YG_ERR_NOT_IMPLEMENTED). */
+ * devices: "<op>: <arg> is on cpu but this NCCL process group takes
+ * tensors on cuda:0").  Any layout. */
 yg_status
 yg__dist_check_cuda_tensor(const char *op, const char *arg, const yg_tensor *t, int device);
 

@@ -63,8 +63,7 @@
  * "... no CUDA device ...".  A CUDA tensor given to an MPI group, or a
  * CPU tensor (or one of another GPU) given to an NCCL group, fails with
  * YG_ERR_DEVICE naming the operation, the argument and both devices.
- * NCCL groups take contiguous tensors only (yagrad has no CUDA copy
- * kernel yet); yg_ddp does not run over NCCL yet.
+ * yg_ddp does not run over NCCL yet.
  *
  * Tensors: CPU tensors of every dtype; non-contiguous tensors are copied
  * to a contiguous buffer and back.  float16/bfloat16 are reduced in
@@ -72,9 +71,10 @@
  * max); avg needs a floating dtype.  A tensor given to a non-blocking
  * collective must not be read or written until the work completes.  A
  * tensor of more than INT_MAX elements (MPI's count is an int) fails with
- * YG_ERR_SHAPE.  On NCCL groups: contiguous CUDA tensors of every dtype,
- * reduced in their own dtype (float16 and bfloat16 too; bool with
- * logical or), avg by NCCL's ncclAvg.
+ * YG_ERR_SHAPE.  On NCCL groups: CUDA tensors of every dtype, reduced in
+ * their own dtype (float16 and bfloat16 too; bool with logical or), avg
+ * by NCCL's ncclAvg; a non-contiguous one is copied to a contiguous
+ * buffer on its device and back, as on MPI groups.
  *
  * Thread safety: a group may be used from one thread at a time (the
  * communication thread is internal).  yg_work handles are not shared.
@@ -182,20 +182,19 @@ void yg_process_group_release(yg_process_group *pg);
  * when the group is broken, and with YG_ERR_OUT_OF_MEMORY.
  * Arguments are checked on the calling rank only: ranks that disagree on
  * sizes or dtypes are an MPI error or a timeout, not a clean status.
- * Devices: an MPI group takes CPU tensors; an NCCL group contiguous CUDA
- * tensors on its device (yg_process_group_cuda_device).  Anything else
- * fails with YG_ERR_DEVICE, e.g. "all_reduce: tensor is on cpu but this
- * NCCL process group takes tensors on cuda:0", or YG_ERR_NOT_IMPLEMENTED
- * for a non-contiguous CUDA tensor.  On an NCCL group the collective
- * runs on the group's own stream after the work queued so far on the
- * calling thread's current stream for the group's device (yagrad/cuda.h:
- * the legacy default stream unless yg_cuda_set_stream chose another); a
- * completed wait or test means the result is in the tensors and makes
- * the calling thread's current stream (then) wait for the collective,
- * so kernels queued after it on that stream see the result.  NCCL
- * failures and timeouts are YG_ERR_IO with ncclGetErrorString's text,
- * CUDA runtime failures YG_ERR_DEVICE with the runtime's; either breaks
- * the group (ncclCommAbort). */
+ * Devices: an MPI group takes CPU tensors; an NCCL group CUDA tensors on
+ * its device (yg_process_group_cuda_device), of any layout.  Anything
+ * else fails with YG_ERR_DEVICE, e.g. "all_reduce: tensor is on cpu but
+ * this NCCL process group takes tensors on cuda:0".  On an NCCL group
+ * the collective runs on the group's own stream after the work queued
+ * so far on the calling thread's current stream for the group's device
+ * (yagrad/cuda.h: the legacy default stream unless yg_cuda_set_stream
+ * chose another); a completed wait or test means the result is in the
+ * tensors and makes the calling thread's current stream (then) wait for
+ * the collective, so kernels queued after it on that stream see the
+ * result.  NCCL failures and timeouts are YG_ERR_IO with
+ * ncclGetErrorString's text, CUDA runtime failures YG_ERR_DEVICE with
+ * the runtime's; either breaks the group (ncclCommAbort). */
 
 /* Reduces t over all ranks in place: every rank ends with the result.
  *   t:  in-out, retained by work until it completes
@@ -203,8 +202,7 @@ void yg_process_group_release(yg_process_group *pg);
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL pg/t or an unknown op;
  *          YG_ERR_DTYPE for avg on a non-floating dtype;
  *          YG_ERR_DEVICE for a tensor on a device the group does not
- *          take; YG_ERR_NOT_IMPLEMENTED for a non-contiguous CUDA
- *          tensor. */
+ *          take. */
 YG_NODISCARD yg_status yg_process_group_all_reduce(yg_process_group *pg,
                                                    yg_tensor *t,
                                                    yg_reduce_op op,
