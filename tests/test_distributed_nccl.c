@@ -2,27 +2,34 @@
  * test_distributed_nccl.c - process groups over NCCL (yagrad/distributed.h,
  * backend YG_DIST_NCCL).
  *
- * Three tests run everywhere: what creating an NCCL group says where it
+ * Four tests run everywhere: what creating an NCCL group says where it
  * cannot be made (built without MPI or NCCL, or no CUDA device), the
- * refusal of an unknown backend, and the device refusals of the
- * argument checks both backends share (on cpu tensors whose storage is
- * marked cuda:N for the calls, as test_cuda.c does: the checks read no
- * data).  The others make a one-rank NCCL group (this process is MPI's
- * singleton) and need a GPU and an NCCL build; without them they print
- * "skipped: no CUDA device ..." or "skipped: built without NCCL" and
- * CTest reports them as skipped (tests/CMakeLists.txt), never passed.
- * All are labelled `cuda`.
+ * refusal of an unknown backend, the device refusals of the argument
+ * checks both backends share, and yg_ddp_create's refusal of parameters
+ * on two devices or on one the group does not take (on cpu tensors whose
+ * storage is marked cuda:N for the calls, as test_cuda.c does: the
+ * checks read no data; through an MPI group of one rank, this process
+ * as MPI's singleton, where the build has MPI).  The others make a
+ * one-rank NCCL group and need a GPU and an NCCL build; without them
+ * they print "skipped: no CUDA device ..." or "skipped: built without
+ * NCCL" and CTest reports them as skipped (tests/CMakeLists.txt), never
+ * passed.  All are labelled `cuda`.
  */
 #include "core/core.h"
 #include "distributed/dist_int.h"
 #include "testutil.h"
 #include "yagrad/cuda.h"
+#include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_creation.h"
 #include "yagrad/ops_dtype_conversion.h"
 #include "yagrad/ops_inplace_arithmetic.h"
 #include "yagrad/ops_inplace_fill.h"
+#include "yagrad/ops_linalg.h"
 #include "yagrad/ops_slicing.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_trigonometric.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +159,84 @@ static void test_checks_refuse_tensors_of_the_other_device_naming_both(void **st
     yg_release(x);
 }
 
+/* Marks t's storage as device memory of cuda:index (or the CPU again,
+ * index -1) for checks that read no data. */
+static void mark(yg_tensor *t, int index) {
+    t->storage->device = index < 0 ? YG_CPU : YG_CUDA;
+    t->storage->device_index = index < 0 ? 0 : index;
+}
+
+/* yg_ddp_create refuses parameters on two devices, or on a device the
+ * group's backend does not take, naming the parameter and both devices:
+ * the check itself for both backends (an NCCL group cannot be made
+ * without a GPU), then through an MPI group of one rank, where the
+ * refusal comes back after the ranks' count exchange. */
+static void test_ddp_refuses_parameters_on_two_devices_or_the_wrong_one(void **state) {
+    const int64_t s[] = {2, 3};
+    yg_tensor *a = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 7);
+    yg_tensor *b = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 8);
+    yg_tensor *c = yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 9);
+    yg_process_group *mpi = NULL;
+    yg_ddp *ddp = (yg_ddp *)1;
+    (void)state;
+
+    YG_CHECK(yg_tensor_set_requires_grad(a, true));
+    YG_CHECK(yg_tensor_set_requires_grad(b, true));
+    mark(b, 0);
+    mark(c, 1);
+    YG_EXPECT_ERROR(
+        yg__ddp_check_device(0, a, a, YG_DIST_NCCL, 0),
+        YG_ERR_DEVICE,
+        "ddp_create: parameter 0 is on cpu but this NCCL process group takes tensors on cuda:0");
+    YG_EXPECT_ERROR(
+        yg__ddp_check_device(0, c, c, YG_DIST_NCCL, 0),
+        YG_ERR_DEVICE,
+        "ddp_create: parameter 0 is on cuda:1 but this NCCL process group takes tensors on cuda:0");
+    YG_EXPECT_ERROR(yg__ddp_check_device(1, a, b, YG_DIST_NCCL, 0),
+                    YG_ERR_DEVICE,
+                    "ddp_create: parameter 1 is on cpu but parameter 0 is on cuda:0",
+                    "every parameter must be on one device");
+    YG_EXPECT_ERROR(yg__ddp_check_device(2, c, b, YG_DIST_NCCL, 0),
+                    YG_ERR_DEVICE,
+                    "ddp_create: parameter 2 is on cuda:1 but parameter 0 is on cuda:0");
+    YG_EXPECT_ERROR(
+        yg__ddp_check_device(0, b, b, YG_DIST_MPI, -1),
+        YG_ERR_DEVICE,
+        "ddp_create: parameter 0 is on cuda:0 but this MPI process group takes cpu tensors");
+    YG_EXPECT_ERROR(yg__ddp_check_device(1, b, a, YG_DIST_MPI, -1),
+                    YG_ERR_DEVICE,
+                    "ddp_create: parameter 1 is on cuda:0 but parameter 0 is on cpu");
+    YG_CHECK(yg__ddp_check_device(1, b, b, YG_DIST_NCCL, 0));
+    YG_CHECK(yg__ddp_check_device(1, a, a, YG_DIST_MPI, -1));
+
+    if (yg_distributed_is_available()) {
+        yg_tensor *mixed[2] = {a, b}, *gpu[1] = {b};
+        YG_CHECK(yg_process_group_create(NULL, &mpi));
+        YG_EXPECT_ERROR(yg_ddp_create(mpi, mixed, 2, NULL, &ddp),
+                        YG_ERR_DEVICE,
+                        "ddp_create: parameter 1 is on cuda:0 but parameter 0 is on cpu");
+        assert_null(ddp);
+        ddp = (yg_ddp *)1;
+        YG_EXPECT_ERROR(
+            yg_ddp_create(mpi, gpu, 1, NULL, &ddp),
+            YG_ERR_DEVICE,
+            "ddp_create: parameter 0 is on cuda:0 but this MPI process group takes cpu tensors");
+        assert_null(ddp);
+        /* The group is still usable: cpu parameters are taken. */
+        YG_CHECK(yg_ddp_create(mpi, &a, 1, NULL, &ddp));
+        assert_int_equal(yg_ddp_bucket_count(ddp), 1);
+        yg_ddp_release(ddp);
+        yg_process_group_release(mpi);
+    } else {
+        printf("this build has no MPI: only the check itself ran\n");
+    }
+    mark(b, -1);
+    mark(c, -1);
+    yg_release(a);
+    yg_release(b);
+    yg_release(c);
+}
+
 /* ---- on a GPU ---- */
 
 static void test_one_rank_group_all_reduces_sum_avg_and_max(void **state) {
@@ -242,12 +327,14 @@ static void test_one_rank_group_broadcasts_gathers_scatters_and_waits(void **sta
 
 /* Through the public entry points with real device tensors: an NCCL
  * group refuses cpu tensors (and takes non-contiguous ones), an MPI group
- * CUDA ones, and ddp refuses NCCL groups. */
+ * CUDA ones, and ddp over an NCCL group refuses cpu parameters and
+ * parameters on two devices. */
 static void test_groups_refuse_tensors_of_the_other_device(void **state) {
     const int64_t s[] = {2, 3}, st[] = {3, 2}, tst[] = {1, 3};
     const double v[] = {1, 2, 3, 4, 5, 6};
     yg_process_group *nccl, *mpi = NULL;
     yg_tensor *h = yg_test_tensor(YG_FLOAT32, s, 2, v), *d, *t = NULL;
+    yg_tensor *hp = yg_test_tensor(YG_FLOAT32, s, 2, v), *dp, *mixed[2];
     yg_ddp *ddp = (yg_ddp *)1;
     yg_work *work = (yg_work *)1;
     (void)state;
@@ -255,6 +342,9 @@ static void test_groups_refuse_tensors_of_the_other_device(void **state) {
     need_nccl();
     nccl = nccl_group();
     d = device_tensor(YG_FLOAT32, s, 2, v);
+    dp = device_tensor(YG_FLOAT32, s, 2, v);
+    YG_CHECK(yg_tensor_set_requires_grad(hp, true));
+    YG_CHECK(yg_tensor_set_requires_grad(dp, true));
     YG_EXPECT_ERROR(
         yg_process_group_all_reduce(nccl, h, YG_REDUCE_SUM, &work),
         YG_ERR_DEVICE,
@@ -267,9 +357,16 @@ static void test_groups_refuse_tensors_of_the_other_device(void **state) {
     /* through a contiguous copy */
     YG_CHECK(yg_process_group_broadcast(nccl, t, 0, NULL));
     expect_values(d, s, 2, v);
-    YG_EXPECT_ERROR(yg_ddp_create(nccl, &h, 1, NULL, &ddp),
-                    YG_ERR_NOT_IMPLEMENTED,
-                    "ddp_create: the process group is an NCCL group (cuda:0)");
+    YG_EXPECT_ERROR(
+        yg_ddp_create(nccl, &hp, 1, NULL, &ddp),
+        YG_ERR_DEVICE,
+        "ddp_create: parameter 0 is on cpu but this NCCL process group takes tensors on cuda:0");
+    assert_null(ddp);
+    mixed[0] = dp;
+    mixed[1] = hp;
+    YG_EXPECT_ERROR(yg_ddp_create(nccl, mixed, 2, NULL, &ddp),
+                    YG_ERR_DEVICE,
+                    "ddp_create: parameter 1 is on cpu but parameter 0 is on cuda:0");
     assert_null(ddp);
 
     YG_CHECK(yg_process_group_create(NULL, &mpi));
@@ -282,10 +379,17 @@ static void test_groups_refuse_tensors_of_the_other_device(void **state) {
     YG_CHECK(yg_process_group_all_reduce(mpi, h, YG_REDUCE_SUM, NULL));
     YG_CHECK(yg_process_group_all_reduce(nccl, d, YG_REDUCE_SUM, NULL));
     expect_values(d, s, 2, v);
+    YG_EXPECT_ERROR(yg_ddp_create(mpi, &dp, 1, NULL, &ddp),
+                    YG_ERR_DEVICE,
+                    "ddp_create: parameter 0 is on cuda:0 but this MPI process group takes cpu "
+                    "tensors");
+    assert_null(ddp);
     yg_process_group_release(mpi);
     yg_release(t);
     yg_release(d);
     yg_release(h);
+    yg_release(dp);
+    yg_release(hp);
     yg_process_group_release(nccl);
 }
 
@@ -405,16 +509,141 @@ static void test_one_rank_group_orders_collectives_on_the_current_stream(void **
     yg_process_group_release(pg);
 }
 
+/* ---- yg_ddp over NCCL ---- */
+
+enum { NB = 6, NIN = 4, NHID = 8, NOUT = 3, NSTEPS = 6 };
+
+/* w1 [4, 8], b1 [8], w2 [8, 3], b2 [3], unused [3, 3]: float64 leaves on
+ * cuda:0 with the same values for every seed. */
+static void cuda_model(yg_tensor **p) {
+    const int64_t shapes[5][2] = {{NIN, NHID}, {NHID, 0}, {NHID, NOUT}, {NOUT, 0}, {3, 3}};
+    for (int k = 0; k < 5; k++) {
+        int64_t ndim = shapes[k][1] ? 2 : 1, n = shapes[k][0] * (ndim == 2 ? shapes[k][1] : 1);
+        double v[64];
+        for (int64_t i = 0; i < n; i++)
+            v[i] = sin((double)(k * 13 + i)) * 0.5;
+        p[k] = device_tensor(YG_FLOAT64, shapes[k], ndim, v);
+        YG_CHECK(yg_tensor_set_requires_grad(p[k], true));
+    }
+}
+
+/* backward of sum((tanh(x @ w1 + b1) @ w2 + b2 - t)^2) on step's batch */
+static void cuda_step_backward(yg_tensor **p, int step) {
+    const int64_t sx[] = {NB, NIN}, st[] = {NB, NOUT};
+    double vx[NB * NIN], vt[NB * NOUT];
+    yg_tensor *x, *t, *m = NULL, *h = NULL, *a = NULL, *y = NULL, *y2 = NULL, *d = NULL;
+    yg_tensor *sq = NULL, *l = NULL;
+
+    for (int i = 0; i < NB * NIN; i++)
+        vx[i] = cos(step * 31.0 + i * 0.7);
+    for (int i = 0; i < NB * NOUT; i++)
+        vt[i] = sin(step * 17.0 + i * 0.3);
+    x = device_tensor(YG_FLOAT64, sx, 2, vx);
+    t = device_tensor(YG_FLOAT64, st, 2, vt);
+    YG_CHECK(yg_mm(x, p[0], &m));
+    YG_CHECK(yg_add(m, p[1], 1, &h));
+    YG_CHECK(yg_tanh(h, &a));
+    YG_CHECK(yg_mm(a, p[2], &y));
+    YG_CHECK(yg_add(y, p[3], 1, &y2));
+    YG_CHECK(yg_sub(y2, t, 1, &d));
+    YG_CHECK(yg_mul(d, d, &sq));
+    YG_CHECK(yg_sum(sq, &l));
+    YG_CHECK(yg_backward(l, NULL, false));
+    yg_tensor *all[] = {x, t, m, h, a, y, y2, d, sq, l};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        yg_release(all[k]);
+}
+
+static void count_started(yg_ddp_event event, int64_t bucket, void *ctx) {
+    (void)bucket;
+    if (event == YG_DDP_BUCKET_STARTED)
+        (*(int *)ctx)++;
+}
+
+/* yg_ddp on cuda:0 parameters over a one-rank NCCL group: its buckets
+ * live on the GPU, and the parameters after SGD steps through it equal
+ * plain SGD on the same data (the average over one rank is the
+ * gradient); half the steps run with a stream of the test's own as the
+ * current one.  The unused parameter keeps .grad none. */
+static void test_ddp_on_cuda_parameters_matches_plain_sgd(void **state) {
+    yg_sgd_options sgd = {.lr = 0.05};
+    int started = 0;
+    yg_ddp_options opts = {.bucket_bytes = 64,
+                           .find_unused_parameters = true,
+                           .on_event = count_started,
+                           .on_event_ctx = &started};
+    yg_process_group *pg;
+    yg_optimizer *ref_opt = NULL, *opt = NULL;
+    yg_cuda_stream *stream = NULL;
+    yg_tensor *ref[5], *m[5], *g = (yg_tensor *)1;
+    yg_ddp *ddp = NULL;
+    (void)state;
+
+    need_nccl();
+    pg = nccl_group();
+    cuda_model(ref);
+    cuda_model(m);
+    YG_CHECK(yg_optimizer_create_sgd(ref, 5, &sgd, &ref_opt));
+    YG_CHECK(yg_optimizer_create_sgd(m, 5, &sgd, &opt));
+    YG_CHECK(yg_ddp_create(pg, m, 5, &opts, &ddp));
+    assert_true(yg_ddp_bucket_count(ddp) > 2);
+    YG_CHECK(yg_cuda_stream_create(0, &stream));
+    for (int step = 0; step < NSTEPS; step++) {
+        if (step == NSTEPS / 2)
+            YG_CHECK(yg_cuda_set_stream(0, stream));
+        cuda_step_backward(ref, step);
+        YG_CHECK(yg_optimizer_step(ref_opt));
+        yg_optimizer_zero_grad(ref_opt);
+        cuda_step_backward(m, step);
+        YG_CHECK(yg_ddp_finish(ddp));
+        YG_CHECK(yg_tensor_grad(m[0], &g));
+        assert_int_equal(yg_tensor_device(g), YG_CUDA);
+        yg_release(g);
+        YG_CHECK(yg_optimizer_step(opt));
+        yg_optimizer_zero_grad(opt);
+    }
+    /* Every bucket started each step (the unused one from finish). */
+    assert_int_equal(started, NSTEPS * (int)yg_ddp_bucket_count(ddp));
+    for (int k = 0; k < 5; k++) {
+        double a[64], b[64];
+        int64_t n = yg_tensor_numel(m[k]);
+        YG_CHECK(yg_tensor_to_f64(ref[k], a, n));
+        YG_CHECK(yg_tensor_to_f64(m[k], b, n));
+        for (int64_t i = 0; i < n; i++)
+            if (fabs(a[i] - b[i]) > 1e-12)
+                fail_msg("parameter %d element %lld: ddp %.17g, plain sgd %.17g",
+                         k,
+                         (long long)i,
+                         b[i],
+                         a[i]);
+    }
+    YG_CHECK(yg_tensor_grad(m[4], &g));
+    assert_null(g);
+    /* Everything used on the stream is released before it goes. */
+    yg_ddp_release(ddp);
+    yg_optimizer_release(opt);
+    yg_optimizer_release(ref_opt);
+    for (int k = 0; k < 5; k++) {
+        yg_release(ref[k]);
+        yg_release(m[k]);
+    }
+    YG_CHECK(yg_cuda_set_stream(0, NULL));
+    yg_cuda_stream_destroy(stream);
+    yg_process_group_release(pg);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nccl_group_creation_says_why_it_cannot_run),
         cmocka_unit_test(test_unknown_backend_is_refused),
         cmocka_unit_test(test_checks_refuse_tensors_of_the_other_device_naming_both),
+        cmocka_unit_test(test_ddp_refuses_parameters_on_two_devices_or_the_wrong_one),
         cmocka_unit_test(test_one_rank_group_all_reduces_sum_avg_and_max),
         cmocka_unit_test(test_one_rank_group_broadcasts_gathers_scatters_and_waits),
         cmocka_unit_test(test_groups_refuse_tensors_of_the_other_device),
         cmocka_unit_test(test_one_rank_group_reduces_non_contiguous_tensors_through_a_copy),
         cmocka_unit_test(test_one_rank_group_orders_collectives_on_the_current_stream),
+        cmocka_unit_test(test_ddp_on_cuda_parameters_matches_plain_sgd),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

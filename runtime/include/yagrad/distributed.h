@@ -63,7 +63,7 @@
  * "... no CUDA device ...".  A CUDA tensor given to an MPI group, or a
  * CPU tensor (or one of another GPU) given to an NCCL group, fails with
  * YG_ERR_DEVICE naming the operation, the argument and both devices.
- * yg_ddp does not run over NCCL yet.
+ * yg_ddp runs over either backend, on the parameters' device.
  *
  * Tensors: CPU tensors of every dtype; non-contiguous tensors are copied
  * to a contiguous buffer and back.  float16/bfloat16 are reduced in
@@ -288,6 +288,15 @@ void yg_work_release(yg_work *work);
  * A second synchronised backward before finish makes backward fail
  * (YG_ERR_AUTOGRAD, "ddp: parameter <i> received a second gradient ...").
  *
+ * Devices: the parameters must all be on one device, the one the group
+ * takes: cpu for an MPI group, the group's GPU for an NCCL group
+ * (yg_process_group_cuda_device).  The buckets are tensors on that
+ * device, filled, averaged and copied into .grad by tensor ops (on a
+ * GPU, kernels on the calling thread's current stream, which the
+ * all-reduces are ordered after); only a count per parameter is read
+ * back to the host, in finish.  The checks at creation exchange host
+ * data over MPI (an NCCL group's MPI part).
+ *
  * Parameters without a gradient in an iteration: with
  * find_unused_parameters, finish counts them as zeros on this rank (their
  * buckets start only in finish); a parameter no rank gave a gradient
@@ -318,14 +327,19 @@ typedef struct yg_ddp_options {
  * rank's parameters (a broadcast), and registers the hooks.
  *   pg:         borrowed; must outlive the wrapper
  *   params:     borrowed, params_len distinct leaves that require grad,
- *               float32 or float64; each retained until release
+ *               float32 or float64, on the group's device (above); each
+ *               retained until release
  *   options:    nullable, borrowed (NULL: defaults)
  *   out:        out: new wrapper, release with yg_ddp_release
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL pg/out, params_len < 1, a NULL
- *          or repeated parameter, bucket_bytes < 0; YG_ERR_NOT_IMPLEMENTED
- *          for an NCCL group; YG_ERR_AUTOGRAD for a
+ *          or repeated parameter, bucket_bytes < 0; YG_ERR_AUTOGRAD for a
  *          parameter that is not a leaf requiring grad; YG_ERR_DTYPE for
- *          another dtype; YG_ERR_SHAPE on every rank when the ranks'
+ *          another dtype; YG_ERR_DEVICE naming the parameter and both
+ *          devices when parameters are on two devices ("ddp_create:
+ *          parameter 2 is on cpu but parameter 0 is on cuda:0 ...") or
+ *          on one the group does not take ("ddp_create: parameter 0 is
+ *          on cpu but this NCCL process group takes tensors on cuda:0");
+ *          YG_ERR_SHAPE on every rank when the ranks'
  *          parameters differ: "ddp_create: parameter <i> is [..] float32 on
  *          rank 0 but [..] float32 on rank <r>" (the first mismatch, the
  *          same message on every rank), or "rank 0 has <n> parameters but
