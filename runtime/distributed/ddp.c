@@ -17,10 +17,21 @@
  * when the rank had its gradient), so every rank learns the same counts
  * and either fails with the same message or leaves globally unused
  * parameters alone.
+ *
+ * Devices: one code path for both backends.  The buckets are tensors on
+ * the parameters' device (cpu for an MPI group, the group's GPU for an
+ * NCCL one), and every access to them is a tensor op on views of them
+ * (copy_ of a gradient into its slot, fill_ of a count, div_ by the world
+ * size, copy_ back into .grad), so on a GPU they are kernels queued on
+ * the calling thread's current stream, which the NCCL backend orders its
+ * collectives after and waits return to.  Only the counts are read on
+ * the host, once per finish.  The checks of creation exchange host data
+ * over the group's MPI part, whatever its backend.
  */
 #include "autograd/node.h"
 #include "distributed/dist_int.h"
 #include "yagrad/autograd.h"
+#include "yagrad/ops_inplace_arithmetic.h"
 #include "yagrad/ops_inplace_fill.h"
 
 #include <math.h>
@@ -33,7 +44,9 @@
 
 typedef struct ddp_param {
     yg_ddp *owner;
-    yg_tensor *t; /* retained */
+    yg_tensor *t;     /* retained */
+    yg_tensor *slot;  /* its elements of the bucket's buffer, with t's sizes */
+    yg_tensor *count; /* its count: one element of the last bucket's buffer */
     int64_t bucket;
     int64_t offset; /* elements into the bucket's buffer */
     int64_t numel;
@@ -45,9 +58,11 @@ typedef struct ddp_bucket {
     yg_dtype dtype;
     int64_t numel;
     int64_t n_params;
-    int64_t pending; /* parameters not yet ready */
-    yg_tensor *buf;  /* contiguous, numel elements */
-    yg_work *work;   /* in flight, NULL when not queued */
+    int64_t pending;  /* parameters not yet ready */
+    yg_tensor *buf;   /* contiguous on the parameters' device: the gradients
+                       * (numel elements), then in the last bucket the counts */
+    yg_tensor *grads; /* buf's first numel elements */
+    yg_work *work;    /* in flight, NULL when not queued */
 } ddp_bucket;
 
 struct yg_ddp {
@@ -57,6 +72,8 @@ struct yg_ddp {
     ddp_bucket *buckets;
     int64_t n_buckets;
     int64_t next_launch;
+    yg_tensor *counts;   /* the last bucket's n_params counts */
+    double *counts_host; /* n_params: the counts summed over ranks, read by finish */
     bool sync;
     yg_ddp_options opts;
 };
@@ -66,44 +83,21 @@ static void emit(yg_ddp *d, yg_ddp_event ev, int64_t bucket) {
         d->opts.on_event(ev, bucket, d->opts.on_event_ctx);
 }
 
-static char *slot_ptr(const yg_ddp *d, const ddp_param *p) {
-    const ddp_bucket *b = &d->buckets[p->bucket];
-    return (char *)yg_tensor_data(b->buf) + p->offset * (int64_t)yg_dtype_size(b->dtype);
-}
-
 /* The last bucket carries one count per parameter after its gradients
- * (1 where this rank had the gradient), in the bucket's dtype (exact for
- * any world size below 2^24): every parameter's readiness is final when
- * that bucket is queued, as it is queued last, and it saves finish a
- * collective of its own. */
-static void *counts_ptr(const yg_ddp *d) {
-    const ddp_bucket *b = &d->buckets[d->n_buckets - 1];
-    return (char *)yg_tensor_data(b->buf) + b->numel * (int64_t)yg_dtype_size(b->dtype);
-}
-
-static void fill_counts(yg_ddp *d) {
-    for (int64_t i = 0; i < d->n_params; i++) {
-        double v = d->params[i].ready ? 1.0 : 0.0;
-        if (d->buckets[d->n_buckets - 1].dtype == YG_FLOAT32)
-            ((float *)counts_ptr(d))[i] = (float)v;
-        else
-            ((double *)counts_ptr(d))[i] = v;
-    }
-}
-
-/* How many ranks had parameter i's gradient (after the last bucket). */
+ * (fill_slot writes 1 with a gradient, 0 for a missing one), in the
+ * bucket's dtype (exact for any world size below 2^24): every
+ * parameter's readiness is final when that bucket is queued, as it is
+ * queued last, and it saves finish a collective of its own.  Finish reads
+ * the sums into counts_host; this is how many ranks had parameter i's
+ * gradient. */
 static int count_of(const yg_ddp *d, int64_t i) {
-    if (d->buckets[d->n_buckets - 1].dtype == YG_FLOAT32)
-        return (int)lround(((const float *)counts_ptr(d))[i]);
-    return (int)lround(((const double *)counts_ptr(d))[i]);
+    return (int)lround(d->counts_host[i]);
 }
 
 /* Queues every bucket from next_launch on whose parameters are ready. */
 static yg_status launch_ready(yg_ddp *d) {
     while (d->next_launch < d->n_buckets && d->buckets[d->next_launch].pending == 0) {
         ddp_bucket *b = &d->buckets[d->next_launch];
-        if (d->next_launch == d->n_buckets - 1)
-            fill_counts(d);
         YG_RETURN_IF_ERROR(yg_process_group_all_reduce(d->pg, b->buf, YG_REDUCE_SUM, &b->work));
         emit(d, YG_DDP_BUCKET_STARTED, d->next_launch);
         d->next_launch++;
@@ -111,15 +105,20 @@ static yg_status launch_ready(yg_ddp *d) {
     return YG_OK;
 }
 
-/* Copies src (any layout) into the contiguous slot of p. */
-static yg_status copy_into_slot(yg_ddp *d, ddp_param *p, const yg_tensor *src) {
-    yg_tensor *c = NULL;
-    yg_dtype dt = d->buckets[p->bucket].dtype;
+/* Writes p's slot (src: its gradient, any layout; NULL: zeros) and its
+ * count (1 with a gradient, else 0), with ops on the bucket's device. */
+static yg_status fill_slot(ddp_param *p, const yg_tensor *src) {
+    yg_tensor *same = NULL, *same2 = NULL;
+    bool prev = yg_set_grad_enabled(false);
+    yg_status st;
 
-    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(src, dt, true, &c));
-    memcpy(slot_ptr(d, p), yg_tensor_data(c), (size_t)p->numel * yg_dtype_size(dt));
-    yg_release(c);
-    return YG_OK;
+    st = src != NULL ? yg_copy_(p->slot, src, &same) : yg_zero_(p->slot, &same);
+    if (st == YG_OK)
+        st = yg_fill_(p->count, src != NULL ? 1.0 : 0.0, &same2);
+    yg_set_grad_enabled(prev);
+    yg_release(same);
+    yg_release(same2);
+    return st;
 }
 
 static yg_status on_accumulated(yg_tensor *leaf, void *ctx) {
@@ -140,7 +139,7 @@ static yg_status on_accumulated(yg_tensor *leaf, void *ctx) {
     YG_RETURN_IF_ERROR(yg_tensor_grad(p->t, &g));
     if (g == NULL)
         return YG_OK;
-    st = copy_into_slot(d, p, g);
+    st = fill_slot(p, g);
     yg_release(g);
     if (st != YG_OK)
         return yg__fail_prefix(st, "ddp");
@@ -152,7 +151,7 @@ static yg_status on_accumulated(yg_tensor *leaf, void *ctx) {
 
 /* ---- creation ---- */
 
-static yg_status check_local(yg_tensor *const *params, int64_t n) {
+static yg_status check_local(yg_process_group *pg, yg_tensor *const *params, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         if (params[i] == NULL)
             return yg__fail(
@@ -172,9 +171,34 @@ static yg_status check_local(yg_tensor *const *params, int64_t n) {
                             "ddp_create: parameter %lld is %s; float32 or float64 expected",
                             (long long)i,
                             yg_dtype_name(yg_tensor_dtype(params[i])));
-        YG_RETURN_IF_ERROR(yg__dist_check_tensor("ddp_create", "parameter", params[i]));
+        YG_RETURN_IF_ERROR(yg__ddp_check_device(i,
+                                                params[i],
+                                                params[0],
+                                                yg_process_group_backend(pg),
+                                                yg_process_group_cuda_device(pg)));
     }
     return YG_OK;
+}
+
+yg_status yg__ddp_check_device(int64_t i,
+                               const yg_tensor *t,
+                               const yg_tensor *first,
+                               yg_dist_backend backend,
+                               int cuda_device) {
+    char arg[48], a[32], b[32];
+
+    if (i > 0 && (yg_tensor_device(t) != yg_tensor_device(first) ||
+                  yg_tensor_device_index(t) != yg_tensor_device_index(first)))
+        return yg__fail(YG_ERR_DEVICE,
+                        "ddp_create: parameter %lld is on %s but parameter 0 is on %s; every "
+                        "parameter must be on one device",
+                        (long long)i,
+                        yg__format_device(t, a, sizeof a),
+                        yg__format_device(first, b, sizeof b));
+    snprintf(arg, sizeof arg, "parameter %lld", (long long)i);
+    if (backend == YG_DIST_NCCL)
+        return yg__dist_check_cuda_tensor("ddp_create", arg, t, cuda_device);
+    return yg__dist_check_tensor("ddp_create", arg, t);
 }
 
 static void describe(const yg_tensor *t, int64_t *desc) {
@@ -207,7 +231,7 @@ static yg_status agree_on_count(yg_process_group *pg, int64_t n, yg_status local
     if (st == YG_OK)
         st = yg_tensor_empty(sizes, 1, YG_INT64, &all);
     if (st == YG_OK)
-        st = yg_process_group_all_gather(pg, in, all, NULL);
+        st = yg__process_group_host_all_gather(pg, in, all);
     if (st != YG_OK)
         goto out;
     if (local_st != YG_OK) {
@@ -252,7 +276,7 @@ static yg_status check_shapes(yg_process_group *pg, yg_tensor *const *params, in
         goto out;
     for (int64_t i = 0; i < n; i++)
         describe(params[i], (int64_t *)yg_tensor_data(mine) + i * DESC_LEN);
-    st = yg_process_group_all_gather(pg, mine, all, NULL);
+    st = yg__process_group_host_all_gather(pg, mine, all);
     if (st != YG_OK)
         goto out;
     for (int64_t i = 0; i < n && st == YG_OK; i++) {
@@ -300,8 +324,48 @@ static yg_status broadcast_params(yg_process_group *pg, yg_tensor *const *params
     return st;
 }
 
+/* A view of buf's elements from offset on, contiguous with sizes. */
+static yg_status bucket_view(const yg_tensor *buf,
+                             const int64_t *sizes,
+                             int64_t ndim,
+                             int64_t offset,
+                             yg_tensor **out) {
+    int64_t strides[YG_MAX_DIMS], step = 1;
+
+    for (int64_t k = ndim - 1; k >= 0; k--) {
+        strides[k] = step;
+        step *= sizes[k];
+    }
+    return yg__tensor_view("ddp_create", buf, sizes, strides, (int32_t)ndim, offset, out);
+}
+
+/* Bucket k's buffer, zeroed on the parameters' device, and its views. */
+static yg_status make_bucket(yg_ddp *d, int64_t k) {
+    const yg_tensor *t0 = d->params[0].t;
+    ddp_bucket *b = &d->buckets[k];
+    bool last = k == d->n_buckets - 1;
+    int64_t sizes[1] = {b->numel + (last ? d->n_params : 0)};
+    yg_tensor *same = NULL;
+
+    YG_RETURN_IF_ERROR(yg__tensor_new_on("ddp_create",
+                                         sizes,
+                                         1,
+                                         b->dtype,
+                                         yg_tensor_device(t0),
+                                         yg_tensor_device_index(t0),
+                                         &b->buf));
+    YG_RETURN_IF_ERROR(yg_zero_(b->buf, &same));
+    yg_release(same);
+    YG_RETURN_IF_ERROR(bucket_view(b->buf, &b->numel, 1, 0, &b->grads));
+    if (last)
+        YG_RETURN_IF_ERROR(bucket_view(b->buf, &d->n_params, 1, b->numel, &d->counts));
+    return YG_OK;
+}
+
 /* Lays the buckets out: reverse registration order, one dtype each. */
 static yg_status plan_buckets(yg_ddp *d, int64_t cap_bytes) {
+    int64_t one[1] = {1};
+
     d->buckets = calloc((size_t)d->n_params, sizeof *d->buckets);
     if (d->buckets == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "ddp_create: out of memory");
@@ -321,10 +385,18 @@ static yg_status plan_buckets(yg_ddp *d, int64_t cap_bytes) {
         b->n_params++;
     }
     for (int64_t k = 0; k < d->n_buckets; k++) {
-        ddp_bucket *b = &d->buckets[k];
-        int64_t sizes[1] = {b->numel + (k == d->n_buckets - 1 ? d->n_params : 0)};
-        b->pending = b->n_params;
-        YG_RETURN_IF_ERROR(yg_tensor_zeros(sizes, 1, b->dtype, &b->buf));
+        d->buckets[k].pending = d->buckets[k].n_params;
+        YG_RETURN_IF_ERROR(make_bucket(d, k));
+    }
+    for (int64_t i = 0; i < d->n_params; i++) {
+        ddp_param *p = &d->params[i];
+        const ddp_bucket *last = &d->buckets[d->n_buckets - 1];
+        YG_RETURN_IF_ERROR(bucket_view(d->buckets[p->bucket].buf,
+                                       yg_tensor_sizes(p->t),
+                                       yg_tensor_ndim(p->t),
+                                       p->offset,
+                                       &p->slot));
+        YG_RETURN_IF_ERROR(bucket_view(last->buf, one, 1, last->numel + i, &p->count));
     }
     return YG_OK;
 }
@@ -338,6 +410,7 @@ static void ddp_free(yg_ddp *d) {
             (void)dropped;
         }
         yg_work_release(d->buckets[k].work);
+        yg_release(d->buckets[k].grads);
         yg_release(d->buckets[k].buf);
     }
     for (int64_t i = 0; i < d->n_params; i++) {
@@ -347,8 +420,12 @@ static void ddp_free(yg_ddp *d) {
                 d->params[i].t, on_accumulated, &d->params[i]);
             (void)cannot_fail;
         }
+        yg_release(d->params[i].slot);
+        yg_release(d->params[i].count);
         yg_release(d->params[i].t);
     }
+    yg_release(d->counts);
+    free(d->counts_host);
     free(d->buckets);
     free(d->params);
     free(d);
@@ -375,17 +452,9 @@ yg_status yg_ddp_create(yg_process_group *pg,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "ddp_create: bucket_bytes must be >= 0, got %lld",
                         (long long)options->bucket_bytes);
-    /* Buckets are packed and averaged by CPU code; over NCCL they would
-     * need CUDA kernels yagrad does not have yet.  Every rank of a group
-     * has the same backend, so all refuse alike. */
-    if (yg_process_group_backend(pg) != YG_DIST_MPI)
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "ddp_create: the process group is an NCCL group (cuda:%d); data "
-                        "parallelism runs over MPI groups and cpu parameters only for now",
-                        yg_process_group_cuda_device(pg));
     /* Every rank takes part in the count exchange, even one whose own
      * arguments are bad, so that no rank waits for it. */
-    local = check_local(params, params_len);
+    local = check_local(pg, params, params_len);
     st = agree_on_count(pg, params_len, local);
     if (st == YG_OK)
         st = check_shapes(pg, params, params_len);
@@ -403,7 +472,10 @@ yg_status yg_ddp_create(yg_process_group *pg,
     if (d->opts.bucket_bytes == 0)
         d->opts.bucket_bytes = DEFAULT_BUCKET_BYTES;
     d->params = calloc((size_t)params_len, sizeof *d->params);
-    if (d->params == NULL) {
+    d->counts_host = calloc((size_t)params_len, sizeof *d->counts_host);
+    if (d->params == NULL || d->counts_host == NULL) {
+        free(d->params);
+        free(d->counts_host);
         free(d);
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "ddp_create: out of memory");
     }
@@ -448,51 +520,40 @@ int64_t yg_ddp_bucket_size(const yg_ddp *ddp, int64_t bucket) {
 
 /* ---- finish ---- */
 
-/* Multiplies the n elements at p (float32 or float64) by inv, into dst
- * (may be p). */
-static void scale_into(void *dst, const void *src, int64_t n, yg_dtype dt, double inv) {
-    if (dt == YG_FLOAT32) {
-        float *o = dst, f = (float)inv;
-        const float *i = src;
-        for (int64_t e = 0; e < n; e++)
-            o[e] = i[e] * f;
-    } else {
-        double *o = dst;
-        const double *i = src;
-        for (int64_t e = 0; e < n; e++)
-            o[e] = i[e] * inv;
-    }
+/* Reads the counts summed over ranks to the host (through a host copy
+ * from a GPU, after the current stream's work: the waits ordered it
+ * after the last bucket's all-reduce). */
+static yg_status read_counts(yg_ddp *d) {
+    return yg_tensor_to_f64(d->counts, d->counts_host, d->n_params);
 }
 
-/* Writes p's slot (the sum over ranks) divided by the world size into
- * its .grad: one pass straight into a plain contiguous .grad (the usual
- * case), else through a tensor of the slot. */
-static yg_status write_grad(yg_ddp *d, ddp_param *p) {
-    yg_tensor *g = NULL, *src = NULL, *same = NULL;
-    yg_dtype dt = d->buckets[p->bucket].dtype;
-    double inv = 1.0 / (double)yg_process_group_world_size(d->pg);
+/* Divides every bucket's gradients (the sums over ranks) by the world
+ * size, in place on their device. */
+static yg_status average(yg_ddp *d) {
+    double world = (double)yg_process_group_world_size(d->pg);
+
+    for (int64_t k = 0; k < d->n_buckets; k++) {
+        yg_tensor *same = NULL;
+        YG_RETURN_IF_ERROR(yg_div_scalar_(d->buckets[k].grads, world, &same));
+        yg_release(same);
+    }
+    return YG_OK;
+}
+
+/* Writes p's slot (the average, after average()) into its .grad: copied
+ * into the .grad there is (whatever its layout), else set as a new one. */
+static yg_status write_grad(ddp_param *p) {
+    yg_tensor *g = NULL, *same = NULL;
     yg_status st;
     bool prev;
 
     YG_RETURN_IF_ERROR(yg_tensor_grad(p->t, &g));
-    if (g != NULL && yg_tensor_is_contiguous(g) && yg_tensor_dtype(g) == dt &&
-        !yg_tensor_requires_grad(g)) {
-        scale_into(yg_tensor_data(g), slot_ptr(d, p), p->numel, dt, inv);
-        yg__tensor_bump_version(g);
-        yg_release(g);
-        return YG_OK;
-    }
-    scale_into(slot_ptr(d, p), slot_ptr(d, p), p->numel, dt, inv);
-    st = yg_tensor_from_data(slot_ptr(d, p), yg_tensor_sizes(p->t), yg_tensor_ndim(p->t), dt, &src);
-    if (st == YG_OK && g == NULL) {
-        st = yg__accumulate_grad(p->t, src, 1);
-    } else if (st == YG_OK) {
-        prev = yg_set_grad_enabled(false);
-        st = yg_copy_(g, src, &same);
-        yg_set_grad_enabled(prev);
-    }
+    if (g == NULL) /* no reference to steal: .grad is a copy of the slot */
+        return yg__accumulate_grad(p->t, p->slot, 0);
+    prev = yg_set_grad_enabled(false);
+    st = yg_copy_(g, p->slot, &same);
+    yg_set_grad_enabled(prev);
     yg_release(same);
-    yg_release(src);
     yg_release(g);
     return st;
 }
@@ -515,7 +576,7 @@ static yg_status launch_rest(yg_ddp *d) {
         ddp_param *p = &d->params[i];
         if (p->ready || p->bucket < d->next_launch)
             continue;
-        memset(slot_ptr(d, p), 0, (size_t)p->numel * yg_dtype_size(d->buckets[p->bucket].dtype));
+        YG_RETURN_IF_ERROR(fill_slot(p, NULL));
         d->buckets[p->bucket].pending--;
     }
     return launch_ready(d);
@@ -556,11 +617,16 @@ yg_status yg_ddp_finish(yg_ddp *ddp) {
         if (st == YG_OK)
             st = w;
     }
-    if (st == YG_OK) {
+    if (st == YG_OK)
+        st = read_counts(ddp);
+    if (st == YG_OK)
         st = check_counts(ddp);
+    if (st == YG_OK)
+        st = average(ddp);
+    if (st == YG_OK) {
         for (int64_t i = 0; i < ddp->n_params && st == YG_OK; i++)
             if (count_of(ddp, i) > 0)
-                st = write_grad(ddp, &ddp->params[i]);
+                st = write_grad(&ddp->params[i]);
         for (int64_t k = 0; k < ddp->n_buckets && st == YG_OK; k++)
             emit(ddp, YG_DDP_BUCKET_FINISHED, k);
     }

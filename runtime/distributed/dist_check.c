@@ -54,15 +54,8 @@ yg__dist_check_cuda_tensor(const char *op, const char *arg, const yg_tensor *t, 
                         arg,
                         yg__format_device(t, dev, sizeof dev),
                         device);
-    /* NCCL reads and writes one dense buffer; gathering a strided CUDA
-     * tensor into one needs a CUDA copy kernel, which yagrad lacks. */
-    if (!yg_tensor_is_contiguous(t))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "%s: %s on %s is not contiguous; NCCL process groups take contiguous "
-                        "tensors only (yagrad has no CUDA copy kernel to make one yet)",
-                        op,
-                        arg,
-                        yg__format_device(t, dev, sizeof dev));
+    /* A non-contiguous tensor is fine: the NCCL backend reduces a
+     * contiguous copy and copies the result back, as the MPI part does. */
     return YG_OK;
 }
 

@@ -30,7 +30,8 @@ yg_status yg__dist_check_tensor(const char *op, const char *arg, const yg_tensor
 
 /* Checks t for a collective named op on an NCCL group of CUDA device
  * index device: defined, on cuda:<device> (YG_ERR_DEVICE naming both
- * devices), contiguous (YG_ERR_NOT_IMPLEMENTED). */
+ * devices: "<op>: <arg> is on cpu but this NCCL process group takes
+ * tensors on cuda:0").  Any layout. */
 yg_status
 yg__dist_check_cuda_tensor(const char *op, const char *arg, const yg_tensor *t, int device);
 
@@ -49,6 +50,26 @@ yg_status yg__dist_check_reduce(const char *op, yg_reduce_op rop, yg_dtype dtype
 
 /* Whether a group is broken (internal, for ddp.c to fail early). */
 bool yg__process_group_broken(const yg_process_group *pg);
+
+/* yg_process_group_all_gather of cpu tensors on pg's MPI part, whatever
+ * pg's backend, blocking: for exchanges of host data such as
+ * yg_ddp_create's checks, which an NCCL group would refuse (its MPI part
+ * is idle once it bootstrapped NCCL).  Errors as all_gather on an MPI
+ * group. */
+yg_status
+yg__process_group_host_all_gather(yg_process_group *pg, const yg_tensor *input, yg_tensor *output);
+
+/* Checks parameter i (t) of yg_ddp_create against parameter 0 (first)
+ * and against what a group of backend takes (cpu tensors for MPI, those
+ * on cuda:<cuda_device> for NCCL): YG_ERR_DEVICE naming the parameter
+ * and both devices, "ddp_create: parameter 1 is on cpu but parameter 0
+ * is on cuda:0 ..." or "ddp_create: parameter 0 is on cpu but this NCCL
+ * process group takes tensors on cuda:0".  t and first are defined. */
+yg_status yg__ddp_check_device(int64_t i,
+                               const yg_tensor *t,
+                               const yg_tensor *first,
+                               yg_dist_backend backend,
+                               int cuda_device);
 
 /* ---- the NCCL backend ---- */
 

@@ -664,21 +664,12 @@ static yg_status check_pair(const char *op,
     return yg__dist_check_pair(op, pg->world_size, input, output, gather);
 }
 
-yg_status yg_process_group_all_gather(yg_process_group *pg,
-                                      const yg_tensor *input,
-                                      yg_tensor *output,
-                                      yg_work **work) {
+/* all_gather on pg's MPI part (pg checked). */
+static yg_status
+mpi_all_gather(yg_process_group *pg, const yg_tensor *input, yg_tensor *output, yg_work **work) {
     yg_work *w = NULL;
     yg_status st;
 
-    if (work != NULL)
-        *work = NULL;
-    YG_RETURN_IF_ERROR(check_pg("all_gather", pg));
-    if (pg->nccl != NULL) {
-        yg__nccl_work *nw = NULL;
-        st = yg__nccl_all_gather(pg->nccl, input, output, &nw);
-        return nccl_submit(pg, "all_gather", st, nw, work);
-    }
     YG_RETURN_IF_ERROR(check_pair("all_gather", pg, input, output, true));
     YG_RETURN_IF_ERROR(work_new(pg, COLL_ALL_GATHER, "all_gather", &w));
     w->user_in = yg_retain((yg_tensor *)input);
@@ -691,6 +682,27 @@ yg_status yg_process_group_all_gather(yg_process_group *pg,
         return st;
     }
     return submit(w, work);
+}
+
+yg_status yg_process_group_all_gather(yg_process_group *pg,
+                                      const yg_tensor *input,
+                                      yg_tensor *output,
+                                      yg_work **work) {
+    if (work != NULL)
+        *work = NULL;
+    YG_RETURN_IF_ERROR(check_pg("all_gather", pg));
+    if (pg->nccl != NULL) {
+        yg__nccl_work *nw = NULL;
+        yg_status st = yg__nccl_all_gather(pg->nccl, input, output, &nw);
+        return nccl_submit(pg, "all_gather", st, nw, work);
+    }
+    return mpi_all_gather(pg, input, output, work);
+}
+
+yg_status
+yg__process_group_host_all_gather(yg_process_group *pg, const yg_tensor *input, yg_tensor *output) {
+    YG_RETURN_IF_ERROR(check_pg("all_gather", pg));
+    return mpi_all_gather(pg, input, output, NULL);
 }
 
 yg_status yg_process_group_reduce_scatter(yg_process_group *pg,

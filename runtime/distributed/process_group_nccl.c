@@ -15,21 +15,30 @@
  * forever), which the header says.
  *
  * Collectives: each one is queued on the group's own stream, after an
- * event recorded on the legacy default stream (where yagrad's copies and
- * allocations run), so NCCL reads what was written before the call.  A
- * second event recorded after the NCCL call is what wait and test look
- * at (cudaEventQuery, polled as the MPI part polls MPI_Test: a yield for
- * the first 2 ms, then 50 us sleeps), together with
- * ncclCommGetAsyncError and the group's timeout.  A failure or a timeout
- * aborts the communicator (ncclCommAbort, which also ends its kernels)
- * and breaks the group: as for MPI, every later call fails at once.
+ * event recorded on the calling thread's current stream for the group's
+ * device (yg__cuda_current_stream: where that thread's kernels, copies
+ * and allocations run, the legacy default stream unless
+ * yg_cuda_set_stream chose another), so NCCL reads what was written
+ * before the call.  A second event (done) recorded after the NCCL call
+ * is what wait and test look at on the host (cudaEventQuery, polled as
+ * the MPI part polls MPI_Test: a yield for the first 2 ms, then 50 us
+ * sleeps), together with ncclCommGetAsyncError and the group's timeout.
+ * Once it has happened, wait (and a test that says done) also makes the
+ * calling thread's current stream wait for done (cudaStreamWaitEvent),
+ * so the result is ordered before later kernels on whatever stream is
+ * current then.  A failure or a timeout aborts the communicator
+ * (ncclCommAbort, which also ends its kernels) and breaks the group: as
+ * for MPI, every later call fails at once.
  *
- * No buffers: tensors are used in place, so they must be contiguous
- * (yagrad has no CUDA kernel to gather a strided one), and float16,
- * bfloat16 and the rest are reduced by NCCL in their own dtype.  A work
- * retains its tensors until it is released; releasing one still in
- * flight waits for it first, so the caching allocator never hands out
- * memory NCCL is still writing.
+ * Buffers: a contiguous tensor is used in place; a non-contiguous one is
+ * copied into a contiguous buffer on the device (yg__tensor_contiguous_as,
+ * on the current stream before the ordering event), and wait or test
+ * copies the result back (copy_, on the caller's thread and current
+ * stream, then records done again after it), as the MPI part does for
+ * cpu tensors.  float16, bfloat16 and the rest are reduced by NCCL in
+ * their own dtype.  A work retains its tensors and buffers until it is
+ * released; releasing one still in flight waits for it first, so the
+ * caching allocator never hands out memory NCCL is still writing.
  *
  * Thread safety: as the header says, a group is used from one thread at
  * a time; nothing here is locked.  The calling thread's current CUDA
@@ -37,6 +46,8 @@
  */
 #include "cuda/cuda.h"
 #include "distributed/dist_int.h"
+#include "yagrad/autograd.h"
+#include "yagrad/ops_inplace_fill.h"
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -64,7 +75,7 @@ typedef enum coll_kind {
 struct yg__nccl_group {
     ncclComm_t comm; /* NULL once aborted */
     cudaStream_t stream;
-    cudaEvent_t queued; /* recorded on the legacy default stream before each call */
+    cudaEvent_t queued; /* recorded on the caller's current stream before each call */
     float *barrier_buf; /* one float of device memory for barrier's all-reduce */
     int device, rank, world_size;
     int64_t timeout_ms;
@@ -75,11 +86,21 @@ struct yg__nccl_group {
 struct yg__nccl_work {
     yg__nccl_group *g;
     const char *op;
-    cudaEvent_t done; /* recorded on g->stream after the NCCL call */
-    yg_tensor *in;    /* retained; NULL for all_reduce, broadcast, barrier */
-    yg_tensor *out;   /* retained; written; NULL for barrier */
+    /* recorded on g->stream after the NCCL call; again on the caller's
+     * stream after a copy back */
+    cudaEvent_t done;
+    /* what NCCL reads: the input or its contiguous copy; retained; NULL
+     * for all_reduce, broadcast, barrier */
+    yg_tensor *in;
+    /* what NCCL writes: the tensor or its contiguous copy; retained; NULL
+     * for barrier */
+    yg_tensor *out;
+    /* retained: the caller's non-contiguous tensor, which out is copied
+     * back into; NULL when NCCL writes the caller's tensor in place */
+    yg_tensor *user_out;
     double start_ms;
-    bool finished; /* the status below is final */
+    bool finished; /* NCCL's part is over; status is final but for a failed copy back */
+    bool copied;   /* user_out was written (or the attempt failed) */
     yg_status status;
     char message[YG__MESSAGE_CAP];
 };
@@ -440,11 +461,12 @@ typedef struct coll {
     int root;
 } coll;
 
-static ncclResult_t run(yg__nccl_group *g, const coll *c) {
-    const void *in = c->in != NULL ? yg__tensor_ptr(c->in) : NULL;
-    void *out = c->out != NULL ? yg__tensor_ptr(c->out) : NULL;
-    yg_dtype dt = c->out != NULL ? yg_tensor_dtype(c->out) : YG_FLOAT32;
-    size_t n = c->out != NULL ? (size_t)yg_tensor_numel(c->out) : 0;
+/* Queues c's NCCL call on w's contiguous tensors (w->in, w->out). */
+static ncclResult_t run(yg__nccl_group *g, const coll *c, const yg__nccl_work *w) {
+    const void *in = w->in != NULL ? yg__tensor_ptr(w->in) : NULL;
+    void *out = w->out != NULL ? yg__tensor_ptr(w->out) : NULL;
+    yg_dtype dt = w->out != NULL ? yg_tensor_dtype(w->out) : YG_FLOAT32;
+    size_t n = w->out != NULL ? (size_t)yg_tensor_numel(w->out) : 0;
 
     switch (c->kind) {
     case COLL_ALL_REDUCE:
@@ -453,7 +475,7 @@ static ncclResult_t run(yg__nccl_group *g, const coll *c) {
         return ncclBroadcast(out, out, n, nccl_type(dt), c->root, g->comm, g->stream);
     case COLL_ALL_GATHER:
         return ncclAllGather(
-            in, out, (size_t)yg_tensor_numel(c->in), nccl_type(dt), g->comm, g->stream);
+            in, out, (size_t)yg_tensor_numel(w->in), nccl_type(dt), g->comm, g->stream);
     case COLL_REDUCE_SCATTER:
         return ncclReduceScatter(
             in, out, n, nccl_type(dt), nccl_op(c->rop, dt), g->comm, g->stream);
@@ -473,7 +495,36 @@ static yg_status check_usable(const yg__nccl_group *g, const char *op) {
     return YG_OK;
 }
 
-/* Queues c on g's stream after the default stream's work so far. */
+/* Frees a work (its event and references); the caller made sure NCCL
+ * no longer uses its tensors. */
+static void work_free(yg__nccl_work *w) {
+    if (w->done != NULL)
+        cudaEventDestroy(w->done);
+    yg_release(w->in);
+    yg_release(w->out);
+    yg_release(w->user_out);
+    free(w);
+}
+
+/* w->in and w->out: c's tensors, or contiguous copies of the
+ * non-contiguous ones (queued on the caller's current stream, so before
+ * the event launch records); user_out when out is a copy. */
+static yg_status make_buffers(yg__nccl_work *w, const coll *c) {
+    yg_status st = YG_OK;
+
+    if (c->in != NULL)
+        st = yg__tensor_contiguous_as(c->in, yg_tensor_dtype(c->in), true, &w->in);
+    if (st == YG_OK && c->out != NULL)
+        st = yg__tensor_contiguous_as(c->out, yg_tensor_dtype(c->out), true, &w->out);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, c->op);
+    if (w->out != NULL && w->out != c->out)
+        w->user_out = yg_retain(c->out);
+    return YG_OK;
+}
+
+/* Queues c on g's stream after the work queued so far on the calling
+ * thread's current stream for g's device. */
 static yg_status launch(yg__nccl_group *g, const coll *c, yg__nccl_work **out) {
     yg__nccl_work *w = NULL;
     cudaError_t e;
@@ -488,9 +539,14 @@ static yg_status launch(yg__nccl_group *g, const coll *c, yg__nccl_work **out) {
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory", c->op);
     w->g = g;
     w->op = c->op;
+    st = make_buffers(w, c);
+    if (st != YG_OK) {
+        work_free(w);
+        return st;
+    }
     st = enter(c->op, g->device, &prev);
     if (st != YG_OK) {
-        free(w);
+        work_free(w);
         return st;
     }
     e = cudaEventCreateWithFlags(&w->done, cudaEventDisableTiming);
@@ -499,14 +555,15 @@ static yg_status launch(yg__nccl_group *g, const coll *c, yg__nccl_work **out) {
         st = cuda_fail(c->op, "cudaEventCreateWithFlags", e);
         goto out;
     }
-    e = cudaEventRecord(g->queued, cudaStreamLegacy);
+    /* With g's device current: its current stream on this thread. */
+    e = cudaEventRecord(g->queued, (cudaStream_t)yg__cuda_current_stream());
     if (e == cudaSuccess)
         e = cudaStreamWaitEvent(g->stream, g->queued, 0);
     if (e != cudaSuccess) {
-        st = cuda_fail(c->op, "ordering after the default stream", e);
+        st = cuda_fail(c->op, "ordering after the current stream", e);
         goto out;
     }
-    r = run(g, c);
+    r = run(g, c, w);
     if (r != ncclSuccess && r != ncclInProgress) {
         st = nccl_fail(c->op, "NCCL", r, g->comm);
         break_group(g, yg_last_error());
@@ -515,18 +572,14 @@ static yg_status launch(yg__nccl_group *g, const coll *c, yg__nccl_work **out) {
     e = cudaEventRecord(w->done, g->stream);
     if (e != cudaSuccess) {
         st = cuda_fail(c->op, "cudaEventRecord", e);
-        break_group(g, yg_last_error());
+        break_group(g, yg_last_error()); /* ends the NCCL call before w's tensors go */
         goto out;
     }
-    w->in = yg_retain((yg_tensor *)c->in);
-    w->out = yg_retain(c->out);
     w->start_ms = now_ms();
 out:
     leave(g->device, prev);
     if (st != YG_OK) {
-        if (w->done != NULL)
-            cudaEventDestroy(w->done);
-        free(w);
+        work_free(w);
         return st;
     }
     *out = w;
@@ -662,6 +715,53 @@ static void progress(yg__nccl_work *w, bool block) {
     }
 }
 
+/* On the calling thread, after w finished well: makes the current stream
+ * of g's device wait for done, so later work on it (any stream the
+ * caller made current) comes after the collective; the first time, also
+ * copies a buffer back into the caller's tensor on that stream and
+ * records done again after the copy, so a later wait from another
+ * stream orders after the copy too.  A failure becomes w's status. */
+static void deliver(yg__nccl_work *w) {
+    yg__nccl_group *g = w->g;
+    yg_tensor *same = NULL;
+    cudaError_t e;
+    int prev = 0;
+    yg_status st;
+    bool grad;
+
+    if (w->status != YG_OK)
+        return;
+    st = enter(w->op, g->device, &prev);
+    if (st != YG_OK)
+        goto fail;
+    e = cudaStreamWaitEvent((cudaStream_t)yg__cuda_current_stream(), w->done, 0);
+    if (e != cudaSuccess) {
+        st = cuda_fail(w->op, "cudaStreamWaitEvent", e);
+        goto out;
+    }
+    if (w->user_out != NULL && !w->copied) {
+        w->copied = true;
+        grad = yg_set_grad_enabled(false);
+        st = yg_copy_(w->user_out, w->out, &same);
+        yg_set_grad_enabled(grad);
+        yg_release(same);
+        if (st != YG_OK) {
+            st = yg__fail_prefix(st, w->op);
+            goto out;
+        }
+        e = cudaEventRecord(w->done, (cudaStream_t)yg__cuda_current_stream());
+        if (e != cudaSuccess)
+            st = cuda_fail(w->op, "cudaEventRecord", e);
+    }
+out:
+    leave(g->device, prev);
+fail:
+    if (st != YG_OK) {
+        w->status = st;
+        snprintf(w->message, sizeof w->message, "%s", yg_last_error());
+    }
+}
+
 static yg_status report(const yg__nccl_work *w) {
     if (w->status != YG_OK)
         return yg__fail(w->status, "%s", w->message);
@@ -670,22 +770,22 @@ static yg_status report(const yg__nccl_work *w) {
 
 yg_status yg__nccl_work_wait(yg__nccl_work *w) {
     progress(w, true);
+    deliver(w);
     return report(w);
 }
 
 yg_status yg__nccl_work_test(yg__nccl_work *w, bool *done) {
     progress(w, false);
     *done = w->finished;
-    return w->finished ? report(w) : YG_OK;
+    if (!w->finished)
+        return YG_OK;
+    deliver(w);
+    return report(w);
 }
 
 void yg__nccl_work_release(yg__nccl_work *w) {
     if (w == NULL)
         return;
     progress(w, true); /* NCCL may still write the tensors' memory */
-    if (w->done != NULL)
-        cudaEventDestroy(w->done);
-    yg_release(w->in);
-    yg_release(w->out);
-    free(w);
+    work_free(w);
 }

@@ -86,6 +86,12 @@ yg_status yg_process_group_all_gather(yg_process_group *pg,
     return no_group("all_gather");
 }
 
+yg_status
+yg__process_group_host_all_gather(yg_process_group *pg, const yg_tensor *input, yg_tensor *output) {
+    (void)pg, (void)input, (void)output;
+    return no_group("all_gather");
+}
+
 yg_status yg_process_group_reduce_scatter(yg_process_group *pg,
                                           const yg_tensor *input,
                                           yg_tensor *output,

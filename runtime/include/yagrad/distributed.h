@@ -63,8 +63,7 @@
  * "... no CUDA device ...".  A CUDA tensor given to an MPI group, or a
  * CPU tensor (or one of another GPU) given to an NCCL group, fails with
  * YG_ERR_DEVICE naming the operation, the argument and both devices.
- * NCCL groups take contiguous tensors only (yagrad has no CUDA copy
- * kernel yet); yg_ddp does not run over NCCL yet.
+ * yg_ddp runs over either backend, on the parameters' device.
  *
  * Tensors: CPU tensors of every dtype; non-contiguous tensors are copied
  * to a contiguous buffer and back.  float16/bfloat16 are reduced in
@@ -72,9 +71,10 @@
  * max); avg needs a floating dtype.  A tensor given to a non-blocking
  * collective must not be read or written until the work completes.  A
  * tensor of more than INT_MAX elements (MPI's count is an int) fails with
- * YG_ERR_SHAPE.  On NCCL groups: contiguous CUDA tensors of every dtype,
- * reduced in their own dtype (float16 and bfloat16 too; bool with
- * logical or), avg by NCCL's ncclAvg.
+ * YG_ERR_SHAPE.  On NCCL groups: CUDA tensors of every dtype, reduced in
+ * their own dtype (float16 and bfloat16 too; bool with logical or), avg
+ * by NCCL's ncclAvg; a non-contiguous one is copied to a contiguous
+ * buffer on its device and back, as on MPI groups.
  *
  * Thread safety: a group may be used from one thread at a time (the
  * communication thread is internal).  yg_work handles are not shared.
@@ -182,16 +182,19 @@ void yg_process_group_release(yg_process_group *pg);
  * when the group is broken, and with YG_ERR_OUT_OF_MEMORY.
  * Arguments are checked on the calling rank only: ranks that disagree on
  * sizes or dtypes are an MPI error or a timeout, not a clean status.
- * Devices: an MPI group takes CPU tensors; an NCCL group contiguous CUDA
- * tensors on its device (yg_process_group_cuda_device).  Anything else
- * fails with YG_ERR_DEVICE, e.g. "all_reduce: tensor is on cpu but this
- * NCCL process group takes tensors on cuda:0", or YG_ERR_NOT_IMPLEMENTED
- * for a non-contiguous CUDA tensor.  On an NCCL group the collective
- * runs on the group's stream after the work queued on the device so far
- * (the legacy default stream); a completed wait or test means the
- * result is in the tensors.  NCCL failures and timeouts are YG_ERR_IO
- * with ncclGetErrorString's text, CUDA runtime failures YG_ERR_DEVICE
- * with the runtime's; either breaks the group (ncclCommAbort). */
+ * Devices: an MPI group takes CPU tensors; an NCCL group CUDA tensors on
+ * its device (yg_process_group_cuda_device), of any layout.  Anything
+ * else fails with YG_ERR_DEVICE, e.g. "all_reduce: tensor is on cpu but
+ * this NCCL process group takes tensors on cuda:0".  On an NCCL group
+ * the collective runs on the group's own stream after the work queued
+ * so far on the calling thread's current stream for the group's device
+ * (yagrad/cuda.h: the legacy default stream unless yg_cuda_set_stream
+ * chose another); a completed wait or test means the result is in the
+ * tensors and makes the calling thread's current stream (then) wait for
+ * the collective, so kernels queued after it on that stream see the
+ * result.  NCCL failures and timeouts are YG_ERR_IO with
+ * ncclGetErrorString's text, CUDA runtime failures YG_ERR_DEVICE with
+ * the runtime's; either breaks the group (ncclCommAbort). */
 
 /* Reduces t over all ranks in place: every rank ends with the result.
  *   t:  in-out, retained by work until it completes
@@ -199,8 +202,7 @@ void yg_process_group_release(yg_process_group *pg);
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL pg/t or an unknown op;
  *          YG_ERR_DTYPE for avg on a non-floating dtype;
  *          YG_ERR_DEVICE for a tensor on a device the group does not
- *          take; YG_ERR_NOT_IMPLEMENTED for a non-contiguous CUDA
- *          tensor. */
+ *          take. */
 YG_NODISCARD yg_status yg_process_group_all_reduce(yg_process_group *pg,
                                                    yg_tensor *t,
                                                    yg_reduce_op op,
@@ -245,8 +247,9 @@ YG_NODISCARD yg_status yg_process_group_reduce_scatter(yg_process_group *pg,
 YG_NODISCARD yg_status yg_process_group_barrier(yg_process_group *pg, yg_work **work);
 
 /* Blocks until work completes (success, MPI error or timeout) and writes
- * its result into the tensors given to the collective.  Waiting again
- * returns the same status.
+ * its result into the tensors given to the collective (on an NCCL group,
+ * also makes the calling thread's current stream wait for it; see
+ * above).  Waiting again returns the same status.
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL work; the collective's
  *          failure (YG_ERR_IO, with its message). */
 YG_NODISCARD yg_status yg_work_wait(yg_work *work);
@@ -285,6 +288,15 @@ void yg_work_release(yg_work *work);
  * A second synchronised backward before finish makes backward fail
  * (YG_ERR_AUTOGRAD, "ddp: parameter <i> received a second gradient ...").
  *
+ * Devices: the parameters must all be on one device, the one the group
+ * takes: cpu for an MPI group, the group's GPU for an NCCL group
+ * (yg_process_group_cuda_device).  The buckets are tensors on that
+ * device, filled, averaged and copied into .grad by tensor ops (on a
+ * GPU, kernels on the calling thread's current stream, which the
+ * all-reduces are ordered after); only a count per parameter is read
+ * back to the host, in finish.  The checks at creation exchange host
+ * data over MPI (an NCCL group's MPI part).
+ *
  * Parameters without a gradient in an iteration: with
  * find_unused_parameters, finish counts them as zeros on this rank (their
  * buckets start only in finish); a parameter no rank gave a gradient
@@ -315,14 +327,19 @@ typedef struct yg_ddp_options {
  * rank's parameters (a broadcast), and registers the hooks.
  *   pg:         borrowed; must outlive the wrapper
  *   params:     borrowed, params_len distinct leaves that require grad,
- *               float32 or float64; each retained until release
+ *               float32 or float64, on the group's device (above); each
+ *               retained until release
  *   options:    nullable, borrowed (NULL: defaults)
  *   out:        out: new wrapper, release with yg_ddp_release
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL pg/out, params_len < 1, a NULL
- *          or repeated parameter, bucket_bytes < 0; YG_ERR_NOT_IMPLEMENTED
- *          for an NCCL group; YG_ERR_AUTOGRAD for a
+ *          or repeated parameter, bucket_bytes < 0; YG_ERR_AUTOGRAD for a
  *          parameter that is not a leaf requiring grad; YG_ERR_DTYPE for
- *          another dtype; YG_ERR_SHAPE on every rank when the ranks'
+ *          another dtype; YG_ERR_DEVICE naming the parameter and both
+ *          devices when parameters are on two devices ("ddp_create:
+ *          parameter 2 is on cpu but parameter 0 is on cuda:0 ...") or
+ *          on one the group does not take ("ddp_create: parameter 0 is
+ *          on cpu but this NCCL process group takes tensors on cuda:0");
+ *          YG_ERR_SHAPE on every rank when the ranks'
  *          parameters differ: "ddp_create: parameter <i> is [..] float32 on
  *          rank 0 but [..] float32 on rank <r>" (the first mismatch, the
  *          same message on every rank), or "rank 0 has <n> parameters but
