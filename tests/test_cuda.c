@@ -763,6 +763,65 @@ static void test_optimizers_and_clipping_match_the_cpu(void **state) {
     }
 }
 
+/* 1000 training steps of a small MLP with Adam on cuda:0: after the first
+ * steps have filled the caching allocator, the device memory in use and
+ * reserved, and the number of cudaMalloc calls, stay where they were. */
+static void test_training_steps_do_not_grow_device_memory(void **state) {
+    (void)state;
+    need_device();
+    const int64_t sx[] = {64, 32}, s1[] = {32, 64}, s2[] = {64, 10}, sy[] = {64, 10};
+    yg_tensor *x = NULL, *y = NULL, *w[2] = {NULL, NULL};
+    yg_tensor *hx = yg_test_rand(YG_FLOAT32, sx, 2, -1, 1, 41);
+    yg_tensor *hy = yg_test_rand(YG_FLOAT32, sy, 2, -1, 1, 42);
+    yg_tensor *h1 = yg_test_rand(YG_FLOAT32, s1, 2, -0.2, 0.2, 43);
+    yg_tensor *h2 = yg_test_rand(YG_FLOAT32, s2, 2, -0.2, 0.2, 44);
+    YG_CHECK(yg_tensor_to_device(hx, YG_CUDA, 0, &x));
+    YG_CHECK(yg_tensor_to_device(hy, YG_CUDA, 0, &y));
+    YG_CHECK(yg_tensor_to_device(h1, YG_CUDA, 0, &w[0]));
+    YG_CHECK(yg_tensor_to_device(h2, YG_CUDA, 0, &w[1]));
+    for (int k = 0; k < 2; k++)
+        YG_CHECK(yg_tensor_set_requires_grad(w[k], true));
+    yg_optimizer *opt = NULL;
+    yg_adam_options adam = yg_adam_options_default();
+    adam.lr = 1e-3;
+    YG_CHECK(yg_optimizer_create_adam(w, 2, &adam, &opt));
+    yg_cuda_memory_stats warm, now;
+    double first = 0, last = 0;
+    for (int step = 0; step < 1000; step++) {
+        yg_tensor *a = NULL, *h = NULL, *o = NULL, *d = NULL, *sq = NULL, *l = NULL;
+        YG_CHECK(yg_mm(x, w[0], &a));
+        YG_CHECK(yg_tanh(a, &h));
+        YG_CHECK(yg_mm(h, w[1], &o));
+        YG_CHECK(yg_sub(o, y, 1, &d));
+        YG_CHECK(yg_mul(d, d, &sq));
+        YG_CHECK(yg_mean(sq, &l));
+        YG_CHECK(yg_backward(l, NULL, false));
+        YG_CHECK(yg_optimizer_step(opt));
+        yg_optimizer_zero_grad(opt);
+        if (step == 0)
+            YG_CHECK(yg_tensor_item(l, &first));
+        if (step == 999)
+            YG_CHECK(yg_tensor_item(l, &last));
+        yg_tensor *all[] = {a, h, o, d, sq, l};
+        for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+            yg_release(all[k]);
+        if (step == 9)
+            YG_CHECK(yg_cuda_memory_stats_get(0, &warm));
+    }
+    YG_CHECK(yg_cuda_memory_stats_get(0, &now));
+    printf("loss %.4f -> %.4f; in use %lld bytes, reserved %lld, %lld cudaMalloc calls\n", first,
+           last, (long long)now.allocated_bytes, (long long)now.reserved_bytes,
+           (long long)now.num_cuda_mallocs);
+    assert_true(last < first);
+    assert_int_equal(now.allocated_bytes, warm.allocated_bytes);
+    assert_int_equal(now.reserved_bytes, warm.reserved_bytes);
+    assert_int_equal(now.num_cuda_mallocs, warm.num_cuda_mallocs);
+    yg_optimizer_release(opt);
+    yg_tensor *all[] = {x, y, w[0], w[1], hx, hy, h1, h2};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        yg_release(all[k]);
+}
+
 /* The random ops on cuda:0 draw the CPU's values for the same seed:
  * Philox counters and transforms are shared (core/rng.h), so rand,
  * randint and bernoulli agree bit for bit and randn to the last bits of
@@ -858,6 +917,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_random_ops_draw_the_cpu_values),
         cmocka_unit_test(test_every_derivative_matches_the_cpu_on_the_gpu),
         cmocka_unit_test(test_streams_and_events_order_work),
+        cmocka_unit_test(test_training_steps_do_not_grow_device_memory),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }
