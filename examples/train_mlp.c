@@ -15,6 +15,7 @@
  *
  * --ddp trains data-parallel (yagrad/distributed.h) under mpirun:
  *   mpirun -np 2 build/dev/examples/train_mlp --ddp
+ * (with --device cuda over NCCL, each rank on the GPU of its local rank).
  * Each rank takes its share of every epoch's shuffled points (the
  * distributed sampler), the global batch of BATCH points is split
  * across the ranks, yg_ddp averages the gradients, and rank 0 prints
@@ -82,14 +83,16 @@ typedef struct layer {
     yg_tensor *v_weight, *v_bias; /* momentum buffers */
 } layer;
 
-/* Where the model trains (--device). */
+/* Where the model trains (--device; with --ddp on a GPU, the device of
+ * this rank's NCCL communicator). */
 static yg_device device = YG_CPU;
+static int device_index = 0;
 
 /* *t moved to the training device (a no-op on the CPU). */
 static void to_training_device(yg_tensor **t)
 {
     yg_tensor *moved = NULL;
-    CHECK(yg_tensor_to_device(*t, device, 0, &moved));
+    CHECK(yg_tensor_to_device(*t, device, device_index, &moved));
     yg_release(*t);
     *t = moved;
 }
@@ -194,20 +197,29 @@ typedef struct ddp_run {
     int rank, world;
 } ddp_run;
 
-static void ddp_start(ddp_run *run, layer *net)
+/* Joins the job's process group: MPI on the CPU, NCCL on GPUs (each
+ * rank on the GPU its local rank picks). */
+static void ddp_join(ddp_run *run)
 {
-    yg_tensor *params[6];
-    for (int l = 0; l < 3; l++) {
-        params[2 * l] = net[l].weight;
-        params[2 * l + 1] = net[l].bias;
-    }
-    CHECK(yg_process_group_create(NULL, &run->pg));
+    yg_process_group_options o = {.backend = device == YG_CUDA ? YG_DIST_NCCL : YG_DIST_MPI};
+    CHECK(yg_process_group_create(&o, &run->pg));
+    if (device == YG_CUDA)
+        device_index = yg_process_group_cuda_device(run->pg);
     run->rank = yg_process_group_rank(run->pg);
     run->world = yg_process_group_world_size(run->pg);
     if (BATCH % run->world != 0) {
         fprintf(stderr, "train_mlp --ddp: the batch of %d must split evenly over %d ranks\n",
                 BATCH, run->world);
         exit(1);
+    }
+}
+
+static void ddp_start(ddp_run *run, layer *net)
+{
+    yg_tensor *params[6];
+    for (int l = 0; l < 3; l++) {
+        params[2 * l] = net[l].weight;
+        params[2 * l + 1] = net[l].bias;
     }
     /* Rank 0's initial parameters are copied to every rank here. */
     CHECK(yg_ddp_create(run->pg, params, 6, NULL, &run->ddp));
@@ -259,6 +271,8 @@ int main(int argc, char **argv)
     double acc = 0, lr = 0.05, momentum = 0.9;
     struct timespec t0, t1;
 
+    if (use_ddp)
+        ddp_join(&run);
     make_spirals(xs, ys);
     CHECK(yg_tensor_from_data(xs, all_sizes, 2, YG_FLOAT32, &x_all));
     to_training_device(&x_all);
