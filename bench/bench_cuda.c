@@ -14,11 +14,15 @@
  * per-op launch overhead report host microseconds.  Each timed rep ends
  * with yg_cuda_synchronize, so a time is the kernel's, not the launch's,
  * except for "launch_overhead_us", which times 1000 small adds without
- * synchronizing (the host side of an eager op) and divides.
+ * synchronizing (the host side of an eager op) and divides.  h2d_/d2h_
+ * lines time yg_tensor_to_device of 256 MiB of pageable host memory
+ * (best of 5), through the pinned staging buffers and directly
+ * (YG_CUDA_STAGING=0).
  *
  * Without a usable GPU it prints {"bench":"cuda","skipped":"<why>"} and
  * exits 0: there is nothing to measure.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "yagrad/yagrad.h"
 
 #include <math.h>
@@ -198,6 +202,33 @@ int main(int argc, char **argv) {
            yg_cuda_get_allow_tf32() ? "true" : "false");
     yg_release(m.a);
     yg_release(m.b);
+
+    /* Host <-> device copies of 256 MiB of pageable host memory, through
+     * the pinned staging buffers and (YG_CUDA_STAGING=0) directly. */
+    const int64_t hsz[] = {64 << 20};
+    yg_tensor *host = NULL, *dev = NULL, *back = NULL;
+    const yg_dtype f32 = YG_FLOAT32;
+    CHECK(yg_zeros(hsz, 1, &f32, NULL, &host));
+    for (int staged = 1; staged >= 0; staged--) {
+        setenv("YG_CUDA_STAGING", staged ? "1" : "0", 1);
+        double up = 1e300, down = 1e300;
+        for (int i = 0; i < 5; i++) {
+            double t = now_us();
+            CHECK(yg_tensor_to_device(host, YG_CUDA, 0, &dev));
+            up = fmin(up, now_us() - t);
+            t = now_us();
+            CHECK(yg_tensor_to_device(dev, YG_CPU, 0, &back));
+            down = fmin(down, now_us() - t);
+            yg_release(dev);
+            yg_release(back);
+        }
+        printf("{\"bench\":\"cuda\",\"what\":\"h2d_256MiB%s\",\"best_us\":%.1f,\"gbps\":%.2f}\n",
+               staged ? "_staged" : "_direct", up, 268435456.0 / (up * 1e3));
+        printf("{\"bench\":\"cuda\",\"what\":\"d2h_256MiB%s\",\"best_us\":%.1f,\"gbps\":%.2f}\n",
+               staged ? "_staged" : "_direct", down, 268435456.0 / (down * 1e3));
+    }
+    unsetenv("YG_CUDA_STAGING");
+    yg_release(host);
 
     /* The caching allocator: an empty tensor made and freed, host side. */
     const int64_t small[] = {256};

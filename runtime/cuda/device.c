@@ -464,7 +464,10 @@ static cudaError_t staged_to_host(staging *g, char *dst, const char *src, size_t
 static cudaError_t copy_on_stream(void *dst, int dst_index, const void *src, int src_index,
                                   size_t nbytes, cudaStream_t s) {
     bool to_dev = src_index < 0, to_host = dst_index < 0;
-    if ((to_dev || to_host) && nbytes >= STAGE_MIN && pageable(to_dev ? src : dst)) {
+    /* YG_CUDA_STAGING=0 turns staging off (bench/bench_cuda compares). */
+    const char *env = getenv("YG_CUDA_STAGING");
+    bool stage = env == NULL || strcmp(env, "0") != 0;
+    if (stage && (to_dev || to_host) && nbytes >= STAGE_MIN && pageable(to_dev ? src : dst)) {
         staging *g = staging_lock();
         if (g != NULL) {
             /* Earlier work on other streams that wrote src is the
