@@ -58,6 +58,9 @@ static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)
     case GEN_SAVE_DTYPE:
         gen_sb_printf(sb, "    yg_dtype %s;\n", s->field);
         break;
+    case GEN_SAVE_DEVICE:
+        gen_sb_printf(sb, "    yg_device %s;\n    int32_t %s_index;\n", s->field, s->field);
+        break;
     case GEN_SAVE_VALUE:
         /* A ScalarType? argument: its value and whether it was given. */
         if (d->op->schema.args[s->arg_index].nullable)

@@ -711,6 +711,12 @@ static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
         case GEN_SAVE_DTYPE:
             gen_sb_printf(sb, "%snode->%s = yg_tensor_dtype(%s);\n", ind, s->field, s->arg);
             break;
+        case GEN_SAVE_DEVICE:
+            gen_sb_printf(sb,
+                          "%snode->%s = yg_tensor_device(%s);\n"
+                          "%snode->%s_index = yg_tensor_device_index(%s);\n",
+                          ind, s->field, s->arg, ind, s->field, s->arg);
+            break;
         case GEN_SAVE_VALUE:
             if (nullable) {
                 /* ScalarType?, the only nullable type formulas read */

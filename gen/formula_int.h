@@ -69,9 +69,12 @@ typedef struct gen_formula_ctx {
 
 /* ---- save analysis (formula_saves.c) ---- */
 
-/* What dtype(x) and size(x, d) expand to in the formula unit. */
+/* What dtype(x), size(x, d), device(x) and device_index(x) expand to in
+ * the formula unit. */
 extern const char gen__dtype_helper[];
 extern const char gen__size_helper[];
+extern const char gen__device_helper[];
+extern const char gen__device_index_helper[];
 
 /* Reports msg (with one %s for name) at cursor c of the formula and marks
  * the formula as failed. */

@@ -248,6 +248,19 @@ static char *lower_tokens(gen_formula_ctx *fc, CXToken *toks, unsigned from, uns
             gen_sb_puts(&sb, local);
             free(local);
             i = close;
+        } else if (ident && strcmp(tok, "device_index") == 0 && !fc->symbolic && i + 3 < to) {
+            /* device_index(x): x's saved device index (grad's own) */
+            CXString a = clang_getTokenSpelling(fc->tu, toks[i + 2]);
+            CXString b = clang_getTokenSpelling(fc->tu, toks[i + 3]);
+            if (strcmp(clang_getCString(a), "grad") == 0)
+                gen_sb_puts(&sb, "yg_tensor_device_index(grad)");
+            else
+                gen_sb_printf(&sb, "node->%s_device_index", clang_getCString(a));
+            pos = gen__loc_offset(clang_getTokenLocation(fc->tu, toks[i + 3])) +
+                  strlen(clang_getCString(b));
+            clang_disposeString(a);
+            clang_disposeString(b);
+            i += 3;
         } else if (ident && index >= 0) {
             gen_sb_printf(&sb, fc->symbolic ? "%s" : "node->%s", tok);
         } else {
@@ -364,6 +377,25 @@ static char *lower_dtype(gen_formula_ctx *fc, CXCursor c)
     return gen_xstrdup("0");
 }
 
+/* A Device argument: device(<tensor>), the node's saved <tensor>_device
+ * (or the device of grad itself). */
+static char *lower_device(gen_formula_ctx *fc, CXCursor c)
+{
+    c = gen__cursor_strip(c);
+    if (gen__is_call_to(c, gen__device_helper) && clang_Cursor_getNumArguments(c) == 1) {
+        CXCursor a = gen__cursor_strip(clang_Cursor_getArgument(c, 0));
+        if (clang_getCursorKind(a) == CXCursor_DeclRefExpr) {
+            char *name = gen__cursor_name(a);
+            char *r = strcmp(name, "grad") == 0 ? gen_xstrdup("yg_tensor_device(grad)")
+                                                : gen_xprintf("node->%s_device", name);
+            free(name);
+            return r;
+        }
+    }
+    gen__formula_error_at(fc, c, "a Device argument must be device(<tensor>)%s", "");
+    return gen_xstrdup("YG_CPU");
+}
+
 static void lower_args(gen_formula_ctx *fc, CXCursor c, const gen_op *op, strv *args_out);
 
 /* A Tensor[] argument as two C arguments (items, length): grads of an op
@@ -463,6 +495,10 @@ static void lower_args(gen_formula_ctx *fc, CXCursor c, const gen_op *op, strv *
                                     "this parameter is bool[%d]",
                                     fc->n_members, p->fixed_len);
             strv_push(&args, gen_xstrdup("grad_input_mask"));
+            continue;
+        }
+        if (op->schema.args[i].type == GEN_T_DEVICE && !op->schema.args[i].nullable) {
+            strv_push(&args, lower_device(fc, a));
             continue;
         }
         if (!gen__formula_readable(&op->schema.args[i])) {

@@ -60,6 +60,7 @@ static void add_save(gen_formula_ctx *fc, CXCursor at, const char *arg, gen_save
                       ? gen_xprintf("%s_sizes", arg)
                   : kind == GEN_SAVE_NUMEL ? gen_xprintf("%s_numel", arg)
                   : kind == GEN_SAVE_DTYPE ? gen_xprintf("%s_dtype", arg)
+                  : kind == GEN_SAVE_DEVICE ? gen_xprintf("%s_device", arg)
                                            : gen_xstrdup(arg);
 
     for (int i = 0; i < d->n_saves; i++) {
@@ -132,10 +133,12 @@ static void save_list_sizes(gen_formula_ctx *fc, CXCursor at, CXCursor call, con
     free(dname);
 }
 
-/* What dtype(x) and size(x, d) expand to in the unit (formula_prelude in
- * formula_unit.c). */
+/* What dtype(x), size(x, d), device(x) and device_index(x) expand to in
+ * the unit (formula_prelude in formula_unit.c). */
 const char gen__dtype_helper[] = "yg__dtype_of";
 const char gen__size_helper[] = "yg__size_of";
+const char gen__device_helper[] = "yg__device_of";
+const char gen__device_index_helper[] = "yg__device_index_of";
 
 bool gen__is_call_to(CXCursor c, const char *name)
 {
@@ -274,16 +277,20 @@ void gen__formula_infer(gen_formula_ctx *fc, CXCursor c, CXCursor parent)
                    (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR)) {
             /* size(x, d) keeps x's sizes and reads one at backward time. */
             bool size_of = gen__is_call_to(parent, gen__size_helper);
+            bool device_of = gen__is_call_to(parent, gen__device_helper) ||
+                             gen__is_call_to(parent, gen__device_index_helper);
             gen_save_kind sk = gen__is_call_to(parent, "sizes") || size_of ? GEN_SAVE_SIZES
                                : gen__is_call_to(parent, "numel")          ? GEN_SAVE_NUMEL
-                               : gen__is_call_to(parent, gen__dtype_helper)     ? GEN_SAVE_DTYPE
-                                                                      : GEN_SAVE_TENSOR;
-            if ((sk == GEN_SAVE_DTYPE || size_of) && index >= 0 &&
+                               : gen__is_call_to(parent, gen__dtype_helper) ? GEN_SAVE_DTYPE
+                               : device_of                                 ? GEN_SAVE_DEVICE
+                                                                           : GEN_SAVE_TENSOR;
+            if ((sk == GEN_SAVE_DTYPE || sk == GEN_SAVE_DEVICE || size_of) && index >= 0 &&
                 fc->d->op->schema.args[index].nullable)
                 gen__formula_errorf(fc, c,
                                     "%s() of '%s', a Tensor? argument that may be NULL (None), is "
                                     "not supported",
-                                    size_of ? "size" : "dtype", name);
+                                    size_of ? "size" : sk == GEN_SAVE_DEVICE ? "device" : "dtype",
+                                    name);
             else
                 add_save(fc, c, name, sk, index >= 0 ? -1 : 0);
         } else if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR_LIST) {

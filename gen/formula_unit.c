@@ -630,7 +630,12 @@ static const char formula_prelude[] =
     "#define dtype(...) yg__dtype_of(__VA_ARGS__)\n"
     /* The same for size(x, d): view's and expand's argument is named size. */
     "long yg__size_of(Tensor tensor, long dim);\n"
-    "#define size(...) yg__size_of(__VA_ARGS__)\n";
+    "#define size(...) yg__size_of(__VA_ARGS__)\n"
+    /* And device(x) / device_index(x): creation ops' argument is device. */
+    "int yg__device_of(Tensor tensor);\n"
+    "#define device(...) yg__device_of(__VA_ARGS__)\n"
+    "long yg__device_index_of(Tensor tensor);\n"
+    "#define device_index(...) yg__device_index_of(__VA_ARGS__)\n";
 
 static void analyse_formulas(gen_model *model, CXIndex index)
 {

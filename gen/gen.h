@@ -238,6 +238,8 @@ typedef enum gen_save_kind {
     GEN_SAVE_SIZES,
     GEN_SAVE_NUMEL,
     GEN_SAVE_DTYPE,    /* a Tensor read only through dtype(): its yg_dtype */
+    GEN_SAVE_DEVICE,   /* a Tensor read only through device() / device_index():
+                          its yg_device and index */
     GEN_SAVE_VALUE,    /* int, float, Scalar, bool, ScalarType(?): copied */
     GEN_SAVE_INT_LIST, /* int[]: copied into a yg_saved_int_list */
     GEN_SAVE_TENSOR_LIST, /* Tensor[] / Tensor?[]: a yg_saved_tensor_list */

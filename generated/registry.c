@@ -185,6 +185,7 @@ static const char *const upsample_nearest2d_backward_derivative_inputs[] = {"gra
 static const char *const upsample_bilinear2d_derivative_inputs[] = {"self"};
 static const char *const upsample_bilinear2d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const to_copy_derivative_inputs[] = {"self"};
+static const char *const to_device_derivative_inputs[] = {"self"};
 
 const yg_op_info yg__ops[] = {
     {
@@ -2697,17 +2698,26 @@ const yg_op_info yg__ops[] = {
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
+        .name = "to_device",
+        .schema = "to_device(Tensor self, Device device, int index=0) -> Tensor",
+        .location = "specs/native_functions.yaml:2347",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
+    },
+    {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:2343",
+        .location = "specs/native_functions.yaml:2354",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 309;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 309, "op table size");
+const int32_t yg__ops_count = 310;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 310, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -4197,7 +4207,14 @@ const yg_derivative_info yg__derivatives[] = {
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
+    {
+        .name = "to_device",
+        .schema = "to_device(Tensor self, Device device, int index=0) -> Tensor",
+        .location = "specs/derivatives.yaml:915",
+        .n_inputs = 1,
+        .inputs = to_device_derivative_inputs,
+    },
 };
-const int32_t yg__derivatives_count = 205;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 205,
+const int32_t yg__derivatives_count = 206;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 206,
                "derivative table size");

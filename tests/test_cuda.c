@@ -138,7 +138,8 @@ static void test_allocator_caches_device_memory(void **state) {
 /* ---- device tensors ---- */
 
 /* to_device within the CPU: t itself when contiguous, else a contiguous
- * copy; bad device values and grad-requiring inputs are refused. */
+ * copy; bad device values are refused; a copy of a grad-requiring input
+ * is the to_device op, whose backward brings the gradient back. */
 static void test_to_device_on_the_cpu(void **state) {
     (void)state;
     const int64_t s[] = {2, 3};
@@ -160,11 +161,27 @@ static void test_to_device_on_the_cpu(void **state) {
     assert_null(y);
     YG_EXPECT_ERROR(yg_tensor_to_device(NULL, YG_CPU, 0, &y), YG_ERR_INVALID_ARGUMENT, "to_device:");
     YG_CHECK(yg_tensor_set_requires_grad(x, true));
-    YG_EXPECT_ERROR(yg_tensor_to_device(x, YG_CUDA, 0, &y),
-                    YG_ERR_NOT_IMPLEMENTED,
-                    "to_device: t requires grad, and autograd does not cross devices yet");
-    YG_CHECK(yg_tensor_to_device(x, YG_CPU, 0, &y)); /* no copy: allowed */
+    YG_CHECK(yg_tensor_to_device(x, YG_CPU, 0, &y)); /* no copy: x itself */
+    assert_ptr_equal(y, x);
     yg_release(y);
+    yg_tensor *xt = NULL, *sum = NULL, *g = NULL;
+    const double ones[] = {1, 1, 1, 1, 1, 1};
+    YG_CHECK(yg_transpose(x, 0, 1, &xt));
+    YG_CHECK(yg_tensor_to_device(xt, YG_CPU, 0, &y)); /* a copy, recorded */
+    assert_true(yg_tensor_requires_grad(y));
+    YG_CHECK(yg_sum(y, &sum));
+    YG_CHECK(yg_backward(sum, NULL, false));
+    YG_CHECK(yg_tensor_grad(x, &g));
+    YG_EXPECT_CLOSE(g, s, 2, ones, 0, 0);
+    yg_release(g);
+    yg_release(sum);
+    yg_release(y);
+    y = NULL;
+    if (!yg_cuda_is_available()) {
+        YG_EXPECT_ERROR(yg_tensor_to_device(x, YG_CUDA, 0, &y), YG_ERR_DEVICE, "to_device: ");
+        assert_null(y);
+    }
+    yg_release(xt);
     yg_release(t);
     yg_release(x);
 }
@@ -232,6 +249,37 @@ static void test_to_device_round_trips(void **state) {
     yg_release(empty);
     YG_CHECK(yg_cuda_memory_stats_get(0, &during));
     assert_int_equal(during.allocated_bytes, before.allocated_bytes);
+
+    /* Gradients cross devices: sum(to_device(x)^2) on the GPU gives a CPU
+     * leaf 2x, and a GPU leaf read on the CPU gets its gradient back on
+     * the GPU. */
+    const double v[] = {1, -2, 3, 0.5, 4, -1};
+    const int64_t s6[] = {2, 3};
+    yg_tensor *xc = yg_test_tensor(YG_FLOAT64, s6, 2, v), *xd = NULL, *sq = NULL, *l = NULL;
+    yg_tensor *g = NULL, *xg = NULL, *back = NULL, *l2 = NULL, *g2 = NULL;
+    YG_CHECK(yg_tensor_set_requires_grad(xc, true));
+    YG_CHECK(yg_tensor_to_device(xc, YG_CUDA, 0, &xd));
+    assert_int_equal(yg_tensor_device(xd), YG_CUDA);
+    YG_CHECK(yg_mul(xd, xd, &sq));
+    YG_CHECK(yg_sum(sq, &l));
+    YG_CHECK(yg_backward(l, NULL, false));
+    YG_CHECK(yg_tensor_grad(xc, &g));
+    assert_int_equal(yg_tensor_device(g), YG_CPU);
+    const double twice[] = {2, -4, 6, 1, 8, -2};
+    YG_EXPECT_CLOSE(g, s6, 2, twice, 0, 0);
+    YG_CHECK(yg_tensor_to_device(xc, YG_CUDA, 0, &xg)); /* detached below: a GPU leaf */
+    YG_CHECK(yg_detach_(xg));
+    YG_CHECK(yg_tensor_set_requires_grad(xg, true));
+    YG_CHECK(yg_tensor_to_device(xg, YG_CPU, 0, &back));
+    YG_CHECK(yg_sum(back, &l2));
+    YG_CHECK(yg_backward(l2, NULL, false));
+    YG_CHECK(yg_tensor_grad(xg, &g2));
+    assert_int_equal(yg_tensor_device(g2), YG_CUDA);
+    const double ones[] = {1, 1, 1, 1, 1, 1};
+    YG_EXPECT_CLOSE(g2, s6, 2, ones, 0, 0);
+    yg_tensor *all[] = {xc, xd, sq, l, g, xg, back, l2, g2};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        yg_release(all[k]);
 }
 
 /* Ops refuse cuda tensors they have no kernel for, and tensors of two

@@ -139,6 +139,95 @@ yg_status yg_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tenso
     return YG_OK;
 }
 
+typedef yg_status (*to_device_fn)(const yg_tensor *self,
+                                  yg_device device,
+                                  int64_t index,
+                                  yg_tensor **out);
+
+static const to_device_fn to_device_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = yg__kernel_to_device,
+    [YG_CUDA] = yg__kernel_to_device,
+};
+
+/* Records ToDeviceBackward as the history of result: one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status to_device_record(const yg_tensor *self, yg_tensor *result)
+{
+    yg_node *base = NULL;
+    to_device_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__to_device_backward_vtable, sizeof(to_device_backward), 1, 1, &base);
+    if (st != YG_OK)
+        return st;
+    node = (to_device_backward *)base;
+    st = yg__node_set_edge(base, 0, self);
+    if (st != YG_OK)
+        goto out;
+    node->self_device = yg_tensor_device(self);
+    node->self_device_index = yg_tensor_device_index(self);
+    st = yg__set_history(result, base, 0);
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_to_device with tracing paused and records it as one node
+ * (jit/tracer.h). */
+static yg_status to_device_traced(const yg_tensor *self,
+                                  yg_device device,
+                                  int64_t index,
+                                  yg_tensor **out)
+{
+    yg_status st;
+
+    yg__trace_pause();
+    st = yg_to_device(self, device, index, out);
+    yg__trace_resume();
+    if (st != YG_OK)
+        return st;
+    yg__trace_begin_node("to_device");
+    yg__trace_input(self);
+    yg__trace_attr_int("device", (int64_t)device);
+    yg__trace_attr_int("index", index);
+    yg__trace_output(out, NULL);
+    return yg__trace_end_node();
+}
+
+/* to_device(Tensor self, Device device, int index=0) -> Tensor */
+yg_status yg_to_device(const yg_tensor *self, yg_device device, int64_t index, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_tensor *result = NULL;
+    yg_device dev;
+    to_device_fn kernel;
+    yg_status st;
+
+    if (yg__trace_recording(false))
+        return to_device_traced(self, device, index, out);
+    YG_RETURN_IF_ERROR(yg__check_out("to_device", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("to_device", "self", self));
+    YG_RETURN_IF_ERROR(yg__dispatch_device("to_device", &device, self, &dev));
+    kernel = to_device_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "to_device: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(self, device, index, &result);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(1, inputs)) {
+        st = to_device_record(self, result);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out = result;
+    result = NULL;
+out:
+    yg_release(result);
+    return st;
+}
+
 /* Runs yg_type_as with tracing paused and records it as one node
  * (jit/tracer.h). */
 static yg_status type_as_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)

@@ -40,6 +40,22 @@ yg_status yg__boxed_to_dtype(const yg_ir_node *node,
     return yg_to_dtype(in[0], dtype, copy, &out[0]);
 }
 
+/* to_device(Tensor self, Device device, int index=0) -> Tensor */
+yg_boxed_impl yg__boxed_to_device; /* listed in boxed/table.c */
+yg_status yg__boxed_to_device(const yg_ir_node *node,
+                              yg_tensor *const *in,
+                              int32_t n_in,
+                              yg_tensor **out)
+{
+    yg_device device = YG_CPU;
+    int64_t index = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_device(node, "device", &device));
+    YG_RETURN_IF_ERROR(yg__box_int(node, "index", &(const int64_t){0}, &index));
+    return yg_to_device(in[0], device, index, &out[0]);
+}
+
 /* type_as(Tensor self, Tensor other) -> Tensor */
 yg_boxed_impl yg__boxed_type_as; /* listed in boxed/table.c */
 yg_status yg__boxed_type_as(const yg_ir_node *node,

@@ -314,6 +314,7 @@ yg_boxed_impl yg__boxed_randn_like;
 yg_boxed_impl yg__boxed_dropout;
 yg_boxed_impl yg__boxed_to_copy;
 yg_boxed_impl yg__boxed_to_dtype;
+yg_boxed_impl yg__boxed_to_device;
 yg_boxed_impl yg__boxed_type_as;
 
 const yg_boxed_op yg__boxed_ops[] = {
@@ -625,8 +626,9 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "dropout", .fn = yg__boxed_dropout},
     {.name = "to_copy", .fn = yg__boxed_to_copy},
     {.name = "to.dtype", .fn = yg__boxed_to_dtype},
+    {.name = "to_device", .fn = yg__boxed_to_device},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 309;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 309,
+const int32_t yg__boxed_ops_count = 310;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 310,
                "boxed table size");

@@ -793,8 +793,9 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* dropout */
     {.n_inputs = 0}, /* to_copy */
     {.n_inputs = 0}, /* to.dtype */
+    {.n_inputs = 0}, /* to_device */
     {.n_inputs = 0}, /* type_as */
 };
-const int32_t yg__fuse_ops_count = 309;
-_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 309,
+const int32_t yg__fuse_ops_count = 310;
+_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 310,
                "fuser table size");

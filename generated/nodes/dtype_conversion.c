@@ -47,3 +47,35 @@ const yg_node_vtable yg__to_copy_backward_vtable = {
     .apply = to_copy_backward_apply,
     .release_saved = NULL, /* nothing to release */
 };
+
+/* to_device(Tensor self, Device device, int index=0) -> Tensor */
+static yg_status to_device_backward_apply(yg_node *base,
+                                          yg_tensor *const *grads,
+                                          yg_tensor **grad_inputs)
+{
+    to_device_backward *node = (to_device_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *grad_self = NULL;
+    yg_status st = YG_OK;
+
+    if (yg__node_needs_grad(base, 0)) {
+        /* self: to_device(grad, device(self), device_index(self)) */
+        st = yg_to_device(grad, node->self_device, node->self_device_index, &grad_self);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_self;
+    grad_self = NULL;
+out:
+    yg_release(grad_self);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "ToDeviceBackward");
+    return YG_OK;
+}
+
+const yg_node_vtable yg__to_device_backward_vtable = {
+    .name = "ToDeviceBackward",
+    .apply = to_device_backward_apply,
+    .release_saved = NULL, /* nothing to release */
+};

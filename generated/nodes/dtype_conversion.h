@@ -20,4 +20,12 @@ typedef struct to_copy_backward {
 } to_copy_backward;
 extern const yg_node_vtable yg__to_copy_backward_vtable;
 
+/* to_device(Tensor self, Device device, int index=0) -> Tensor */
+typedef struct to_device_backward {
+    yg_node base;
+    yg_device self_device;
+    int32_t self_device_index;
+} to_device_backward;
+extern const yg_node_vtable yg__to_device_backward_vtable;
+
 #endif /* YAGRAD_NODES_DTYPE_CONVERSION_H */

@@ -467,7 +467,8 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"dropout", yg__onnx_sym_dropout, 0, "custom", NULL},
     {"to_copy", yg__onnx_sym_to_copy, 0, "custom", NULL},
     {"to.dtype", yg__onnx_sym_to_dtype, 0, "custom", NULL},
+    {"to_device", NULL, 0, NULL, "a copy between devices; export a graph on one device"},
     {"type_as", yg__onnx_sym_type_as, 0, "custom", NULL},
 };
 
-const int32_t yg__onnx_symbolics_count = 309;
+const int32_t yg__onnx_symbolics_count = 310;

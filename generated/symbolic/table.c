@@ -474,8 +474,9 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* dropout */
     {.fn = yg__symbolic_to_copy}, /* to_copy */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* to.dtype */
+    {.fn = NULL, .no_grad = false, .unsupported = "symbolic: not_implemented: IR values carry no device"}, /* to_device */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* type_as */
 };
-const int32_t yg__symbolic_ops_count = 309;
-_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 309,
+const int32_t yg__symbolic_ops_count = 310;
+_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 310,
                "symbolic table size");

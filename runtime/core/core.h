@@ -153,6 +153,13 @@ yg_status yg__tensor_contiguous_as(const yg_tensor *t,
                                    bool share_if_possible,
                                    yg_tensor **out);
 
+/* t's values on (device, index) (a valid device; index 0 for the CPU),
+ * contiguous: a new reference to t itself when it is there and contiguous
+ * already, else a copy (a view is gathered on its own device first).  No
+ * autograd history.  Errors name "to_device": YG_ERR_DEVICE (no such
+ * device, a failed copy), YG_ERR_OUT_OF_MEMORY. */
+yg_status yg__tensor_to(const yg_tensor *t, yg_device device, int32_t index, yg_tensor **out);
+
 /* A new tensor that shares t's storage and geometry but has no autograd
  * metadata ("detached alias"). */
 yg_status yg__tensor_alias(const yg_tensor *t, yg_tensor **out);

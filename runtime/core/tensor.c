@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "cuda/cuda.h"
 #include "yagrad/autograd.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 /* ---- dtypes and devices ---- */
 
@@ -423,9 +424,7 @@ yg_status yg__require_host(const char *op, const char *arg, const yg_tensor *t)
                     yg__format_device(t, dev, sizeof dev));
 }
 
-/* t's values on (device, index), contiguous: t itself when it is there
- * already; the checks of yg_tensor_to_device but the autograd one. */
-static yg_status copy_to(const yg_tensor *t, yg_device device, int32_t index, yg_tensor **out)
+yg_status yg__tensor_to(const yg_tensor *t, yg_device device, int32_t index, yg_tensor **out)
 {
     yg_tensor *src = NULL, *res = NULL;
     yg_status st = YG_OK;
@@ -473,11 +472,10 @@ yg_status yg_tensor_to_device(const yg_tensor *t, yg_device device, int32_t inde
         index = 0;
     bool moves = t->storage->device != device || t->storage->device_index != index ||
                  !yg_tensor_is_contiguous(t);
+    /* A copy that must carry history is the to_device op's. */
     if (moves && yg_is_grad_enabled() && yg_tensor_requires_grad(t))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "to_device: t requires grad, and autograd does not cross devices yet "
-                        "(copy under yg_set_grad_enabled(false), or detach first)");
-    return copy_to(t, device, index, out);
+        return yg_to_device(t, device, index, out);
+    return yg__tensor_to(t, device, index, out);
 }
 
 bool yg_tensor_is_contiguous(const yg_tensor *t)
@@ -516,7 +514,7 @@ yg_status yg_tensor_to_f64(const yg_tensor *t, double *dst, int64_t dst_len)
     if (t->storage->device != YG_CPU) { /* read through a host copy */
         yg_tensor *host = NULL;
         yg_status st;
-        YG_RETURN_IF_ERROR(copy_to(t, YG_CPU, 0, &host));
+        YG_RETURN_IF_ERROR(yg__tensor_to(t, YG_CPU, 0, &host));
         st = yg_tensor_to_f64(host, dst, dst_len);
         yg_release(host);
         return st;

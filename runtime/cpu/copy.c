@@ -20,6 +20,8 @@
 #include "cpu/cpu_int.h"
 #include "cuda/cuda.h"
 
+#include <inttypes.h>
+#include <stdint.h>
 #include <string.h>
 
 /* One typed inner loop: n elements from src (byte stride sstride) to a
@@ -309,4 +311,26 @@ yg_status yg__kernel_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **
     if (st != YG_OK)
         return yg__fail_prefix(st, "to_copy");
     return YG_OK;
+}
+
+yg_status
+yg__kernel_to_device(const yg_tensor *self, yg_device device, int64_t index, yg_tensor **out) {
+    yg_tensor *r = NULL;
+    *out = NULL;
+    if ((unsigned)device >= YG_DEVICE_COUNT_)
+        return yg__fail(YG_ERR_DEVICE, "to_device: invalid device %d", (int)device);
+    if (device == YG_CPU)
+        index = 0;
+    if (index < 0 || index > INT32_MAX)
+        return yg__fail(YG_ERR_DEVICE,
+                        "to_device: device index %" PRId64 " out of range",
+                        index);
+    YG_RETURN_IF_ERROR(yg__tensor_to(self, device, (int32_t)index, &r));
+    if (r != self) {
+        *out = r;
+        return YG_OK;
+    }
+    /* There already: still a new tensor, which the op's node may own. */
+    yg_release(r);
+    return yg__tensor_contiguous_as(self, self->dtype, false, out);
 }

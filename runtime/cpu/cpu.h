@@ -763,7 +763,10 @@ yg_status yg__kernel_bernoulli_p(const yg_tensor *self,
                               double p,
                               yg_generator *generator,
                               yg_tensor **out);
-/* copy.c: self converted to dtype, a new contiguous tensor */
+/* copy.c: self converted to dtype, a new contiguous tensor; self copied
+ * to a device (any device to any), a new contiguous tensor */
 yg_status yg__kernel_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
+yg_status
+yg__kernel_to_device(const yg_tensor *self, yg_device device, int64_t index, yg_tensor **out);
 
 #endif /* YAGRAD_CPU_H */

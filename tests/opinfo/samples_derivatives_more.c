@@ -213,6 +213,21 @@ static yg_status f_index_put__acc(yg_tensor *const *x, yg_tensor **o) { return w
  * differences meaningful (float32 would round them away); the float32
  * path's gradient dtype is tested in test_dtypes.c. */
 static yg_status f_to_copy(yg_tensor *const *x, yg_tensor **o) { return yg_to_copy(x[0], YG_FLOAT64, o); }
+/* A copy to the input's own device (the GPU OpInfo run copies on the
+ * GPU; tests/test_cuda.c crosses devices). */
+static yg_status f_to_device(yg_tensor *const *x, yg_tensor **o)
+{
+    return yg_to_device(x[0], yg_tensor_device(x[0]), yg_tensor_device_index(x[0]), o);
+}
+static yg_status f_to_device_t(yg_tensor *const *x, yg_tensor **o)
+{
+    yg_tensor *xt = NULL;
+    yg_status st = yg_transpose(x[0], 0, 1, &xt);
+    if (st == YG_OK)
+        st = f_to_device(&xt, o);
+    yg_release(xt);
+    return st;
+}
 static yg_status f_to_dtype_copy_t(yg_tensor *const *x, yg_tensor **o)
 {
     yg_tensor *xt = NULL;
@@ -440,6 +455,8 @@ const sample opinfo_derivative_more_samples[] = {
     {"index_put_", "accumulate into a copy, row 1 twice", 2, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 2, 1, 3)}, f_index_put__acc, f_index_put_acc},
     /* ---- dtypes branch ---- */
     {"to_copy", "float64 to float64", 1, {F64(-1, 1, 2, 2, 3)}, f_to_copy},
+    {"to_device", "to its own device", 1, {F64(-1, 1, 2, 2, 3)}, f_to_device},
+    {"to_device", "transposed self", 1, {F64(-1, 1, 2, 3, 2)}, f_to_device_t, NULL, OPINFO_FIXED_SHAPE},
     {"to_copy", "transposed self through to.dtype(copy=true)", 1, {F64(-1, 1, 2, 3, 2)}, f_to_dtype_copy_t, NULL, OPINFO_FIXED_SHAPE},
     /* ---- norms: the fused kernels ---- */
     {"native_layer_norm", "last dim, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 4), F64(-1, 1, 1, 4)}, f_native_ln},

@@ -43,6 +43,21 @@ YG_NODISCARD yg_status yg_to_dtype(const yg_tensor *self,  /* borrowed */
                                    bool copy,              /* default false */
                                    yg_tensor **out);       /* out: new ref */
 
+/* to_device(Tensor self, Device device, int index=0) -> Tensor
+ *
+ * self's values copied to device (a GPU: index, 0 by default; the cpu:
+ * index is ignored), always a new contiguous tensor, the same dtype.
+ * Differentiable: the gradient is copied back to self's device.
+ * yg_tensor_to_device is the same copy without a new tensor when self is
+ * there already, and records this op when self requires grad.
+ *
+ * Dtypes: any.
+ */
+YG_NODISCARD yg_status yg_to_device(const yg_tensor *self,  /* borrowed */
+                                    yg_device device,
+                                    int64_t index,          /* default 0 */
+                                    yg_tensor **out);       /* out: new ref */
+
 /* type_as(Tensor self, Tensor other) -> Tensor
  *
  * self converted to other's dtype: to.dtype(self, dtype of other)

@@ -48,9 +48,9 @@ typedef enum yg_dtype {
 
 /* Devices.  A CUDA tensor's storage is memory of one GPU (its index:
  * yg_tensor_device_index), from a caching allocator (yagrad/cuda.h); it is
- * made by copying with yg_tensor_to_device.  No op has CUDA kernels yet:
- * an op given CUDA tensors fails with YG_ERR_DEVICE ("<op>: no kernel for
- * device cuda"), and one given tensors of two devices names both. */
+ * made by copying with yg_tensor_to_device.  Every op runs on CUDA
+ * tensors (yagrad/cuda.h); an op given tensors of two devices fails with
+ * YG_ERR_DEVICE naming both. */
 typedef enum yg_device {
     YG_CPU = 0,
     YG_CUDA = 1,
@@ -146,17 +146,19 @@ bool yg_tensor_is_contiguous(const yg_tensor *t);
 int32_t yg_tensor_device_index(const yg_tensor *t);
 
 /* A contiguous tensor on device (index: which GPU; ignored for YG_CPU)
- * with t's sizes, dtype and values, without autograd history.  When t is
- * there already and contiguous, *out is a new reference to t itself; a
- * view is gathered on its own device first.
- * Copies to or from a GPU are synchronous.
+ * with t's sizes, dtype and values.  When t is there already and
+ * contiguous, *out is a new reference to t itself; a view is gathered on
+ * its own device first.  A copy of a t that requires grad (grad mode on)
+ * is the differentiable to_device op (yagrad/ops_dtype_conversion.h):
+ * backward copies the gradient back to t's device; any other copy has no
+ * autograd history.
+ * Copies to or from a GPU are complete when it returns (they wait for
+ * the current stream: yagrad/cuda.h).
  *   t: borrowed;  out: out: new ref
  * Returns: YG_ERR_DEVICE for a device value that is no yg_device, or one
  *          that cannot be used, with the reason ("to_device: cuda: built
  *          without CUDA ...", "to_device: cuda: no CUDA device (...)",
  *          "to_device: device index 3 out of range (1 device)");
- *          YG_ERR_NOT_IMPLEMENTED when t requires grad with grad mode on
- *          and would be copied (autograd does not cross devices yet);
  *          YG_ERR_OUT_OF_MEMORY. */
 YG_NODISCARD yg_status yg_tensor_to_device(const yg_tensor *t,
                                            yg_device device,

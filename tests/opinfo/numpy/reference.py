@@ -1176,6 +1176,10 @@ REFS = {
         "float64 to float64": lambda x: x[0],
         "transposed self through to.dtype(copy=true)": lambda x: x[0].T,
     },
+    "to_device": {
+        "to its own device": lambda x: x[0],
+        "transposed self": lambda x: x[0].T,
+    },
     "type_as": {
         "a floating other": lambda x: x[0],
         "an int64 other: truncates, no gradient": lambda x: np.trunc(x[0]),
@@ -1287,6 +1291,7 @@ EXACT_ON_INTEGERS = {
 # tolerance).
 STORED_AS_DTYPE = {
     "fill_", "full_like", "empty_like", "pad", "constant_pad_nd", "scatter.value", "to.dtype", "to_copy",
+    "to_device",
     "type_as",
 }
 
