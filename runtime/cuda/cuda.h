@@ -209,6 +209,18 @@ yg_status yg__cuda_max_pool_backward(const char *op, const yg_tensor *grad,
                                      const yg_tensor *indices, int64_t planes, int64_t ovol,
                                      int64_t ivol, yg_tensor *out);
 
+/* cpu/pool.c's upsample_nearest2d of src [planes, g->in[1], g->in[2]]
+ * into dst [planes, g->out[1], g->out[2]] or (backward) its gradient:
+ * src the grad_output [planes, *out], dst [planes, *in], each input
+ * element the sum of the output gradients that copied it, added in
+ * increasing output order as the CPU (tables of those outputs made on the
+ * host, then copied).  Both contiguous float64 on one GPU; g->in[1],
+ * g->in[2] > 0; every element of dst is written.  cuda/pool.c and
+ * pool.cu.  Errors name op: YG_ERR_OUT_OF_MEMORY (the tables),
+ * YG_ERR_DEVICE. */
+yg_status yg__cuda_upsample_nearest(const char *op, const yg_tensor *src,
+                                    const yg__cuda_pool_geom *g, bool backward, yg_tensor *dst);
+
 /* cpu/norm.c's native_batch_norm (a: the call's geometry, buffers and
  * running statistics, all on device index) and its fused backward:
  * cuda/norm.c and norm.cu.  Errors name op: YG_ERR_DEVICE (launch). */
