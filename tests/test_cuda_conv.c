@@ -1,6 +1,6 @@
 /*
  * test_cuda_conv.c - convolutions (the cudnn backend of runtime/conv/),
- * pooling and batch_norm on CUDA tensors, against the CPU.
+ * pooling, upsampling and batch_norm on CUDA tensors, against the CPU.
  *
  * test_cudnn_selection_is_reported and test_conv_flags_are_per_thread
  * run everywhere: the first checks what a convolution of CUDA operands
@@ -12,8 +12,11 @@
  * Convolutions are compared within float tolerance (cuDNN sums in
  * another order); pooling must match the CPU to the bit (cuda/pool.cu
  * keeps cpu/pool.c's arithmetic and order), max pooling's indices
- * exactly; batch_norm within float tolerance (its channel sums are added
- * in another order).
+ * exactly; so must nearest upsampling, and bilinear upsampling too on
+ * x86-64 (cuda/upsample.cu keeps cpu/upsample.c's products and sums
+ * without FMA contraction, which a CPU build elsewhere may contract:
+ * there within 1e-12, 1e-6 for float32); batch_norm within float
+ * tolerance (its channel sums are added in another order).
  */
 #include "conv/conv.h"
 #include "testutil.h"
@@ -21,6 +24,8 @@
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_pooling.h"
+#include "yagrad/ops_resampling.h"
+#include "yagrad/ops_views.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -383,6 +388,132 @@ static void test_max_pool_refuses_a_window_of_padding_as_the_cpu(void **state) {
     yg_release(dx);
 }
 
+/* One upsampling call: nearest or bilinear (align_corners, scales) from
+ * in (ndim dims) to out (out_len entries; none: the scales decide). */
+typedef struct resample_case {
+    const char *what;
+    bool bilinear, align;
+    int ndim;
+    int64_t in[4];
+    int64_t out[2];
+    int out_len;
+    double sh, sw;
+    bool transposed; /* inputs and gradients are transposed views */
+} resample_case;
+
+static const resample_case resample_cases[] = {
+    {"nearest 5x7 -> 9x4", false, false, 4, {2, 3, 5, 7}, {9, 4}, 2, 0, 0, false},
+    {"nearest 4x6 -> 8x13, 3-d, strided", false, false, 3, {3, 4, 6}, {8, 13}, 2, 0, 0, true},
+    {"nearest 6x9 -> 4x3", false, false, 4, {1, 2, 6, 9}, {4, 3}, 2, 0, 0, false},
+    {"nearest of no planes", false, false, 4, {0, 3, 4, 4}, {5, 6}, 2, 0, 0, false},
+    {"bilinear 5x7 -> 9x4", true, false, 4, {2, 3, 5, 7}, {9, 4}, 2, 0, 0, false},
+    {"bilinear 5x7 -> 9x11, align_corners", true, true, 4, {2, 3, 5, 7}, {9, 11}, 2, 0, 0, false},
+    {"bilinear 4x6, scales, 3-d, strided", true, false, 3, {3, 4, 6}, {0}, 0, 1.7, 2.3, true},
+    {"bilinear 4x6, scales, align, strided", true, true, 4, {2, 3, 4, 6}, {0}, 0, 1.7, 2.3, true},
+    {"bilinear 3x4 -> 7x13, scales", true, false, 4, {2, 2, 3, 4}, {7, 13}, 2, 2.5, 3.5, false},
+    {"bilinear 6x9 -> 1x1, align_corners", true, true, 4, {1, 2, 6, 9}, {1, 1}, 2, 0, 0, false},
+    {"bilinear 9x8 -> 4x3", true, false, 4, {1, 2, 9, 8}, {4, 3}, 2, 0, 0, false},
+    {"bilinear 1x1 -> 3x3", true, false, 4, {1, 1, 1, 1}, {3, 3}, 2, 0, 0, false},
+    {"bilinear of no planes", true, false, 4, {0, 3, 4, 4}, {5, 6}, 2, 0, 0, false},
+};
+
+static yg_status resample(const resample_case *rc, const yg_tensor *x, yg_tensor **y) {
+    if (!rc->bilinear)
+        return yg_upsample_nearest2d(x, rc->out, rc->out_len, y);
+    return yg_upsample_bilinear2d(x, rc->out, rc->out_len, rc->align, rc->sh, rc->sw, y);
+}
+
+static yg_status resample_backward(const resample_case *rc, const yg_tensor *g, yg_tensor **gx) {
+    if (!rc->bilinear)
+        return yg_upsample_nearest2d_backward(g, rc->in, rc->ndim, gx);
+    return yg_upsample_bilinear2d_backward(g, rc->in, rc->ndim, rc->align, rc->sh, rc->sw, gx);
+}
+
+/* A random cpu tensor of sizes (ndim of them) and its cuda:0 copy; with
+ * transposed, both are transposed views of the last two dims (of
+ * contiguous tensors of the other order), so the kernels copy them. */
+static void random_pair(yg_dtype dtype,
+                        const int64_t *sizes,
+                        int ndim,
+                        bool transposed,
+                        uint64_t seed,
+                        yg_tensor **cpu,
+                        yg_tensor **dev) {
+    int64_t s[4];
+    memcpy(s, sizes, sizeof(int64_t) * (size_t)ndim);
+    if (!transposed) {
+        *cpu = yg_test_rand(dtype, s, ndim, -2, 2, seed);
+        *dev = gpu(*cpu);
+        return;
+    }
+    s[ndim - 2] = sizes[ndim - 1];
+    s[ndim - 1] = sizes[ndim - 2];
+    yg_tensor *c = yg_test_rand(dtype, s, ndim, -2, 2, seed), *d = gpu(c);
+    YG_CHECK(yg_transpose(c, ndim - 2, ndim - 1, cpu));
+    YG_CHECK(yg_transpose(d, ndim - 2, ndim - 1, dev));
+    assert_false(yg_tensor_is_contiguous(*dev));
+    yg_release(c);
+    yg_release(d);
+}
+
+/* upsample_nearest2d and upsample_bilinear2d and their gradients over 3-
+ * and 4-d, strided and empty inputs, up and down, both align_corners
+ * settings and explicit scales: the CPU's values (see the top). */
+static void test_upsampling_matches_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const yg_dtype dtypes[2] = {YG_FLOAT32, YG_FLOAT64};
+    for (int t = 0; t < 2; t++)
+        for (size_t c = 0; c < sizeof resample_cases / sizeof resample_cases[0]; c++) {
+            const resample_case *rc = &resample_cases[c];
+            double tol = 0;
+#if !defined(__x86_64__)
+            if (rc->bilinear)
+                tol = dtypes[t] == YG_FLOAT64 ? 1e-12 : 1e-6;
+#endif
+            yg_tensor *x = NULL, *dx = NULL, *y = NULL, *dy = NULL, *g = NULL, *dg = NULL;
+            yg_tensor *gx = NULL, *dgx = NULL;
+            printf("%s, %s\n", rc->what, yg_dtype_name(dtypes[t]));
+            random_pair(dtypes[t], rc->in, rc->ndim, rc->transposed, 71 + c, &x, &dx);
+            YG_CHECK(resample(rc, x, &y));
+            YG_CHECK(resample(rc, dx, &dy));
+            expect_matches("forward", dy, y, tol, tol);
+            random_pair(dtypes[t], yg_tensor_sizes(y), rc->ndim, rc->transposed, 81 + c, &g, &dg);
+            YG_CHECK(resample_backward(rc, g, &gx));
+            YG_CHECK(resample_backward(rc, dg, &dgx));
+            expect_matches("gradient", dgx, gx, tol, tol);
+            yg_tensor *all[] = {x, dx, y, dy, g, dg, gx, dgx};
+            for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+                yg_release(all[j]);
+        }
+}
+
+/* An empty grad_output plane: nearest's gradient is zeros (nothing
+ * copied the input), bilinear's is refused with the CPU's message. */
+static void test_upsampling_gradients_of_empty_planes_as_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const int64_t gs[] = {1, 2, 0, 5}, xs[] = {1, 2, 3, 3};
+    yg_tensor *g = yg_test_rand(YG_FLOAT32, gs, 4, -1, 1, 91), *dg = gpu(g);
+    yg_tensor *gx = NULL, *dgx = NULL;
+    YG_CHECK(yg_upsample_nearest2d_backward(g, xs, 4, &gx));
+    YG_CHECK(yg_upsample_nearest2d_backward(dg, xs, 4, &dgx));
+    expect_matches("nearest gradient", dgx, gx, 0, 0);
+    yg_release(gx);
+    yg_release(dgx);
+    gx = dgx = NULL;
+    yg_status st = yg_upsample_bilinear2d_backward(g, xs, 4, false, 0, 0, &gx);
+    assert_int_equal(st, YG_ERR_SHAPE);
+    char want[256];
+    snprintf(want, sizeof want, "%s", yg_last_error());
+    printf("cpu: %s\n", want);
+    YG_EXPECT_ERROR(
+        yg_upsample_bilinear2d_backward(dg, xs, 4, false, 0, 0, &dgx), YG_ERR_SHAPE, want);
+    assert_null(dgx);
+    yg_release(g);
+    yg_release(dg);
+}
+
 /* native_batch_norm training (running statistics moved) and eval, and
  * its fused backward, against the CPU; [N, C, H, W] and [N, C]. */
 static void test_batch_norm_matches_the_cpu(void **state) {
@@ -443,6 +574,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_conv_benchmark_and_deterministic_choices),
         cmocka_unit_test(test_pooling_matches_the_cpu_to_the_bit),
         cmocka_unit_test(test_max_pool_refuses_a_window_of_padding_as_the_cpu),
+        cmocka_unit_test(test_upsampling_matches_the_cpu),
+        cmocka_unit_test(test_upsampling_gradients_of_empty_planes_as_the_cpu),
         cmocka_unit_test(test_batch_norm_matches_the_cpu),
     };
     return YG_TEST_RUN(tests, argc, argv);

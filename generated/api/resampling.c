@@ -27,8 +27,8 @@ typedef yg_status (*upsample_nearest2d_fn)(const yg_tensor *self,
                                            yg_tensor **out);
 
 static const upsample_nearest2d_fn upsample_nearest2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_upsample_nearest2d,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_upsample_nearest2d,
+    [YG_CUDA] = yg__kernel_upsample_nearest2d,
 };
 
 /* Records UpsampleNearest2dBackward as the history of result: one edge per differentiable
@@ -121,8 +121,8 @@ typedef yg_status (*upsample_nearest2d_backward_fn)(const yg_tensor *grad_output
                                                     yg_tensor **out);
 
 static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_upsample_nearest2d_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_upsample_nearest2d_backward,
+    [YG_CUDA] = yg__kernel_upsample_nearest2d_backward,
 };
 
 /* Records UpsampleNearest2dBackwardBackward as the history of result: one edge per differentiable
@@ -258,8 +258,8 @@ typedef yg_status (*upsample_bilinear2d_fn)(const yg_tensor *self,
                                             yg_tensor **out);
 
 static const upsample_bilinear2d_fn upsample_bilinear2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_upsample_bilinear2d,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_upsample_bilinear2d,
+    [YG_CUDA] = yg__kernel_upsample_bilinear2d,
 };
 
 /* Records UpsampleBilinear2dBackward as the history of result: one edge per differentiable
@@ -403,8 +403,8 @@ typedef yg_status (*upsample_bilinear2d_backward_fn)(const yg_tensor *grad_outpu
                                                      yg_tensor **out);
 
 static const upsample_bilinear2d_backward_fn upsample_bilinear2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_upsample_bilinear2d_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_upsample_bilinear2d_backward,
+    [YG_CUDA] = yg__kernel_upsample_bilinear2d_backward,
 };
 
 /* Records UpsampleBilinear2dBackwardBackward as the history of result: one edge per differentiable

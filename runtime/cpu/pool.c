@@ -34,6 +34,10 @@
  * scattering per window, in the same order, so both devices agree to
  * the bit.  A max window that covers only padding is found on the host
  * from the geometry alone (window_of_padding) before the GPU runs.
+ * upsample_nearest2d and its gradient serve CUDA tensors the same way,
+ * on a float64 copy as here; the gradient's thread per input element
+ * adds the outputs that copied it (a range of rows times a range of
+ * columns, found on the host) in this file's order.
  */
 #include "cpu/cpu_int.h"
 #include "cuda/cuda.h"
@@ -307,6 +311,32 @@ static yg_status cuda_avg_run(const char *op,
     }
     *out = res;
     return YG_OK;
+}
+
+/* upsample_nearest2d (backward: its gradient) of the CUDA tensor src
+ * into a new tensor of sizes (ndim) with the last two dims g's output
+ * (forward) or input (backward): on a float64 copy of src, rounded once
+ * into src's dtype, as the CPU's loops. */
+static yg_status cuda_nearest_run(const char *op,
+                                  const yg_tensor *src,
+                                  const pool_geom *g,
+                                  bool backward,
+                                  const int64_t *sizes,
+                                  int64_t ndim,
+                                  yg_tensor **out) {
+    yg_tensor *x = NULL, *res = NULL;
+    yg__cuda_pool_geom cg = cuda_geom(g);
+    yg_status st = yg__tensor_contiguous_as(src, YG_FLOAT64, true, &x);
+    if (st == YG_OK)
+        st = cuda_result(op, src, sizes, ndim, 2, backward ? g->in : g->out, YG_FLOAT64, &res);
+    if (st == YG_OK)
+        st = yg__cuda_upsample_nearest(op, x, &cg, backward, res);
+    yg_release(x);
+    if (st != YG_OK) {
+        yg_release(res);
+        return st;
+    }
+    return finish(res, src->dtype, out);
 }
 
 /* The error for window o[3] of g, which covers only padding. */
@@ -1050,17 +1080,19 @@ yg_status yg__kernel_adaptive_avg_pool3d_backward(const yg_tensor *grad_output,
         "adaptive_avg_pool3d_backward", 3, grad_output, self_sizes, self_sizes_len, out);
 }
 
-yg_status yg__cpu_upsample_nearest2d(const yg_tensor *self,
-                                     const int64_t *output_size,
-                                     int64_t output_size_len,
-                                     yg_tensor **out) {
+yg_status yg__kernel_upsample_nearest2d(const yg_tensor *self,
+                                        const int64_t *output_size,
+                                        int64_t output_size_len,
+                                        yg_tensor **out) {
+    const char *op = "upsample_nearest2d";
     pool_geom g;
     yg_tensor *x = NULL, *res = NULL;
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(
-        adaptive_begin("upsample_nearest2d", 2, self, output_size, output_size_len, &g));
+    YG_RETURN_IF_ERROR(adaptive_begin(op, 2, self, output_size, output_size_len, &g));
+    if (self->storage->device == YG_CUDA)
+        return cuda_nearest_run(op, self, &g, false, self->sizes, self->ndim, out);
     YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x));
     st = new_planes(self->sizes, self->ndim, 2, g.out, false, &res);
     if (st != YG_OK) {
@@ -1081,16 +1113,22 @@ yg_status yg__cpu_upsample_nearest2d(const yg_tensor *self,
     return finish(res, self->dtype, out);
 }
 
-yg_status yg__cpu_upsample_nearest2d_backward(const yg_tensor *grad_output,
-                                              const int64_t *self_sizes,
-                                              int64_t self_sizes_len,
-                                              yg_tensor **out) {
+yg_status yg__kernel_upsample_nearest2d_backward(const yg_tensor *grad_output,
+                                                 const int64_t *self_sizes,
+                                                 int64_t self_sizes_len,
+                                                 yg_tensor **out) {
+    const char *op = "upsample_nearest2d_backward";
     pool_geom g;
     yg_tensor *go = NULL, *res = NULL;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(backward_begin(
-        "upsample_nearest2d_backward", 2, grad_output, self_sizes, self_sizes_len, &g, &go, &res));
+    if (grad_output->storage->device == YG_CUDA) {
+        YG_RETURN_IF_ERROR(
+            backward_begin(op, 2, grad_output, self_sizes, self_sizes_len, &g, NULL, NULL));
+        return cuda_nearest_run(op, grad_output, &g, true, self_sizes, self_sizes_len, out);
+    }
+    YG_RETURN_IF_ERROR(
+        backward_begin(op, 2, grad_output, self_sizes, self_sizes_len, &g, &go, &res));
     const double *gv = (const double *)yg__tensor_ptr(go);
     double *rv = (double *)yg__tensor_ptr(res);
     int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];

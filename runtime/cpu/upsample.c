@@ -19,19 +19,24 @@
  * input planes and converts the result to the input's dtype once; the
  * gradient adds each output gradient, times the same weights, into the
  * four input positions the output read.
+ *
+ * Both kernels serve CUDA tensors too: the same checks and the same taps
+ * (made here on the host), then cuda/upsample.cu computes on the GPU's
+ * float64 copy with this file's products and sums in this file's order
+ * (no FMA contraction), the gradient gathering per input element what
+ * the loop below scatters, so both devices agree to the bit.
  */
 #include "cpu/cpu_int.h"
+#include "cuda/cuda.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* The two neighbours of one output index along a dim and their weights. */
-typedef struct lerp_tap {
-    int64_t i0, i1;
-    double w0, w1;
-} lerp_tap;
+/* The two neighbours of one output index along a dim and their weights:
+ * cuda/upsample.h's struct, so the taps copy to the GPU as they are. */
+typedef yg__cuda_lerp_tap lerp_tap;
 
 static double source_scale(int64_t in, int64_t out, bool align_corners, double scale) {
     if (align_corners)
@@ -187,13 +192,28 @@ static yg_status taps(int64_t ih,
     return YG_OK;
 }
 
-yg_status yg__cpu_upsample_bilinear2d(const yg_tensor *self,
-                                      const int64_t *output_size,
-                                      int64_t output_size_len,
-                                      bool align_corners,
-                                      double scales_h,
-                                      double scales_w,
-                                      yg_tensor **out) {
+/* A new float64 result of sizes (ndim) on t's device; zeroed when zero
+ * and on the CPU (the GPU's kernels write every element). */
+static yg_status new_result(const char *op,
+                            const yg_tensor *t,
+                            const int64_t *sizes,
+                            int64_t ndim,
+                            bool zero,
+                            yg_tensor **out) {
+    if (t->storage->device == YG_CUDA)
+        return yg__tensor_new_on(
+            op, sizes, ndim, YG_FLOAT64, YG_CUDA, t->storage->device_index, out);
+    return zero ? yg_tensor_zeros(sizes, ndim, YG_FLOAT64, out)
+                : yg_tensor_empty(sizes, ndim, YG_FLOAT64, out);
+}
+
+yg_status yg__kernel_upsample_bilinear2d(const yg_tensor *self,
+                                         const int64_t *output_size,
+                                         int64_t output_size_len,
+                                         bool align_corners,
+                                         double scales_h,
+                                         double scales_w,
+                                         yg_tensor **out) {
     const char *op = "upsample_bilinear2d";
     int64_t planes, ih, iw, o[2] = {0, 0}, sizes[4];
     yg_tensor *x = NULL, *res = NULL;
@@ -211,9 +231,15 @@ yg_status yg__cpu_upsample_bilinear2d(const yg_tensor *self,
     if (st == YG_OK)
         st = yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x);
     if (st == YG_OK)
-        st = yg_tensor_empty(sizes, self->ndim, YG_FLOAT64, &res);
+        st = new_result(op, self, sizes, self->ndim, false, &res);
     if (st != YG_OK)
         goto out;
+    if (self->storage->device == YG_CUDA) {
+        st = yg__cuda_upsample_bilinear(op, x, t, planes, ih, iw, o[0], o[1], false, res);
+        if (st == YG_OK)
+            st = yg__tensor_contiguous_as(res, self->dtype, true, out);
+        goto out;
+    }
     const double *xv = (const double *)yg__tensor_ptr(x);
     double *rv = (double *)yg__tensor_ptr(res);
     const lerp_tap *cols = t + o[0];
@@ -236,13 +262,13 @@ out:
     return st;
 }
 
-yg_status yg__cpu_upsample_bilinear2d_backward(const yg_tensor *grad_output,
-                                               const int64_t *self_sizes,
-                                               int64_t self_sizes_len,
-                                               bool align_corners,
-                                               double scales_h,
-                                               double scales_w,
-                                               yg_tensor **out) {
+yg_status yg__kernel_upsample_bilinear2d_backward(const yg_tensor *grad_output,
+                                                  const int64_t *self_sizes,
+                                                  int64_t self_sizes_len,
+                                                  bool align_corners,
+                                                  double scales_h,
+                                                  double scales_w,
+                                                  yg_tensor **out) {
     const char *op = "upsample_bilinear2d_backward";
     int64_t planes, ih, iw, nd = self_sizes_len;
     yg_tensor *go = NULL, *res = NULL;
@@ -267,9 +293,15 @@ yg_status yg__cpu_upsample_bilinear2d_backward(const yg_tensor *grad_output,
     if (st == YG_OK)
         st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, &go);
     if (st == YG_OK)
-        st = yg_tensor_zeros(self_sizes, nd, YG_FLOAT64, &res);
+        st = new_result(op, grad_output, self_sizes, nd, true, &res);
     if (st != YG_OK)
         goto out;
+    if (grad_output->storage->device == YG_CUDA) {
+        st = yg__cuda_upsample_bilinear(op, go, t, planes, ih, iw, oh, ow, true, res);
+        if (st == YG_OK)
+            st = yg__tensor_contiguous_as(res, grad_output->dtype, true, out);
+        goto out;
+    }
     const double *gv = (const double *)yg__tensor_ptr(go);
     double *rv = (double *)yg__tensor_ptr(res);
     const lerp_tap *cols = t + oh;

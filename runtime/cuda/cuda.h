@@ -11,6 +11,7 @@
 #include "cuda/launch.h"
 #include "cuda/norm.h"
 #include "cuda/pool.h"
+#include "cuda/upsample.h"
 #include "yagrad/cuda.h"
 #include "yagrad/tensor.h"
 
@@ -229,6 +230,32 @@ yg_status yg__cuda_avg_pool(const char *op, const yg_tensor *src, const yg__cuda
 yg_status yg__cuda_max_pool_backward(const char *op, const yg_tensor *grad,
                                      const yg_tensor *indices, int64_t planes, int64_t ovol,
                                      int64_t ivol, yg_tensor *out);
+
+/* cpu/pool.c's upsample_nearest2d of src [planes, g->in[1], g->in[2]]
+ * into dst [planes, g->out[1], g->out[2]] or (backward) its gradient:
+ * src the grad_output [planes, *out], dst [planes, *in], each input
+ * element the sum of the output gradients that copied it, added in
+ * increasing output order as the CPU (tables of those outputs made on the
+ * host, then copied).  Both contiguous float64 on one GPU; g->in[1],
+ * g->in[2] > 0; every element of dst is written.  cuda/pool.c and
+ * pool.cu.  Errors name op: YG_ERR_OUT_OF_MEMORY (the tables),
+ * YG_ERR_DEVICE. */
+yg_status yg__cuda_upsample_nearest(const char *op, const yg_tensor *src,
+                                    const yg__cuda_pool_geom *g, bool backward, yg_tensor *dst);
+
+/* cpu/upsample.c's upsample_bilinear2d of src [planes, ih, iw] into dst
+ * [planes, oh, ow] or (backward) its gradient: src the grad_output
+ * [planes, oh, ow], dst [planes, ih, iw].  taps: host memory, the oh row
+ * taps then the ow column taps cpu/upsample.c made, copied to the device
+ * as they are (with, backward, the range of outputs whose taps touch each
+ * input row and column).  Both contiguous float64 on one GPU; every
+ * element of dst is written; each value is the CPU's product and sum
+ * order, no FMA contraction.  cuda/upsample.c and upsample.cu.  Errors
+ * name op: YG_ERR_OUT_OF_MEMORY, YG_ERR_DEVICE. */
+yg_status yg__cuda_upsample_bilinear(const char *op, const yg_tensor *src,
+                                     const yg__cuda_lerp_tap *taps, int64_t planes, int64_t ih,
+                                     int64_t iw, int64_t oh, int64_t ow, bool backward,
+                                     yg_tensor *dst);
 
 /* cpu/norm.c's native_batch_norm (a: the call's geometry, buffers and
  * running statistics, all on device index) and its fused backward:

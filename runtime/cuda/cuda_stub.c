@@ -229,6 +229,20 @@ yg_status yg__cuda_max_pool_backward(const char *op, const yg_tensor *grad,
     return yg__cuda_check_index(op, out->storage->device_index);
 }
 
+yg_status yg__cuda_upsample_nearest(const char *op, const yg_tensor *src,
+                                    const yg__cuda_pool_geom *g, bool backward, yg_tensor *dst) {
+    (void)src, (void)g, (void)backward;
+    return yg__cuda_check_index(op, dst->storage->device_index);
+}
+
+yg_status yg__cuda_upsample_bilinear(const char *op, const yg_tensor *src,
+                                     const yg__cuda_lerp_tap *taps, int64_t planes, int64_t ih,
+                                     int64_t iw, int64_t oh, int64_t ow, bool backward,
+                                     yg_tensor *dst) {
+    (void)src, (void)taps, (void)planes, (void)ih, (void)iw, (void)oh, (void)ow, (void)backward;
+    return yg__cuda_check_index(op, dst->storage->device_index);
+}
+
 yg_status yg__cuda_batch_norm(const char *op, int index, const yg__cuda_bn_args *a) {
     (void)a;
     return yg__cuda_check_index(op, index);

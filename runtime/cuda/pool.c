@@ -4,7 +4,9 @@
  * launches, and checks the launch.  cpu/pool.c has already validated the
  * arguments, made the input contiguous and allocated the results on the
  * device; max pooling's indices are checked here, on a host copy, before
- * the gradient kernel writes through them.
+ * the gradient kernel writes through them.  Nearest upsampling's gradient
+ * gets its tables of output rows and columns per input row and column,
+ * made here with the CPU's formula and copied to the device.
  */
 #include "core/core.h"
 #include "cuda/cuda.h"
@@ -105,5 +107,70 @@ yg_status yg__cuda_max_pool_backward(const char *op,
     yg_release(g);
     yg_release(ix);
     yg_release(host);
+    return st;
+}
+
+/* start[i] (i = 0 .. in) = the first of the out outputs o whose source
+ * o in / out (cpu/pool.c's upsample_nearest2d) is at least i, so input i
+ * is copied by outputs [start[i], start[i + 1]); the source only grows
+ * with o.  All 0 when the gradient is empty (out may then be 0, or any
+ * size beside a 0). */
+static void nearest_starts(int64_t in, int64_t out, bool empty, int64_t *start) {
+    int64_t o = 0;
+    for (int64_t i = 0; i <= in; i++) {
+        while (!empty && o < out && o * in / out < i)
+            o++;
+        start[i] = o;
+    }
+}
+
+yg_status yg__cuda_upsample_nearest(const char *op,
+                                    const yg_tensor *src,
+                                    const yg__cuda_pool_geom *g,
+                                    bool backward,
+                                    yg_tensor *dst) {
+    int prev, index = dst->storage->device_index, err;
+    int64_t ih = g->in[1], iw = g->in[2];
+    int64_t *host = NULL;
+    void *dev = NULL;
+    size_t nbytes = 0;
+    yg_status st = YG_OK;
+
+    if (yg_tensor_numel(dst) == 0)
+        return YG_OK;
+    if (backward) {
+        /* dst [planes, ih, iw] is not empty, so ih + iw + 2 int64 fit */
+        nbytes = (size_t)(ih + 1 + iw + 1) * sizeof *host;
+        host = yg__alloc(nbytes);
+        if (host == NULL)
+            return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                            "%s: out of host memory for %" PRId64 " + %" PRId64 " output ranges",
+                            op,
+                            ih + 1,
+                            iw + 1);
+        bool empty = yg_tensor_numel(src) == 0;
+        nearest_starts(ih, g->out[1], empty, host);
+        nearest_starts(iw, g->out[2], empty, host + ih + 1);
+        st = yg__cuda_alloc(op, index, nbytes, &dev);
+        if (st == YG_OK)
+            st = yg__cuda_memcpy(op, dev, index, host, -1, nbytes);
+    }
+    if (st == YG_OK)
+        st = yg__cuda_device_enter(op, index, &prev);
+    if (st == YG_OK) {
+        if (backward)
+            err = yg__cuda_upsample_nearest_backward_launch((const double *)yg__tensor_ptr(src),
+                                                            (double *)yg__tensor_ptr(dst),
+                                                            *g,
+                                                            (const int64_t *)dev,
+                                                            (const int64_t *)dev + ih + 1);
+        else
+            err = yg__cuda_upsample_nearest_launch(
+                (const double *)yg__tensor_ptr(src), (double *)yg__tensor_ptr(dst), *g);
+        yg__cuda_device_leave(prev);
+        st = yg__cuda_check_launch(op, index, err);
+    }
+    yg__cuda_free(index, dev); /* stream-ordered: reused only by later work */
+    yg__free(host, nbytes);
     return st;
 }

@@ -5,7 +5,9 @@
  * every window is read in the CPU's order (depth, height, width), sums
  * and shares are computed in double from the element type and rounded
  * once, max pooling keeps the first maximum (NaN counting as the
- * largest) and its position (z H + y) W + x in the plane.
+ * largest) and its position (z H + y) W + x in the plane.  Nearest
+ * upsampling and its gradient work on float64 copies, as cpu/pool.c
+ * does (the host rounds the result once).
  *
  * The forward kernels give each output element a thread.  The gradients
  * are deterministic without atomics: each input element's thread gathers
@@ -254,6 +256,41 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+/* cpu/pool.c's upsample_nearest2d: output (oy, ox) of a plane copies
+ * input (oy ih / oh, ox iw / ow), rounded down. */
+__global__ void __launch_bounds__(kThreads)
+    upsample_nearest(const double *x, double *y, yg__cuda_pool_geom g)
+{
+    const long long ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
+    for (long long i = blockIdx.x * (long long)kThreads + threadIdx.x; i < g.planes * oh * ow;
+         i += (long long)gridDim.x * kThreads) {
+        const long long p = i / (oh * ow), oy = i / ow % oh, ox = i % ow;
+        const long long sy = oy * ih / oh, sx = ox * iw / ow;
+        y[i] = x[(p * ih + sy) * iw + sx];
+    }
+}
+
+/* Its gradient, gathered: input (y, x) of a plane adds the output
+ * gradients of rows [rows[y], rows[y + 1]) and columns [cols[x],
+ * cols[x + 1]) (the outputs that copied it) in row-major order, the order
+ * in which cpu/pool.c's scatter adds them into it. */
+__global__ void __launch_bounds__(kThreads)
+    upsample_nearest_backward(const double *grad, double *out, yg__cuda_pool_geom g,
+                              const int64_t *rows, const int64_t *cols)
+{
+    const long long ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
+    for (long long i = blockIdx.x * (long long)kThreads + threadIdx.x; i < g.planes * ih * iw;
+         i += (long long)gridDim.x * kThreads) {
+        const long long p = i / (ih * iw), y = i / iw % ih, x = i % iw;
+        const double *gp = grad + p * oh * ow;
+        double acc = 0;
+        for (long long oy = rows[y]; oy < rows[y + 1]; oy++)
+            for (long long ox = cols[x]; ox < cols[x + 1]; ox++)
+                acc += gp[oy * ow + ox];
+        out[i] = acc;
+    }
+}
+
 } /* namespace */
 
 extern "C" int yg__cuda_max_pool_launch(int f64, const void *x, void *values, int64_t *indices,
@@ -326,5 +363,28 @@ extern "C" int yg__cuda_max_pool_backward_launch(int f64, const void *grad,
     else
         max_pool_backward<float><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const float *)grad, indices, (float *)out,
                                                      planes, ovol, ivol);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int yg__cuda_upsample_nearest_launch(const double *src, double *dst,
+                                                yg__cuda_pool_geom g)
+{
+    long long n = g.planes * g.out[1] * g.out[2];
+    if (n <= 0)
+        return (int)cudaSuccess;
+    upsample_nearest<<<grid_for(n), kThreads, 0, YG_CUDA_STREAM>>>(src, dst, g);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int yg__cuda_upsample_nearest_backward_launch(const double *grad, double *dst,
+                                                         yg__cuda_pool_geom g,
+                                                         const int64_t *rows,
+                                                         const int64_t *cols)
+{
+    long long n = g.planes * g.in[1] * g.in[2];
+    if (n <= 0)
+        return (int)cudaSuccess;
+    upsample_nearest_backward<<<grid_for(n), kThreads, 0, YG_CUDA_STREAM>>>(grad, dst, g, rows,
+                                                                             cols);
     return (int)cudaGetLastError();
 }

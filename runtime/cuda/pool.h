@@ -1,7 +1,7 @@
 /*
- * cuda/pool.h - the pooling kernels of cuda/pool.cu as host C code calls
- * them (cuda/pool.c): one call's window geometry and the launchers.  Read
- * by C and by nvcc.  Not public API.
+ * cuda/pool.h - the pooling and nearest-upsampling kernels of cuda/pool.cu
+ * as host C code calls them (cuda/pool.c): one call's window geometry and
+ * the launchers.  Read by C and by nvcc.  Not public API.
  */
 #ifndef YAGRAD_CUDA_POOL_H
 #define YAGRAD_CUDA_POOL_H
@@ -61,6 +61,24 @@ int yg__cuda_max_pool_backward_launch(int f64,
                                       int64_t planes,
                                       int64_t ovol,
                                       int64_t ivol);
+
+/* upsample_nearest2d: dst [planes, out[1], out[2]] = src [planes, in[1],
+ * in[2]] at (oy in[1] / out[1], ox in[2] / out[2]) (cpu/pool.c's floor
+ * formula); both float64, in[1], in[2] > 0.  No launch when dst is
+ * empty. */
+int yg__cuda_upsample_nearest_launch(const double *src, double *dst, yg__cuda_pool_geom g);
+
+/* Its gradient: dst [planes, in[1], in[2]] (float64, every element
+ * written) from grad [planes, out[1], out[2]]: input row y gathers the
+ * output rows [rows[y], rows[y + 1]), column x the output columns
+ * [cols[x], cols[x + 1]), rows outer, each in increasing order (the
+ * order of cpu/pool.c's scatter).  rows (in[1] + 1 entries) and cols
+ * (in[2] + 1) are device memory.  No launch when dst is empty. */
+int yg__cuda_upsample_nearest_backward_launch(const double *grad,
+                                              double *dst,
+                                              yg__cuda_pool_geom g,
+                                              const int64_t *rows,
+                                              const int64_t *cols);
 
 #ifdef __cplusplus
 }
