@@ -36,8 +36,8 @@ typedef struct yg__cuda_bn_backward_args {
 extern "C" {
 #endif
 
-/* Launch on the current device's default stream; the launch's
- * cudaError_t (0: launched). */
+/* Launch on the calling thread's current stream (YG_CUDA_STREAM); the
+ * launch's cudaError_t (0: launched). */
 int yg__cuda_batch_norm_launch(const yg__cuda_bn_args *a);
 int yg__cuda_batch_norm_backward_launch(const yg__cuda_bn_backward_args *a);
 

@@ -21,9 +21,10 @@ typedef struct yg__cuda_pool_geom {
 extern "C" {
 #endif
 
-/* Each launcher runs on the current device's default stream and returns
- * the launch's cudaError_t (0: launched).  f64: the data is float64, else
- * float32; every buffer is contiguous [planes, *in] or [planes, *out]. */
+/* Each launcher runs on the calling thread's current stream
+ * (YG_CUDA_STREAM) and returns the launch's cudaError_t (0: launched).
+ * f64: the data is float64, else float32; every buffer is contiguous
+ * [planes, *in] or [planes, *out]. */
 
 /* values and int64 indices of each window's maximum (adaptive: of each
  * adaptive cell), the first one on ties, NaN counting as the maximum. */
