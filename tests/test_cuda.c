@@ -656,7 +656,7 @@ static void test_every_derivative_matches_the_cpu_on_the_gpu(void **state) {
                 if (dev == 0)
                     x[dev][j] = c;
                 else {
-                    x[dev][j] = device_like(c);
+                    YG_CHECK(yg_tensor_to_device(c, YG_CUDA, 0, &x[dev][j])); /* a leaf */
                     yg_release(c);
                 }
                 if (s->in[j].dtype == YG_FLOAT64 && !s->in[j].constant)
@@ -666,9 +666,12 @@ static void test_every_derivative_matches_the_cpu_on_the_gpu(void **state) {
             if (st[dev] == YG_OK) {
                 yg_tensor *vc = yg_test_rand(YG_FLOAT64, yg_tensor_sizes(y[0]),
                                              yg_tensor_ndim(y[0]), -1, 1, 99 + (uint64_t)i);
-                v[dev] = dev == 0 ? vc : device_like(vc);
-                if (dev == 1)
+                if (dev == 0)
+                    v[dev] = vc;
+                else {
+                    YG_CHECK(yg_tensor_to_device(vc, YG_CUDA, 0, &v[dev]));
                     yg_release(vc);
+                }
                 st[dev] = yg_backward(y[dev], v[dev], false);
             }
             if (st[dev] != YG_OK)
