@@ -15,8 +15,9 @@
  * equal to the result.  An empty row has no extremum: amax, amin, argmax
  * and argmin fail on one; all gives true and any false.
  *
- * Every kernel here but minmax_backward serves both devices: a GPU's rows
- * are copied on the device and reduced by cuda/rows.cu with these rules.
+ * Every kernel here serves both devices: a GPU's rows are copied on the
+ * device and reduced by cuda/rows.cu with these rules (minmax_backward:
+ * its loop below, through cpu_int.h's yg__rows_grad_cuda).
  */
 #include "cpu/cpu_int.h"
 
@@ -339,13 +340,13 @@ yg_status yg__kernel_any_dim(const yg_tensor *self,
 
 /* ---- minmax_backward ---- */
 
-yg_status yg__cpu_minmax_backward(const yg_tensor *grad_output,
-                                  const yg_tensor *self,
-                                  const yg_tensor *output,
-                                  const int64_t *dim,
-                                  int64_t dim_len,
-                                  bool keepdim,
-                                  yg_tensor **out) {
+yg_status yg__kernel_minmax_backward(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     const yg_tensor *output,
+                                     const int64_t *dim,
+                                     int64_t dim_len,
+                                     bool keepdim,
+                                     yg_tensor **out) {
     yg_rows rows;
     yg_tensor *g = NULL, *r = NULL, *block = NULL;
     yg_status st;
@@ -357,10 +358,15 @@ yg_status yg__cpu_minmax_backward(const yg_tensor *grad_output,
                         "float64)",
                         yg_dtype_name(self->dtype));
     YG_RETURN_IF_ERROR(
-        yg__rows_init("minmax_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
+        yg__rows_init_any("minmax_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
     st = yg__rows_per_row("minmax_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
     if (st == YG_OK)
         st = yg__rows_per_row("minmax_backward", "output", &rows, output, YG_FLOAT64, &r);
+    if (st == YG_OK && self->storage->device == YG_CUDA) {
+        st = yg__rows_grad_cuda(
+            "minmax_backward", &rows, YG_ROWS_GRAD_MINMAX, 0, g, r, self->dtype, self->sizes, out);
+        goto out;
+    }
     if (st == YG_OK) {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, self->dtype, &block);
