@@ -23,7 +23,10 @@
 #include "yagrad/ops_slicing.h"
 #include "yagrad/ops_inplace_fill.h"
 #include "yagrad/ops_creation.h"
+#include "yagrad/ops_cumulative.h"
 #include "yagrad/ops_dtype_conversion.h"
+#include "yagrad/ops_extrema.h"
+#include "yagrad/ops_statistics.h"
 #include "yagrad/ops_linalg.h"
 #include "yagrad/ops_unary_math.h"
 #include "yagrad/ops_views.h"
@@ -778,6 +781,148 @@ static void test_streams_and_events_order_work(void **state) {
     yg_cuda_stream_destroy(s2);
 }
 
+/* The row gradients: prod's, norm's, amax/amin's (minmax_backward) and
+ * cumprod's (and their second derivatives), by kind. */
+enum { RG_PROD, RG_PROD_DOUBLE, RG_NORM, RG_AMAX, RG_AMIN, RG_CUMPROD, RG_CUMPROD_JVP,
+       RG_CUMPROD_DOUBLE, RG_KINDS };
+
+/* The CPU operands of kind for self x over dims (the scans: along
+ * dims[0]): in[0] = x, in[1] = t (x's sizes: grad, or the scans'
+ * grad_output), in[2] = grad_output (the reductions': a sum of t over
+ * dims; the double-backward scan's: t + 1), in[3] = the forward result
+ * (norm's, amax's or amin's; NULL for the others). */
+static void row_grad_inputs(int kind, yg_tensor *x, yg_tensor *t, const int64_t *dims,
+                            int64_t nd, bool keepdim, double p, yg_tensor **in) {
+    in[0] = x;
+    in[1] = t;
+    in[2] = NULL;
+    in[3] = NULL;
+    if (kind < RG_CUMPROD)
+        YG_CHECK(yg_sum_dim(t, dims, nd, keepdim, &in[2]));
+    else
+        YG_CHECK(yg_add_scalar(t, 1, 1, &in[2]));
+    if (kind == RG_NORM)
+        YG_CHECK(yg_norm(x, p, dims, nd, keepdim, &in[3]));
+    else if (kind == RG_AMAX)
+        YG_CHECK(yg_amax(x, dims, nd, keepdim, &in[3]));
+    else if (kind == RG_AMIN)
+        YG_CHECK(yg_amin(x, dims, nd, keepdim, &in[3]));
+}
+
+static yg_status row_grad(int kind, yg_tensor *const *in, const int64_t *dims, int64_t nd,
+                          bool keepdim, double p, yg_tensor **out) {
+    switch (kind) {
+    case RG_PROD:
+        return yg_prod_backward(in[2], in[0], dims, nd, keepdim, out);
+    case RG_PROD_DOUBLE:
+        return yg_prod_double_backward(in[1], in[2], in[0], dims, nd, keepdim, out);
+    case RG_NORM:
+        return yg_norm_backward(in[2], in[0], in[3], p, dims, nd, keepdim, out);
+    case RG_AMAX:
+    case RG_AMIN:
+        return yg_minmax_backward(in[2], in[0], in[3], dims, nd, keepdim, out);
+    case RG_CUMPROD:
+        return yg_cumprod_backward(in[1], in[0], dims[0], out);
+    case RG_CUMPROD_JVP:
+        return yg_cumprod_jvp(in[1], in[0], dims[0], out);
+    default:
+        return yg_cumprod_double_backward(in[1], in[2], in[0], dims[0], out);
+    }
+}
+
+/* The gradients of prod, norm, amax/amin and cumprod, and prod's and
+ * cumprod's second derivatives, on cuda:0 give the CPU's values where
+ * the OpInfo samples' random inputs do not reach: zeros (several in a
+ * row or line), ties and a NaN at the extremum, p of 0, 1, 1.5, 2, 3 and
+ * +-inf, lists of dims, negative dims, all dims, keepdim, a transposed
+ * self and empty selfs (no launch).  The operands are made on the CPU
+ * and copied, so the kernels alone are compared. */
+static void test_row_gradients_match_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    char why[256];
+    const int64_t sz[] = {3, 4, 5}, sz_empty[] = {3, 0, 5};
+    const int64_t d1[] = {1}, d02[] = {0, 2}, dm1[] = {-1}, d0[] = {0}, d2[] = {2};
+    const struct {
+        const int64_t *dims;
+        int64_t nd;
+        bool keepdim;
+    } cases[] = {{d1, 1, false}, {d02, 2, true}, {dm1, 1, false}, {NULL, 0, false},
+                 {d0, 1, true},  {d2, 1, false}};
+    const double ps[] = {2, 3, 1.5, 1, 0, INFINITY, -INFINITY};
+    double v[60];
+    /* steps of 0.25 in [-1.25, 1.25]: zeros and ties in every row */
+    for (int i = 0; i < 60; i++)
+        v[i] = (double)((i * 37) % 11 - 5) / 4;
+    for (int f = 0; f < 2; f++) {
+        yg_dtype dt = f == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        double tol = f == 0 ? 1e-5 : 1e-12;
+        for (int shape = 0; shape < 4; shape++) {
+            /* 0: zeros and ties; 1: transposed; 2: a NaN; 3: empty */
+            double saved = v[7];
+            if (shape == 2)
+                v[7] = NAN;
+            yg_tensor *base = shape == 3 ? yg_test_rand(dt, sz_empty, 3, -1, 1, 31)
+                                         : yg_test_tensor(dt, sz, 3, v);
+            yg_tensor *x = NULL, *t = NULL;
+            v[7] = saved;
+            if (shape == 1) {
+                YG_CHECK(yg_transpose(base, 0, 2, &x));
+            } else {
+                x = base;
+                base = NULL;
+            }
+            t = yg_test_rand(dt, x->sizes, x->ndim, -1, 1, 32 + (uint64_t)shape);
+            for (int kind = 0; kind < RG_KINDS; kind++) {
+                for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+                    bool scan = kind >= RG_CUMPROD;
+                    if (scan && cases[c].nd != 1)
+                        continue;
+                    /* an empty reduced dim has no extremum (amax fails) */
+                    if (shape == 3 && (kind == RG_AMAX || kind == RG_AMIN))
+                        continue;
+                    size_t np = kind == RG_NORM ? sizeof ps / sizeof *ps : 1;
+                    for (size_t k = 0; k < np; k++) {
+                        yg_tensor *in[4], *ind[4] = {NULL}, *yc = NULL, *yd = NULL;
+                        row_grad_inputs(kind, x, t, cases[c].dims, cases[c].nd, cases[c].keepdim,
+                                        ps[k], in);
+                        for (int j = 0; j < 4; j++)
+                            ind[j] = in[j] != NULL ? device_like(in[j]) : NULL;
+                        yg_status sc = row_grad(kind, in, cases[c].dims, cases[c].nd,
+                                                cases[c].keepdim, ps[k], &yc);
+                        char cpu_msg[512];
+                        snprintf(cpu_msg, sizeof cpu_msg, "%s", yg_last_error());
+                        yg_status sd = row_grad(kind, ind, cases[c].dims, cases[c].nd,
+                                                cases[c].keepdim, ps[k], &yd);
+                        if (sc != sd)
+                            fail_msg("row gradient %d (%s, shape %d, case %zu, p %g): cpu gives "
+                                     "%s, cuda %s: %s",
+                                     kind, yg_dtype_name(dt), shape, c, ps[k],
+                                     yg_status_name(sc), yg_status_name(sd),
+                                     sd != YG_OK ? yg_last_error() : cpu_msg);
+                        if (sc != YG_OK)
+                            assert_string_equal(yg_last_error(), cpu_msg);
+                        else if (yg_tensor_device(yd) != YG_CUDA ||
+                                 !same_result(yd, yc, tol, why, sizeof why))
+                            fail_msg("row gradient %d (%s, shape %d, case %zu, p %g): %s", kind,
+                                     yg_dtype_name(dt), shape, c, ps[k],
+                                     yg_tensor_device(yd) != YG_CUDA ? "not on cuda" : why);
+                        yg_release(yc);
+                        yg_release(yd);
+                        yg_release(in[2]);
+                        yg_release(in[3]);
+                        for (int j = 0; j < 4; j++)
+                            yg_release(ind[j]);
+                    }
+                }
+            }
+            yg_release(t);
+            yg_release(x);
+            yg_release(base);
+        }
+    }
+}
+
 /* SGD with momentum and weight decay, Adam and AdamW take the op path on
  * GPU parameters (the fused loops are the CPU's) and reach the CPU's
  * values after five steps of the same gradients; clip_grad_norm reports
@@ -976,6 +1121,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_copies_convert_as_the_cpu),
         cmocka_unit_test(test_creation_fills_and_views_match_the_cpu),
         cmocka_unit_test(test_products_sums_and_backward_match_the_cpu),
+        cmocka_unit_test(test_row_gradients_match_the_cpu),
         cmocka_unit_test(test_optimizers_and_clipping_match_the_cpu),
         cmocka_unit_test(test_random_ops_draw_the_cpu_values),
         cmocka_unit_test(test_every_derivative_matches_the_cpu_on_the_gpu),

@@ -225,8 +225,8 @@ typedef yg_status (*cumprod_backward_fn)(const yg_tensor *grad_output,
                                          yg_tensor **out);
 
 static const cumprod_backward_fn cumprod_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_cumprod_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_cumprod_backward,
+    [YG_CUDA] = yg__kernel_cumprod_backward,
 };
 
 /* Records CumprodBackwardBackward as the history of result: one edge per differentiable
@@ -340,8 +340,8 @@ typedef yg_status (*cumprod_jvp_fn)(const yg_tensor *grad,
                                     yg_tensor **out);
 
 static const cumprod_jvp_fn cumprod_jvp_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_cumprod_jvp,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_cumprod_jvp,
+    [YG_CUDA] = yg__kernel_cumprod_jvp,
 };
 
 /* Runs yg_cumprod_jvp with tracing paused and records it as one node
@@ -405,8 +405,8 @@ typedef yg_status (*cumprod_double_backward_fn)(const yg_tensor *grad,
                                                 yg_tensor **out);
 
 static const cumprod_double_backward_fn cumprod_double_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_cumprod_double_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_cumprod_double_backward,
+    [YG_CUDA] = yg__kernel_cumprod_double_backward,
 };
 
 /* Runs yg_cumprod_double_backward with tracing paused and records it as one node

@@ -624,8 +624,8 @@ typedef yg_status (*minmax_backward_fn)(const yg_tensor *grad_output,
                                         yg_tensor **out);
 
 static const minmax_backward_fn minmax_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_minmax_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_minmax_backward,
+    [YG_CUDA] = yg__kernel_minmax_backward,
 };
 
 /* Records MinmaxBackwardBackward as the history of result: one edge per differentiable

@@ -605,8 +605,8 @@ typedef yg_status (*norm_backward_fn)(const yg_tensor *grad_output,
                                       yg_tensor **out);
 
 static const norm_backward_fn norm_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_norm_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_norm_backward,
+    [YG_CUDA] = yg__kernel_norm_backward,
 };
 
 /* Records NormBackwardBackward as the history of result: one edge per differentiable

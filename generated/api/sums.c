@@ -530,8 +530,8 @@ typedef yg_status (*prod_backward_fn)(const yg_tensor *grad_output,
                                       yg_tensor **out);
 
 static const prod_backward_fn prod_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_prod_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_prod_backward,
+    [YG_CUDA] = yg__kernel_prod_backward,
 };
 
 /* Records ProdBackwardBackward as the history of result: one edge per differentiable
@@ -656,8 +656,8 @@ typedef yg_status (*prod_double_backward_fn)(const yg_tensor *grad,
                                              yg_tensor **out);
 
 static const prod_double_backward_fn prod_double_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__cpu_prod_double_backward,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CPU] = yg__kernel_prod_double_backward,
+    [YG_CUDA] = yg__kernel_prod_double_backward,
 };
 
 /* Runs yg_prod_double_backward with tracing paused and records it as one node

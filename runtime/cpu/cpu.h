@@ -294,13 +294,13 @@ yg_status yg__kernel_amin(const yg_tensor *self,
                        int64_t dim_len,
                        bool keepdim,
                        yg_tensor **out);
-yg_status yg__cpu_minmax_backward(const yg_tensor *grad_output,
-                                  const yg_tensor *self,
-                                  const yg_tensor *output,
-                                  const int64_t *dim,
-                                  int64_t dim_len,
-                                  bool keepdim,
-                                  yg_tensor **out);
+yg_status yg__kernel_minmax_backward(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     const yg_tensor *output,
+                                     const int64_t *dim,
+                                     int64_t dim_len,
+                                     bool keepdim,
+                                     yg_tensor **out);
 yg_status yg__kernel_argmax(const yg_tensor *self, yg_tensor **out);
 yg_status yg__kernel_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
 yg_status yg__kernel_argmin(const yg_tensor *self, yg_tensor **out);
@@ -334,19 +334,19 @@ yg_status yg__kernel_prod_dim(const yg_tensor *self,
                            int64_t dim_len,
                            bool keepdim,
                            yg_tensor **out);
-yg_status yg__cpu_prod_backward(const yg_tensor *grad_output,
-                                const yg_tensor *self,
-                                const int64_t *dim,
-                                int64_t dim_len,
-                                bool keepdim,
-                                yg_tensor **out);
-yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
-                                       const yg_tensor *grad_output,
-                                       const yg_tensor *self,
-                                       const int64_t *dim,
-                                       int64_t dim_len,
-                                       bool keepdim,
-                                       yg_tensor **out);
+yg_status yg__kernel_prod_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   const int64_t *dim,
+                                   int64_t dim_len,
+                                   bool keepdim,
+                                   yg_tensor **out);
+yg_status yg__kernel_prod_double_backward(const yg_tensor *grad,
+                                          const yg_tensor *grad_output,
+                                          const yg_tensor *self,
+                                          const int64_t *dim,
+                                          int64_t dim_len,
+                                          bool keepdim,
+                                          yg_tensor **out);
 yg_status yg__kernel_var(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
@@ -372,14 +372,14 @@ yg_status yg__kernel_norm(const yg_tensor *self,
                        int64_t dim_len,
                        bool keepdim,
                        yg_tensor **out);
-yg_status yg__cpu_norm_backward(const yg_tensor *grad_output,
-                                const yg_tensor *self,
-                                const yg_tensor *output,
-                                double p,
-                                const int64_t *dim,
-                                int64_t dim_len,
-                                bool keepdim,
-                                yg_tensor **out);
+yg_status yg__kernel_norm_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   const yg_tensor *output,
+                                   double p,
+                                   const int64_t *dim,
+                                   int64_t dim_len,
+                                   bool keepdim,
+                                   yg_tensor **out);
 yg_status yg__kernel_logsumexp(const yg_tensor *self,
                             const int64_t *dim,
                             int64_t dim_len,
@@ -390,16 +390,16 @@ yg_status yg__kernel_logsumexp(const yg_tensor *self,
 yg_status yg__kernel_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__kernel_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status
-yg__cpu_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out);
-yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,
-                                          const yg_tensor *grad_output,
-                                          const yg_tensor *self,
-                                          int64_t dim,
-                                          yg_tensor **out);
-yg_status yg__cpu_cumprod_backward(const yg_tensor *grad_output,
-                                   const yg_tensor *self,
-                                   int64_t dim,
-                                   yg_tensor **out);
+yg__kernel_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__kernel_cumprod_double_backward(const yg_tensor *grad,
+                                             const yg_tensor *grad_output,
+                                             const yg_tensor *self,
+                                             int64_t dim,
+                                             yg_tensor **out);
+yg_status yg__kernel_cumprod_backward(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      int64_t dim,
+                                      yg_tensor **out);
 
 /* blas.c */
 /* c [m, n] (row-major, leading dim ldc) = op(a) op(b) + beta c, op

@@ -30,8 +30,9 @@ typedef struct yg_rows {
 /* Fills rows for reducing self over dim (an empty list means every dim;
  * negative dims wrap; a repeated dim is an error naming op) and, when
  * dtype is a valid yg_dtype, copies self converted to dtype into
- * rows->data.  Pass YG_DTYPE_COUNT_ as dtype to get only the geometry.
- * On failure nothing is held.  Release with yg__rows_free. */
+ * rows->data, on self's device.  Pass YG_DTYPE_COUNT_ as dtype to get
+ * only the geometry.  On failure nothing is held.  Release with
+ * yg__rows_free. */
 yg_status yg__rows_init(const char *op,
                         const yg_tensor *self,
                         const int64_t *dim,
@@ -39,16 +40,6 @@ yg_status yg__rows_init(const char *op,
                         bool keepdim,
                         yg_dtype dtype,
                         yg_rows *rows);
-
-/* yg__rows_init for a self on any device (the copy is made there): for
- * the reductions that serve both devices. */
-yg_status yg__rows_init_any(const char *op,
-                            const yg_tensor *self,
-                            const int64_t *dim,
-                            int64_t dim_len,
-                            bool keepdim,
-                            yg_dtype dtype,
-                            yg_rows *rows);
 
 /* The row reductions a GPU runs on rows->data (cuda/rows.cu). */
 typedef enum yg_rows_kind {
@@ -79,6 +70,37 @@ yg_status yg__rows_reduce_cuda(const char *op,
                                yg_tensor **values,
                                yg_tensor **indices);
 
+/* The gradients a GPU computes on the rows (cuda/rows.cu), each in the
+ * CPU kernel's order and arithmetic.  a and b are the operands of
+ * yg__rows_grad_cuda beside rows->data ("per row": [outer] values from
+ * yg__rows_per_row; "lines": [outer, inner] rows of a tensor of self's
+ * sizes, laid out as rows->data). */
+typedef enum yg_rows_grad_kind {
+    YG_ROWS_GRAD_PROD,           /* prod_backward: a grad_output per row */
+    YG_ROWS_GRAD_PROD_DOUBLE,    /* prod_double_backward: a grad's lines, b grad_output per row */
+    YG_ROWS_GRAD_NORM,           /* norm_backward: a grad_output, b output per row; param p */
+    YG_ROWS_GRAD_MINMAX,         /* minmax_backward: a grad_output, b output per row */
+    YG_ROWS_GRAD_CUMPROD,        /* cumprod_backward: a grad_output's lines */
+    YG_ROWS_GRAD_CUMPROD_JVP,    /* cumprod_jvp: a grad's lines */
+    YG_ROWS_GRAD_CUMPROD_DOUBLE, /* cumprod_double_backward: a grad's, b grad_output's lines */
+} yg_rows_grad_kind;
+
+/* The gradient kind of the rows (data on a GPU, float64) with operands a
+ * and b (float64, contiguous, on that GPU; b NULL where kind reads none):
+ * computed into a float64 [outer, inner] block there, converted once to
+ * dtype and laid out back in self_sizes (yg__rows_unpermute) as the new
+ * *out.  param: norm's p.  Errors name op (YG_ERR_DEVICE for a launch,
+ * YG_ERR_OUT_OF_MEMORY); *out is NULL on failure. */
+yg_status yg__rows_grad_cuda(const char *op,
+                             const yg_rows *rows,
+                             yg_rows_grad_kind kind,
+                             double param,
+                             const yg_tensor *a,
+                             const yg_tensor *b,
+                             yg_dtype dtype,
+                             const int64_t *self_sizes,
+                             yg_tensor **out);
+
 /* The same geometry for a scan along one dim: the rows are the lines of
  * self along dim (inner = size of dim, out_sizes = self's sizes). */
 yg_status yg__rows_init_dim(const char *op,
@@ -86,13 +108,6 @@ yg_status yg__rows_init_dim(const char *op,
                             int64_t dim,
                             yg_dtype dtype,
                             yg_rows *rows);
-
-/* yg__rows_init_dim for a self on any device. */
-yg_status yg__rows_init_dim_any(const char *op,
-                                const yg_tensor *self,
-                                int64_t dim,
-                                yg_dtype dtype,
-                                yg_rows *rows);
 
 void yg__rows_free(yg_rows *rows);
 

@@ -15,8 +15,9 @@
  * equal to the result.  An empty row has no extremum: amax, amin, argmax
  * and argmin fail on one; all gives true and any false.
  *
- * Every kernel here but minmax_backward serves both devices: a GPU's rows
- * are copied on the device and reduced by cuda/rows.cu with these rules.
+ * Every kernel here serves both devices: a GPU's rows are copied on the
+ * device and reduced by cuda/rows.cu with these rules (minmax_backward:
+ * its loop below, through cpu_int.h's yg__rows_grad_cuda).
  */
 #include "cpu/cpu_int.h"
 
@@ -56,7 +57,7 @@ static yg_status extremum(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(
-        yg__rows_init_any(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
+        yg__rows_init(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
     st = check_nonempty(op, self, &rows);
     if (st != YG_OK)
         goto out;
@@ -130,7 +131,7 @@ static yg_status arg_extremum(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(
-        yg__rows_init_any(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
+        yg__rows_init(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
     st = check_nonempty(op, self, &rows);
     if (st != YG_OK)
         goto out;
@@ -205,7 +206,7 @@ static yg_status extremum_dim(const char *op,
     *out_values = NULL;
     *out_indices = NULL;
     YG_RETURN_IF_ERROR(
-        yg__rows_init_any(op, self, &dim, 1, keepdim, work_dtype(self->dtype), &rows));
+        yg__rows_init(op, self, &dim, 1, keepdim, work_dtype(self->dtype), &rows));
     st = check_nonempty(op, self, &rows);
     if (st == YG_OK && self->storage->device == YG_CUDA) {
         st = yg__rows_reduce_cuda(op, &rows, is_max ? YG_ROWS_MAX_DIM : YG_ROWS_MIN_DIM, 0,
@@ -284,7 +285,7 @@ static yg_status all_any(const char *op,
 
     *out = NULL;
     /* bool rows: the conversion already maps non-zero (and NaN) to true. */
-    YG_RETURN_IF_ERROR(yg__rows_init_any(op, self, dim, dim_len, keepdim, YG_BOOL, &rows));
+    YG_RETURN_IF_ERROR(yg__rows_init(op, self, dim, dim_len, keepdim, YG_BOOL, &rows));
     if (self->storage->device == YG_CUDA) {
         st = yg__rows_reduce_cuda(
             op, &rows, is_all ? YG_ROWS_ALL : YG_ROWS_ANY, 0, YG_BOOL, &res, NULL);
@@ -339,13 +340,13 @@ yg_status yg__kernel_any_dim(const yg_tensor *self,
 
 /* ---- minmax_backward ---- */
 
-yg_status yg__cpu_minmax_backward(const yg_tensor *grad_output,
-                                  const yg_tensor *self,
-                                  const yg_tensor *output,
-                                  const int64_t *dim,
-                                  int64_t dim_len,
-                                  bool keepdim,
-                                  yg_tensor **out) {
+yg_status yg__kernel_minmax_backward(const yg_tensor *grad_output,
+                                     const yg_tensor *self,
+                                     const yg_tensor *output,
+                                     const int64_t *dim,
+                                     int64_t dim_len,
+                                     bool keepdim,
+                                     yg_tensor **out) {
     yg_rows rows;
     yg_tensor *g = NULL, *r = NULL, *block = NULL;
     yg_status st;
@@ -361,6 +362,11 @@ yg_status yg__cpu_minmax_backward(const yg_tensor *grad_output,
     st = yg__rows_per_row("minmax_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
     if (st == YG_OK)
         st = yg__rows_per_row("minmax_backward", "output", &rows, output, YG_FLOAT64, &r);
+    if (st == YG_OK && self->storage->device == YG_CUDA) {
+        st = yg__rows_grad_cuda(
+            "minmax_backward", &rows, YG_ROWS_GRAD_MINMAX, 0, g, r, self->dtype, self->sizes, out);
+        goto out;
+    }
     if (st == YG_OK) {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, self->dtype, &block);

@@ -16,8 +16,9 @@
  * of dividing the result by each element, so it is exact where an element
  * is zero (the gradient of prod(0, a, b) with respect to the 0 is a b).
  *
- * prod, var, std, var_mean, norm and logsumexp serve both devices: a GPU's rows
- * are reduced by cuda/rows.cu in the same passes.
+ * Every kernel here serves both devices: a GPU's rows are reduced by
+ * cuda/rows.cu in the same passes, and the gradients of prod and norm are
+ * computed there with the loops below (cpu_int.h's yg__rows_grad_cuda).
  */
 #include "cpu/cpu_int.h"
 
@@ -59,7 +60,7 @@ static yg_status reduce_rows(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(check_floating(op, self));
-    YG_RETURN_IF_ERROR(yg__rows_init_any(op, self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
+    YG_RETURN_IF_ERROR(yg__rows_init(op, self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
     if (self->storage->device == YG_CUDA) {
         /* The statistics cuda/rows.cu computes with the same passes. */
         yg_rows_kind kind = fn == var_row    ? (args[1] != 0 ? YG_ROWS_STD : YG_ROWS_VAR)
@@ -114,7 +115,7 @@ yg_status yg__kernel_prod_dim(const yg_tensor *self,
         return reduce_rows("prod", self, dim, dim_len, keepdim, prod_row, NULL, out);
     /* int64, int32 and bool: an exact int64 product. */
     YG_RETURN_IF_ERROR(yg__check_not_half("prod", "self", self));
-    YG_RETURN_IF_ERROR(yg__rows_init_any("prod", self, dim, dim_len, keepdim, YG_INT64, &rows));
+    YG_RETURN_IF_ERROR(yg__rows_init("prod", self, dim, dim_len, keepdim, YG_INT64, &rows));
     if (self->storage->device == YG_CUDA) {
         st = yg__rows_reduce_cuda("prod", &rows, YG_ROWS_PROD, 0, YG_INT64, out, NULL);
         yg__rows_free(&rows);
@@ -137,12 +138,12 @@ yg_status yg__kernel_prod_dim(const yg_tensor *self,
     return st;
 }
 
-yg_status yg__cpu_prod_backward(const yg_tensor *grad_output,
-                                const yg_tensor *self,
-                                const int64_t *dim,
-                                int64_t dim_len,
-                                bool keepdim,
-                                yg_tensor **out) {
+yg_status yg__kernel_prod_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   const int64_t *dim,
+                                   int64_t dim_len,
+                                   bool keepdim,
+                                   yg_tensor **out) {
     yg_rows rows;
     yg_tensor *g = NULL, *block = NULL;
     double *suffix = NULL;
@@ -153,6 +154,11 @@ yg_status yg__cpu_prod_backward(const yg_tensor *grad_output,
     YG_RETURN_IF_ERROR(
         yg__rows_init("prod_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
     st = yg__rows_per_row("prod_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
+    if (st == YG_OK && self->storage->device == YG_CUDA) {
+        st = yg__rows_grad_cuda(
+            "prod_backward", &rows, YG_ROWS_GRAD_PROD, 0, g, NULL, self->dtype, self->sizes, out);
+        goto out;
+    }
     if (st == YG_OK) {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, self->dtype, &block);
@@ -194,13 +200,13 @@ out:
  * holds zeros: prefix and suffix products carry, beside the product, its
  * derivative along grad (dual numbers: (a, a') (x, g) = (a x, a' x + a g)),
  * and element k takes pre' suf + pre suf'. */
-yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
-                                       const yg_tensor *grad_output,
-                                       const yg_tensor *self,
-                                       const int64_t *dim,
-                                       int64_t dim_len,
-                                       bool keepdim,
-                                       yg_tensor **out) {
+yg_status yg__kernel_prod_double_backward(const yg_tensor *grad,
+                                          const yg_tensor *grad_output,
+                                          const yg_tensor *self,
+                                          const int64_t *dim,
+                                          int64_t dim_len,
+                                          bool keepdim,
+                                          yg_tensor **out) {
     yg_rows rows, grows;
     yg_tensor *g = NULL, *block = NULL;
     double *suffix = NULL;
@@ -224,6 +230,18 @@ yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
     }
     st =
         yg__rows_per_row("prod_double_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
+    if (st == YG_OK && self->storage->device == YG_CUDA) {
+        st = yg__rows_grad_cuda("prod_double_backward",
+                                &rows,
+                                YG_ROWS_GRAD_PROD_DOUBLE,
+                                0,
+                                grows.data,
+                                g,
+                                self->dtype,
+                                self->sizes,
+                                out);
+        goto out;
+    }
     if (st == YG_OK) {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, self->dtype, &block);
@@ -400,14 +418,14 @@ static double norm_grad(double x, double n, double p, int64_t count) {
     return s * pow(fabs(x), p - 1) / pow(n, p - 1);
 }
 
-yg_status yg__cpu_norm_backward(const yg_tensor *grad_output,
-                                const yg_tensor *self,
-                                const yg_tensor *output,
-                                double p,
-                                const int64_t *dim,
-                                int64_t dim_len,
-                                bool keepdim,
-                                yg_tensor **out) {
+yg_status yg__kernel_norm_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   const yg_tensor *output,
+                                   double p,
+                                   const int64_t *dim,
+                                   int64_t dim_len,
+                                   bool keepdim,
+                                   yg_tensor **out) {
     yg_rows rows;
     yg_tensor *g = NULL, *r = NULL, *block = NULL;
     yg_status st;
@@ -419,6 +437,11 @@ yg_status yg__cpu_norm_backward(const yg_tensor *grad_output,
     st = yg__rows_per_row("norm_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
     if (st == YG_OK)
         st = yg__rows_per_row("norm_backward", "output", &rows, output, YG_FLOAT64, &r);
+    if (st == YG_OK && self->storage->device == YG_CUDA) {
+        st = yg__rows_grad_cuda(
+            "norm_backward", &rows, YG_ROWS_GRAD_NORM, p, g, r, self->dtype, self->sizes, out);
+        goto out;
+    }
     if (st == YG_OK) {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, self->dtype, &block);

@@ -96,22 +96,6 @@ yg_status yg__rows_init(const char *op,
                         yg_dtype dtype,
                         yg_rows *rows) {
     memset(rows, 0, sizeof *rows);
-    if (self->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "%s: expected self on cpu, got %s",
-                        op,
-                        yg__device_name(self->storage->device));
-    return yg__rows_init_any(op, self, dim, dim_len, keepdim, dtype, rows);
-}
-
-yg_status yg__rows_init_any(const char *op,
-                            const yg_tensor *self,
-                            const int64_t *dim,
-                            int64_t dim_len,
-                            bool keepdim,
-                            yg_dtype dtype,
-                            yg_rows *rows) {
-    memset(rows, 0, sizeof *rows);
     YG_RETURN_IF_ERROR(mark_reduced(op, self, dim, dim_len, rows->reduced));
     return finish_init(op, self, keepdim, dtype, rows);
 }
@@ -162,25 +146,49 @@ yg_status yg__rows_reduce_cuda(const char *op,
     return YG_OK;
 }
 
+yg_status yg__rows_grad_cuda(const char *op,
+                             const yg_rows *rows,
+                             yg_rows_grad_kind kind,
+                             double param,
+                             const yg_tensor *a,
+                             const yg_tensor *b,
+                             yg_dtype dtype,
+                             const int64_t *self_sizes,
+                             yg_tensor **out) {
+    const yg_tensor *d = rows->data;
+    const int64_t bs[2] = {rows->outer, rows->inner};
+    int32_t index = d->storage->device_index;
+    bool work = rows->outer > 0 && rows->inner > 0;
+    yg_tensor *block = NULL, *scratch = NULL, *narrow = NULL;
+    yg_status st;
+
+    *out = NULL;
+    st = yg__tensor_new_on(op, bs, 2, YG_FLOAT64, YG_CUDA, index, &block);
+    /* The double-backward kernels keep one suffix per element besides
+     * the block, as the CPU's loops do (only when there are elements). */
+    if (st == YG_OK && work &&
+        (kind == YG_ROWS_GRAD_PROD_DOUBLE || kind == YG_ROWS_GRAD_CUMPROD_DOUBLE))
+        st = yg__tensor_new_on(op, bs, 2, YG_FLOAT64, YG_CUDA, index, &scratch);
+    if (st == YG_OK)
+        st = yg__cuda_rows_grad(
+            op, (int)kind, param, rows->outer, rows->inner, block, d, a, b, scratch);
+    /* Stream-ordered: the allocator reuses the scratch only for work
+     * queued after the launch. */
+    yg_release(scratch);
+    if (st == YG_OK && dtype != YG_FLOAT64)
+        st = yg__tensor_contiguous_as(block, dtype, false, &narrow);
+    if (st == YG_OK)
+        st = yg__rows_unpermute(rows, narrow != NULL ? narrow : block, self_sizes, out);
+    yg_release(narrow);
+    yg_release(block);
+    return st;
+}
+
 yg_status yg__rows_init_dim(const char *op,
                             const yg_tensor *self,
                             int64_t dim,
                             yg_dtype dtype,
                             yg_rows *rows) {
-    memset(rows, 0, sizeof *rows);
-    if (self->storage->device != YG_CPU)
-        return yg__fail(YG_ERR_DEVICE,
-                        "%s: expected self on cpu, got %s",
-                        op,
-                        yg__device_name(self->storage->device));
-    return yg__rows_init_dim_any(op, self, dim, dtype, rows);
-}
-
-yg_status yg__rows_init_dim_any(const char *op,
-                                const yg_tensor *self,
-                                int64_t dim,
-                                yg_dtype dtype,
-                                yg_rows *rows) {
     yg_status st;
 
     memset(rows, 0, sizeof *rows);

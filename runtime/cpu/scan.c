@@ -5,9 +5,10 @@
  * The lines of self along dim become the rows of cpu_int.h: a contiguous
  * [outer, n] block in double (floating inputs) or int64 (int64 and bool,
  * which scan to int64 as in PyTorch), scanned in place and permuted back
- * to self's layout.  Floating scans accumulate in double.  cumsum and
- * cumprod serve both devices: a GPU's block is scanned in place by
- * cuda/rows.cu, one thread a line in the same order.
+ * to self's layout.  Floating scans accumulate in double.  Every kernel
+ * here serves both devices: a GPU's block is scanned in place by
+ * cuda/rows.cu, one thread a line in the same order, and cumprod's
+ * gradients run the loops below there (cpu_int.h's yg__rows_grad_cuda).
  *
  * cumprod_backward handles zeros without dividing by them.  With r_j the
  * prefix products and z the first zero of a line (z = n without one):
@@ -33,8 +34,7 @@ scan(const char *op, const yg_tensor *self, int64_t dim, bool prod, yg_tensor **
 
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__check_not_half(op, "self", self));
-    YG_RETURN_IF_ERROR(
-        yg__rows_init_dim_any(op, self, dim, floating ? YG_FLOAT64 : YG_INT64, &rows));
+    YG_RETURN_IF_ERROR(yg__rows_init_dim(op, self, dim, floating ? YG_FLOAT64 : YG_INT64, &rows));
     /* Scan a private copy: rows.data may share self's storage. */
     st = yg__tensor_contiguous_as(rows.data, rows.data->dtype, false, &block);
     if (st != YG_OK)
@@ -108,10 +108,10 @@ static void cumprod_line(const double *x, const double *g, double *out, int64_t 
         out[k] = 0;
 }
 
-yg_status yg__cpu_cumprod_backward(const yg_tensor *grad_output,
-                                   const yg_tensor *self,
-                                   int64_t dim,
-                                   yg_tensor **out) {
+yg_status yg__kernel_cumprod_backward(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      int64_t dim,
+                                      yg_tensor **out) {
     yg_rows rows, grows;
     yg_tensor *block = NULL;
     char gbuf[128], sbuf[128];
@@ -134,6 +134,18 @@ yg_status yg__cpu_cumprod_backward(const yg_tensor *grad_output,
     if (st != YG_OK) {
         yg__rows_free(&rows);
         return st;
+    }
+    if (self->storage->device == YG_CUDA) {
+        st = yg__rows_grad_cuda("cumprod_backward",
+                                &rows,
+                                YG_ROWS_GRAD_CUMPROD,
+                                0,
+                                grows.data,
+                                NULL,
+                                self->dtype,
+                                self->sizes,
+                                out);
+        goto out;
     }
     {
         const int64_t bs[2] = {rows.outer, rows.inner};
@@ -236,7 +248,7 @@ static yg_status dual_finish(const yg_rows *rows,
 }
 
 yg_status
-yg__cpu_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out) {
+yg__kernel_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out) {
     const yg_tensor *others[] = {grad};
     const char *const names[] = {"grad"};
     yg_rows rows, grows;
@@ -245,6 +257,18 @@ yg__cpu_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, y
 
     *out = NULL;
     YG_RETURN_IF_ERROR(dual_lines("cumprod_jvp", self, others, names, 1, dim, &rows, &grows));
+    if (self->storage->device == YG_CUDA) {
+        st = yg__rows_grad_cuda("cumprod_jvp",
+                                &rows,
+                                YG_ROWS_GRAD_CUMPROD_JVP,
+                                0,
+                                grows.data,
+                                NULL,
+                                self->dtype,
+                                self->sizes,
+                                out);
+        goto out;
+    }
     const int64_t bs[2] = {rows.outer, rows.inner};
     st = yg_tensor_empty(bs, 2, YG_FLOAT64, &block);
     if (st != YG_OK)
@@ -267,11 +291,11 @@ out:
     return st;
 }
 
-yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,
-                                          const yg_tensor *grad_output,
-                                          const yg_tensor *self,
-                                          int64_t dim,
-                                          yg_tensor **out) {
+yg_status yg__kernel_cumprod_double_backward(const yg_tensor *grad,
+                                             const yg_tensor *grad_output,
+                                             const yg_tensor *self,
+                                             int64_t dim,
+                                             yg_tensor **out) {
     const yg_tensor *others[] = {grad, grad_output};
     const char *const names[] = {"grad", "grad_output"};
     yg_rows rows, orows[2];
@@ -282,6 +306,18 @@ yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,
     *out = NULL;
     YG_RETURN_IF_ERROR(
         dual_lines("cumprod_double_backward", self, others, names, 2, dim, &rows, orows));
+    if (self->storage->device == YG_CUDA) {
+        st = yg__rows_grad_cuda("cumprod_double_backward",
+                                &rows,
+                                YG_ROWS_GRAD_CUMPROD_DOUBLE,
+                                0,
+                                orows[0].data,
+                                orows[1].data,
+                                self->dtype,
+                                self->sizes,
+                                out);
+        goto out;
+    }
     const int64_t bs[2] = {rows.outer, rows.inner};
     st = yg_tensor_empty(bs, 2, YG_FLOAT64, &block);
     if (st != YG_OK)

@@ -176,6 +176,18 @@ yg_status yg__cuda_layer_norm(const char *op, int index, bool f64, bool backward
 yg_status yg__cuda_rows(const char *op, const yg_tensor *data, int64_t outer, int64_t inner,
                         int kind, double param, yg_tensor *values, yg_tensor *indices);
 
+/* The row gradient kind (cpu/cpu_int.h's yg_rows_grad_kind) of the
+ * contiguous float64 [outer, inner] rows x, with operands a and b
+ * (float64, contiguous; b nullable where kind reads none) and scratch (a
+ * float64 [outer, inner] block for the double-backward kinds, else
+ * NULL), into out (float64 [outer, inner], every element written), all
+ * on out's GPU, in the CPU's order (cuda/rows.cu).  param: norm's p.
+ * Launches nothing when out has no element.  Errors as
+ * yg__cuda_check_launch. */
+yg_status yg__cuda_rows_grad(const char *op, int kind, double param, int64_t outer,
+                             int64_t inner, yg_tensor *out, const yg_tensor *x,
+                             const yg_tensor *a, const yg_tensor *b, yg_tensor *scratch);
+
 /* cpu/index.c's gather (is_gather: out = shape's elements at index along
  * d) or scatter (mode 0 copy src, 1 store *value, 2 add src) into out, in
  * the CPU's order (cuda/scatter.cu); out, src and index (int64, checked)

@@ -202,6 +202,13 @@ yg_status yg__cuda_rows(const char *op, const yg_tensor *data, int64_t outer, in
     return yg__cuda_check_index(op, data->storage->device_index);
 }
 
+yg_status yg__cuda_rows_grad(const char *op, int kind, double param, int64_t outer,
+                             int64_t inner, yg_tensor *out, const yg_tensor *x,
+                             const yg_tensor *a, const yg_tensor *b, yg_tensor *scratch) {
+    (void)kind, (void)param, (void)outer, (void)inner, (void)x, (void)a, (void)b, (void)scratch;
+    return yg__cuda_check_index(op, out->storage->device_index);
+}
+
 yg_status yg__cuda_scatter(const char *op, bool is_gather, int mode, yg_tensor *out,
                            const yg_tensor *src, const void *value, const yg_tensor *index, int d,
                            const yg_tensor *shape) {

@@ -780,6 +780,22 @@ yg_status yg__cuda_rows(const char *op, const yg_tensor *data, int64_t outer, in
     return yg__cuda_check_launch(op, index, err);
 }
 
+int yg__cuda_rows_grad_launch(int kind, double param, long long outer, long long inner,
+                              double *out, const double *x, const double *a, const double *b,
+                              double *scratch);
+
+yg_status yg__cuda_rows_grad(const char *op, int kind, double param, int64_t outer,
+                             int64_t inner, yg_tensor *out, const yg_tensor *x,
+                             const yg_tensor *a, const yg_tensor *b, yg_tensor *scratch) {
+    int prev, index = out->storage->device_index;
+    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
+    int err = yg__cuda_rows_grad_launch(kind, param, outer, inner, ptr_or_null(out),
+                                        ptr_or_null(x), ptr_or_null(a), ptr_or_null(b),
+                                        ptr_or_null(scratch));
+    yg__cuda_device_leave(prev);
+    return yg__cuda_check_launch(op, index, err);
+}
+
 /* cuda/scatter.cu */
 int yg__cuda_scatter_launch(int is_gather, int mode, int dtype, void *out, const void *src,
                             const void *value, const long long *index, int ndim, int d,

@@ -1,9 +1,11 @@
 /*
- * rows.cu - row reductions (yg__cuda_rows_launch) and scans
- * (yg__cuda_scan_launch) on the GPU for the
- * reductions of cpu/reduce_extrema.c and cpu/reduce_stats.c, over the
+ * rows.cu - row reductions (yg__cuda_rows_launch), scans
+ * (yg__cuda_scan_launch) and the gradients of prod, norm, minmax and
+ * cumprod (yg__cuda_rows_grad_launch) on the GPU for the kernels of
+ * cpu/reduce_extrema.c, cpu/reduce_stats.c and cpu/scan.c, over the
  * contiguous [outer, inner] rows of cpu_int.h's yg_rows (float64, int64
- * or bool working copies, made on the device).  One block per row.
+ * or bool working copies, made on the device).  One block per row for
+ * the reductions; one thread per row where the CPU's order matters.
  *
  * Extrema keep the CPU's rules: NaN wins (the first NaN's index), ties
  * give the first index; each thread scans its stride of the row keeping
@@ -171,6 +173,205 @@ __global__ void __launch_bounds__(kThreads) scan(T *data, long long outer, long 
     }
 }
 
+/* ---- the gradients of cpu/reduce_stats.c, reduce_extrema.c, scan.c ----
+ * Each ports the CPU kernel's loop over one row (or line) as it is: the
+ * one-thread kinds walk their rows in the CPU's order, so their products
+ * and sums round as the CPU's; norm and minmax count per row with a
+ * block (an integer count, exact) and then write each element alone.
+ * Every product that meets a sum goes through __dmul_rn/__dadd_rn: nvcc
+ * would contract it into an fma, which the CPU's baseline x86-64 build
+ * never does. */
+
+/* cpu/cpu_int.h's kinds (yg_rows_grad_kind). */
+enum { G_PROD, G_PROD_DOUBLE, G_NORM, G_MINMAX, G_CUMPROD, G_CUMPROD_JVP, G_CUMPROD_DOUBLE };
+
+__device__ double mul(double a, double b)
+{
+    return __dmul_rn(a, b);
+}
+
+__device__ double add(double a, double b)
+{
+    return __dadd_rn(a, b);
+}
+
+/* cpu/reduce_stats.c's norm_grad: d norm / d x for one element. */
+__device__ double norm_grad(double x, double n, double p, long long count)
+{
+    const double s = (double)((x > 0) - (x < 0));
+    if (p == 0)
+        return 0;
+    if (isinf(p))
+        return fabs(x) == n ? s / (double)count : 0;
+    if (p == 1)
+        return s;
+    if (n == 0)
+        return 0;
+    if (p == 2)
+        return x / n;
+    return s * pow(fabs(x), p - 1) / pow(n, p - 1);
+}
+
+/* prod_backward of one row: o[i] = g prefix_i suffix_i, the suffix
+ * products kept in o first (the CPU keeps them in a row of scratch). */
+__device__ void prod_row(const double *x, double g, double *o, long long n)
+{
+    double acc = 1;
+    for (long long i = n - 1; i >= 0; i--) {
+        o[i] = acc;
+        acc *= x[i];
+    }
+    double prefix = 1;
+    for (long long i = 0; i < n; i++) {
+        o[i] = g * prefix * o[i];
+        prefix *= x[i];
+    }
+}
+
+/* prod_double_backward of one row (dual-number prefix and suffix
+ * products): suffix in sf, its derivative in o until overwritten. */
+__device__ void prod_double_row(const double *x, const double *gr, double go, double *o,
+                                double *sf, long long n)
+{
+    double acc = 1, dacc = 0;
+    for (long long i = n - 1; i >= 0; i--) {
+        sf[i] = acc;
+        o[i] = dacc;
+        dacc = add(mul(dacc, x[i]), mul(acc, gr[i]));
+        acc = mul(acc, x[i]);
+    }
+    double pre = 1, dpre = 0;
+    for (long long i = 0; i < n; i++) {
+        o[i] = go * add(mul(dpre, sf[i]), mul(pre, o[i]));
+        dpre = add(mul(dpre, x[i]), mul(pre, gr[i]));
+        pre = mul(pre, x[i]);
+    }
+}
+
+/* cpu/scan.c's cumprod_line: the gradient of one line of n elements,
+ * exact at zeros (z is the first zero, n without one). */
+__device__ void cumprod_line(const double *x, const double *g, double *out, long long n)
+{
+    long long z = 0;
+    while (z < n && x[z] != 0)
+        z++;
+    double r = 1, s = 0;
+    for (long long j = 0; j < z; j++) {
+        r = mul(r, x[j]);
+        out[j] = mul(g[j], r);
+    }
+    for (long long k = z - 1; k >= 0; k--) {
+        s = add(s, out[k]);
+        out[k] = s / x[k];
+    }
+    if (z == n)
+        return;
+    double acc = 0, q = r;
+    for (long long j = z; j < n; j++) {
+        if (j > z)
+            q = mul(q, x[j]);
+        acc = add(acc, mul(g[j], q));
+    }
+    out[z] = acc;
+    for (long long k = z + 1; k < n; k++)
+        out[k] = 0;
+}
+
+/* cumprod_jvp of one line: the e part of cumprod(x + e g). */
+__device__ void cumprod_jvp_line(const double *x, const double *g, double *o, long long n)
+{
+    double a = 1, da = 0;
+    for (long long i = 0; i < n; i++) {
+        da = add(mul(da, x[i]), mul(a, g[i]));
+        a = mul(a, x[i]);
+        o[i] = da;
+    }
+}
+
+/* cumprod_double_backward of one line: a backward sweep (suffix sums s_m
+ * into sf, their derivatives into o), then a forward one. */
+__device__ void cumprod_double_line(const double *x, const double *g, const double *go,
+                                    double *o, double *sf, long long n)
+{
+    double sm = 0, dsm = 0;
+    for (long long m = n - 1; m >= 0; m--) {
+        if (m + 1 < n) {
+            dsm = add(mul(dsm, x[m + 1]), mul(sm, g[m + 1]));
+            sm = mul(sm, x[m + 1]);
+        }
+        sm = add(sm, go[m]);
+        sf[m] = sm;
+        o[m] = dsm;
+    }
+    double a = 1, da = 0;
+    for (long long m = 0; m < n; m++) {
+        o[m] = add(mul(da, sf[m]), mul(a, o[m]));
+        da = add(mul(da, x[m]), mul(a, g[m]));
+        a = mul(a, x[m]);
+    }
+}
+
+/* The one-thread kinds: a thread per row (line), in the CPU's order. */
+__global__ void __launch_bounds__(kThreads)
+    grad_lines(int kind, long long outer, long long inner, double *out, const double *x,
+               const double *a, const double *b, double *scratch)
+{
+    for (long long r = (long long)blockIdx.x * kThreads + threadIdx.x; r < outer;
+         r += (long long)gridDim.x * kThreads) {
+        const long long at = r * inner;
+        if (kind == G_PROD)
+            prod_row(x + at, a[r], out + at, inner);
+        else if (kind == G_PROD_DOUBLE)
+            prod_double_row(x + at, a + at, b[r], out + at, scratch + at, inner);
+        else if (kind == G_CUMPROD)
+            cumprod_line(x + at, a + at, out + at, inner);
+        else if (kind == G_CUMPROD_JVP)
+            cumprod_jvp_line(x + at, a + at, out + at, inner);
+        else
+            cumprod_double_line(x + at, a + at, b + at, out + at, scratch + at, inner);
+    }
+}
+
+/* norm_backward and minmax_backward: a block per row counts the elements
+ * at the row's result (an exact integer sum), then each thread writes its
+ * elements: g norm_grad(x, n, p, count), or g / count where x is the
+ * result (NaN matching NaN) and 0 elsewhere. */
+__global__ void __launch_bounds__(kThreads)
+    grad_rows(int kind, double p, long long outer, long long inner, double *out,
+              const double *x, const double *g, const double *res)
+{
+    __shared__ long long part[kThreads];
+    const bool minmax = kind == G_MINMAX, count_inf = minmax || isinf(p);
+    for (long long r = blockIdx.x; r < outer; r += gridDim.x) {
+        const double *xr = x + r * inner, rv = res[r], gv = g[r];
+        double *o = out + r * inner;
+        long long count = 0;
+        if (count_inf) {
+            /* uniform over the block: every thread reaches the barriers */
+            long long c = 0;
+            for (long long i = threadIdx.x; i < inner; i += kThreads)
+                c += minmax ? xr[i] == rv || (isnan(xr[i]) && isnan(rv)) : fabs(xr[i]) == rv;
+            part[threadIdx.x] = c;
+            __syncthreads();
+            for (int s = kThreads / 2; s > 0; s >>= 1) {
+                if (threadIdx.x < s)
+                    part[threadIdx.x] += part[threadIdx.x + s];
+                __syncthreads();
+            }
+            count = part[0];
+            __syncthreads(); /* part is free for the next row */
+        }
+        for (long long i = threadIdx.x; i < inner; i += kThreads) {
+            if (minmax) {
+                const bool hit = xr[i] == rv || (isnan(xr[i]) && isnan(rv));
+                o[i] = hit ? gv / (double)count : 0;
+            } else {
+                o[i] = gv * norm_grad(xr[i], rv, p, count);
+            }
+        }
+    }
+}
+
 } /* namespace */
 
 /* Scans each of outer contiguous rows of inner elements of data (work 0
@@ -212,5 +413,28 @@ extern "C" int yg__cuda_rows_launch(int work, int kind, const void *data, long l
     else
         rows<unsigned char><<<g, kThreads, 0, YG_CUDA_STREAM>>>((const unsigned char *)data, outer, inner, kind,
                                              param, (unsigned char *)values, indices);
+    return (int)cudaGetLastError();
+}
+
+/* The row gradient kind (cpu/cpu_int.h's yg_rows_grad_kind) of the
+ * [outer, inner] float64 rows x into out, on the current device; a and b
+ * as yg__cuda_rows_grad (cuda/cuda.h) says, scratch [outer, inner] for
+ * the double-backward kinds.  Nothing when out has no element.  Returns
+ * the launch's cudaError_t. */
+extern "C" int yg__cuda_rows_grad_launch(int kind, double param, long long outer,
+                                         long long inner, double *out, const double *x,
+                                         const double *a, const double *b, double *scratch)
+{
+    if (outer == 0 || inner == 0)
+        return 0;
+    if (kind == G_NORM || kind == G_MINMAX) {
+        const unsigned g = (unsigned)(outer < 65535 ? outer : 65535);
+        grad_rows<<<g, kThreads, 0, YG_CUDA_STREAM>>>(kind, param, outer, inner, out, x, a, b);
+    } else {
+        const long long blocks = (outer + kThreads - 1) / kThreads;
+        const unsigned g = (unsigned)(blocks < 65535 ? blocks : 65535);
+        grad_lines<<<g, kThreads, 0, YG_CUDA_STREAM>>>(kind, outer, inner, out, x, a, b,
+                                                         scratch);
+    }
     return (int)cudaGetLastError();
 }
