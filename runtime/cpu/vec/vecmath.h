@@ -17,7 +17,10 @@
  *
  * Accuracy: the u10 functions are within 1.0 ULP of the exact result
  * (erfc 1.5 ULP), in float for float and in double for double (SLEEF 3.5
- * documentation).  The vector and scalar versions of one function compute
+ * documentation); tanh is SLEEF's u35 (within 3.5 ULP, about 2 measured
+ * in float), which runs 2.8 times as fast as its u10 on AVX-512: the
+ * activation of every RNN and of the fused chains, where u10's tanh was
+ * 38% of the time (perf, bench_eager chain_fused_fwd).  The vector and scalar versions of one function compute
  * with the same algorithm, so a result does not depend on where in a
  * tensor its element lies beyond the last bit FMA contraction may move.
  *

@@ -23,7 +23,7 @@
     X(atan, u10)                                                                                   \
     X(sinh, u10)                                                                                   \
     X(cosh, u10)                                                                                   \
-    X(tanh, u10)                                                                                   \
+    X(tanh, u35)                                                                                   \
     X(asinh, u10)                                                                                  \
     X(acosh, u10)                                                                                  \
     X(atanh, u10)                                                                                  \
