@@ -21,6 +21,7 @@
  * computed there with the loops below (cpu_int.h's yg__rows_grad_cuda).
  */
 #include "cpu/cpu_int.h"
+#include "cpu/norm_grad.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -398,25 +399,6 @@ yg_status yg__kernel_norm(const yg_tensor *self,
     return reduce_rows("norm", self, dim, dim_len, keepdim, norm_row, args, out);
 }
 
-/* d norm / d x for one element: x its value, n the norm, count the number
- * of elements attaining it (for p = +-inf). */
-static double norm_grad(double x, double n, double p, int64_t count) {
-    double s = (double)((x > 0) - (x < 0));
-    if (p == 0)
-        return 0;
-    if (isinf(p))
-        return fabs(x) == n ? s / (double)count : 0;
-    if (p == 1)
-        return s;
-    /* Where the norm is 0 every element is 0: the subgradient 0. */
-    if (n == 0)
-        return 0;
-    if (p == 2)
-        return x / n;
-    /* x |x|^(p-2) / n^(p-1), written as s |x|^(p-1) so that x = 0 with
-     * p < 2 gives 0 rather than 0 * inf. */
-    return s * pow(fabs(x), p - 1) / pow(n, p - 1);
-}
 
 yg_status yg__kernel_norm_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
@@ -457,7 +439,7 @@ yg_status yg__kernel_norm_backward(const yg_tensor *grad_output,
                 count += fabs(x[i]) == rv[row];
         for (int64_t i = 0; i < rows.inner; i++)
             yg__store_f64(
-                block, row * rows.inner + i, gv[row] * norm_grad(x[i], rv[row], p, count));
+                block, row * rows.inner + i, gv[row] * yg__norm_grad(x[i], rv[row], p, count));
     }
     st = yg__rows_unpermute(&rows, block, self->sizes, out);
 out:

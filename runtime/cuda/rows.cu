@@ -15,6 +15,7 @@
  * var; max then sum of exp for logsumexp); their sums are added in
  * another order than the CPU's loop, so they agree to rounding.
  */
+#include "cpu/norm_grad.h"
 #include "cuda/pointwise.cuh"
 
 namespace {
@@ -195,23 +196,6 @@ __device__ double add(double a, double b)
     return __dadd_rn(a, b);
 }
 
-/* cpu/reduce_stats.c's norm_grad: d norm / d x for one element. */
-__device__ double norm_grad(double x, double n, double p, long long count)
-{
-    const double s = (double)((x > 0) - (x < 0));
-    if (p == 0)
-        return 0;
-    if (isinf(p))
-        return fabs(x) == n ? s / (double)count : 0;
-    if (p == 1)
-        return s;
-    if (n == 0)
-        return 0;
-    if (p == 2)
-        return x / n;
-    return s * pow(fabs(x), p - 1) / pow(n, p - 1);
-}
-
 /* prod_backward of one row: o[i] = g prefix_i suffix_i, the suffix
  * products kept in o first (the CPU keeps them in a row of scratch). */
 __device__ void prod_row(const double *x, double g, double *o, long long n)
@@ -334,7 +318,7 @@ __global__ void __launch_bounds__(kThreads)
 
 /* norm_backward and minmax_backward: a block per row counts the elements
  * at the row's result (an exact integer sum), then each thread writes its
- * elements: g norm_grad(x, n, p, count), or g / count where x is the
+ * elements: g yg__norm_grad(x, n, p, count), or g / count where x is the
  * result (NaN matching NaN) and 0 elsewhere. */
 __global__ void __launch_bounds__(kThreads)
     grad_rows(int kind, double p, long long outer, long long inner, double *out,
@@ -366,7 +350,7 @@ __global__ void __launch_bounds__(kThreads)
                 const bool hit = xr[i] == rv || (isnan(xr[i]) && isnan(rv));
                 o[i] = hit ? gv / (double)count : 0;
             } else {
-                o[i] = gv * norm_grad(xr[i], rv, p, count);
+                o[i] = gv * yg__norm_grad(xr[i], rv, p, count);
             }
         }
     }
