@@ -138,6 +138,8 @@ yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out) {
 void yg_cuda_stream_destroy(yg_cuda_stream *stream) {
     if (stream == NULL)
         return;
+    if (current[stream->device] == stream) /* this thread's, at least */
+        current[stream->device] = NULL;
     (void)cudaStreamSynchronize(stream->s);
     (void)cudaStreamDestroy(stream->s);
     (void)cudaGetLastError();

@@ -113,7 +113,8 @@ typedef struct yg_cuda_event yg_cuda_event;
 yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out);
 
 /* Waits for the stream's work and destroys it.  It must not be current on
- * any thread.  NULL-safe. */
+ * any other thread (on the calling thread the default stream becomes
+ * current again).  NULL-safe. */
 void yg_cuda_stream_destroy(yg_cuda_stream *stream);
 
 /* Makes stream (NULL: the default) the calling thread's current stream on
