@@ -4,7 +4,9 @@
  * Why a communication thread: MPI's non-blocking collectives make
  * progress only while some thread is inside the MPI library, and a
  * backward pass spends its time in yagrad's kernels.  So each group owns
- * one thread that makes every MPI call after creation: it takes queued
+ * one thread that makes the MPI calls after creation (but a blocking call
+ * made while nothing is queued or running, which the caller's thread runs
+ * itself, the same way): it takes queued
  * collectives in FIFO order (which keeps the order identical on all
  * ranks), starts each as a non-blocking MPI call and polls it with
  * MPI_Test until it completes or its timeout passes.  Polling (a yield
@@ -85,6 +87,7 @@ struct yg_process_group {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* queue non-empty / stop / a work done */
     yg_work *head, *tail;
+    bool running; /* a collective is in MPI: the thread's, or a caller's inline */
     bool stop;
     bool broken;
     char broken_msg[YG__MESSAGE_CAP];
@@ -259,7 +262,7 @@ static void *comm_thread(void *arg) {
         char msg[YG__MESSAGE_CAP];
 
         pthread_mutex_lock(&pg->mu);
-        while (pg->head == NULL && !pg->stop)
+        while ((pg->head == NULL || pg->running) && !pg->stop)
             pthread_cond_wait(&pg->cv, &pg->mu);
         if (pg->head == NULL) {
             pthread_mutex_unlock(&pg->mu);
@@ -269,6 +272,7 @@ static void *comm_thread(void *arg) {
         pg->head = w->next;
         if (pg->head == NULL)
             pg->tail = NULL;
+        pg->running = true;
         broken = pg->broken;
         if (broken)
             snprintf(msg,
@@ -281,6 +285,10 @@ static void *comm_thread(void *arg) {
             complete(w, YG_ERR_IO, msg);
         else
             run_work(w);
+        pthread_mutex_lock(&pg->mu);
+        pg->running = false;
+        pthread_cond_broadcast(&pg->cv);
+        pthread_mutex_unlock(&pg->mu);
         work_unref(w);
     }
 }
@@ -553,6 +561,23 @@ static yg_status submit(yg_work *w, yg_work **work) {
     yg_status st;
 
     pthread_mutex_lock(&pg->mu);
+    /* A blocking call with nothing queued or running runs on the caller's
+     * thread, saving the hand-over to the thread and back (about 25 us a
+     * call, 20% of a 1 MiB all-reduce); `running` keeps the thread out of
+     * MPI meanwhile, so calls stay serialised and in order. */
+    if (work == NULL && pg->head == NULL && !pg->running && !pg->broken) {
+        pg->running = true;
+        pthread_mutex_unlock(&pg->mu);
+        run_work(w);
+        pthread_mutex_lock(&pg->mu);
+        pg->running = false;
+        pthread_cond_broadcast(&pg->cv);
+        pthread_mutex_unlock(&pg->mu);
+        work_unref(w); /* the queue's reference */
+        st = yg_work_wait(w);
+        yg_work_release(w);
+        return st;
+    }
     if (pg->tail != NULL)
         pg->tail->next = w;
     else
