@@ -192,55 +192,55 @@ static bool emit_trace_arg(gen_sb *sb, const gen_arg *a)
 
     switch (a->type) {
     case GEN_T_TENSOR:
-        gen_sb_printf(sb, "    yg__trace_input(%s);\n", n);
+        gen_sb_printf(sb, "    yg__obs_input(%s);\n", n);
         return true;
     case GEN_T_TENSOR_LIST:
         /* The node's inputs in schema order: the list's length is what
          * the other tensor arguments leave (gen allows one list). */
         gen_sb_printf(sb,
                       "    for (int64_t i = 0; i < %s_len; i++)\n"
-                      "        yg__trace_input(%s[i]);\n",
+                      "        yg__obs_input(%s[i]);\n",
                       n, n);
         return true;
     case GEN_T_INT:
     case GEN_T_BOOL:
         if (a->enum_id > 0) /* by name (checked above: a value of the enum) */
-            gen_sb_printf(sb, "    yg__trace_attr_str(\"%s\", yg_%s_name(%s));\n", n,
+            gen_sb_printf(sb, "    yg__obs_attr_str(\"%s\", yg_%s_name(%s));\n", n,
                           gen_arg_enum(a)->cname, n);
         else if (a->nullable)
-            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__trace_attr_int(\"%s\", *%s);\n", n,
+            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__obs_attr_int(\"%s\", *%s);\n", n,
                           n, n);
         else
-            gen_sb_printf(sb, "    yg__trace_attr_int(\"%s\", %s);\n", n, n);
+            gen_sb_printf(sb, "    yg__obs_attr_int(\"%s\", %s);\n", n, n);
         return true;
     case GEN_T_INT_LIST:
-        gen_sb_printf(sb, "    yg__trace_attr_ints(\"%s\", %s, %s_len);\n", n, n, n);
+        gen_sb_printf(sb, "    yg__obs_attr_ints(\"%s\", %s, %s_len);\n", n, n, n);
         return true;
     case GEN_T_BOOL_LIST:
-        gen_sb_printf(sb, "    yg__trace_attr_bools(\"%s\", %s, %d);\n", n, n, a->fixed_len);
+        gen_sb_printf(sb, "    yg__obs_attr_bools(\"%s\", %s, %d);\n", n, n, a->fixed_len);
         return true;
     case GEN_T_FLOAT:
     case GEN_T_SCALAR:
         if (a->nullable)
-            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__trace_attr_float(\"%s\", *%s);\n",
+            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__obs_attr_float(\"%s\", *%s);\n",
                           n, n, n);
         else
-            gen_sb_printf(sb, "    yg__trace_attr_float(\"%s\", %s);\n", n, n);
+            gen_sb_printf(sb, "    yg__obs_attr_float(\"%s\", %s);\n", n, n);
         return true;
     case GEN_T_SCALAR_TYPE:
     case GEN_T_DEVICE: /* enums: int attributes */
         if (a->nullable)
             gen_sb_printf(sb,
-                          "    if (%s != NULL)\n        yg__trace_attr_int(\"%s\", (int64_t)*%s);\n",
+                          "    if (%s != NULL)\n        yg__obs_attr_int(\"%s\", (int64_t)*%s);\n",
                           n, n, n);
         else
-            gen_sb_printf(sb, "    yg__trace_attr_int(\"%s\", (int64_t)%s);\n", n, n);
+            gen_sb_printf(sb, "    yg__obs_attr_int(\"%s\", (int64_t)%s);\n", n, n);
         return true;
     case GEN_T_STR:
-        gen_sb_printf(sb, "    yg__trace_attr_str(\"%s\", %s);\n", n, n);
+        gen_sb_printf(sb, "    yg__obs_attr_str(\"%s\", %s);\n", n, n);
         return true;
     case GEN_T_GENERATOR:
-        gen_sb_printf(sb, "    yg__trace_generator(\"%s\", %s);\n", n, n);
+        gen_sb_printf(sb, "    yg__obs_generator(\"%s\", %s);\n", n, n);
         return true;
     default:
         /* A type added after the tracer: refused at run time, not here,
@@ -267,7 +267,7 @@ static const gen_arg *emit_trace_args(gen_sb *record, const gen_op *op)
 }
 
 /* Emits `static yg_status <op>_traced(...)`: runs yg_<op> with tracing
- * paused and records it as one node (runtime/jit/tracer.h).  Ops with an
+ * paused and records it as one node (runtime/core/observer.h).  Ops with an
  * argument the tracer cannot record get none (see emit_trace_check). */
 static void emit_traced(gen_sb *sb, const gen_op *op)
 {
@@ -280,21 +280,21 @@ static void emit_traced(gen_sb *sb, const gen_op *op)
     }
     gen_sb_printf(sb,
                   "/* Runs yg_%s with tracing paused and records it as one node\n"
-                  " * (jit/tracer.h). */\n",
+                  " * (core/observer.h). */\n",
                   op->cname);
     char *prefix = gen_xprintf("static yg_status %s_traced(", op->cname);
     gen_op_params(op, &params);
     gen_emit_call_decl(sb, prefix, &params, false, "");
     gen_params_free(&params);
     free(prefix);
-    gen_sb_puts(sb, "{\n    yg_status st;\n\n    yg__trace_pause();\n");
+    gen_sb_puts(sb, "{\n    yg_status st;\n\n    yg__obs_pause();\n");
     char *call = gen_xprintf("st = yg_%s(", op->cname);
     gen_emit_forward_call(sb, "    ", call, op, NULL, ");");
     free(call);
     gen_sb_printf(sb,
-                  "    yg__trace_resume();\n"
+                  "    yg__obs_resume();\n"
                   "    if (st != YG_OK)\n        return st;\n"
-                  "    yg__trace_begin_node(\"%s\");\n",
+                  "    yg__obs_begin_node(\"%s\");\n",
                   op->full_name);
     gen_sb_puts(sb, record.buf != NULL ? record.buf : "");
     gen_sb_free(&record);
@@ -302,13 +302,13 @@ static void emit_traced(gen_sb *sb, const gen_op *op)
         char *name = gen_return_cname(op, i);
         const gen_arg *w = written_arg(op, i);
         if (gen_returns_list(op))
-            gen_sb_printf(sb, "    yg__trace_output_list(%s, %s_len);\n", name, name);
+            gen_sb_printf(sb, "    yg__obs_output_list(%s, %s_len);\n", name, name);
         else
-            gen_sb_printf(sb, "    yg__trace_output(%s, %s);\n", name,
+            gen_sb_printf(sb, "    yg__obs_output(%s, %s);\n", name,
                           w != NULL ? w->name : "NULL");
         free(name);
     }
-    gen_sb_puts(sb, "    return yg__trace_end_node();\n}\n\n");
+    gen_sb_puts(sb, "    return yg__obs_end_node();\n}\n\n");
 }
 
 /* The first statements of yg_<op>: hand the call to <op>_traced when it is
@@ -317,10 +317,10 @@ static void emit_trace_check(gen_sb *sb, const gen_op *op)
 {
     const gen_arg *refused = emit_trace_args(NULL, op);
 
-    gen_sb_printf(sb, "    if (yg__trace_recording(%s))\n",
+    gen_sb_printf(sb, "    if (yg__obs_recording(%s))\n",
                   op->kind == GEN_OP_COMPOSITE ? "true" : "false");
     if (refused != NULL) {
-        gen_sb_printf(sb, "        return yg__trace_refuse(\"%s\", \"%s\", \"%s\");\n",
+        gen_sb_printf(sb, "        return yg__obs_refuse(\"%s\", \"%s\", \"%s\");\n",
                       op->display, refused->name, gen_type_name(refused));
         return;
     }
@@ -1096,9 +1096,9 @@ char *gen_emit_api_c(const gen_model *model, int section)
                 "#include \"autograd/node.h\"\n"
                 "#include \"composite/composite.h\"\n"
                 "#include \"core/core.h\"\n"
+                "#include \"core/observer.h\"\n"
                 "#include \"cpu/cpu.h\"\n"
-                "#include \"generated_int.h\"\n"
-                "#include \"jit/tracer.h\"\n",
+                "#include \"generated_int.h\"\n",
                 sec, sec, sec);
     if (model->sections[section].has_pointwise)
         gen_sb_printf(&sb, "#include \"kernels/%s.h\"\n", sec);

@@ -6,29 +6,29 @@
  * each followed by a trace that works.  Shape propagation over traced
  * graphs is tested in test_jit_trace_types.c.
  */
+#include "core/observer.h"
 #include "jit/ir.h"
-#include "jit/tracer.h"
 #include "jit_trace_util.h"
 #include "testutil.h"
+#include "yagrad/ops_activations.h"
+#include "yagrad/ops_advanced_indexing.h"
 #include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_creation.h"
 #include "yagrad/ops_inplace_arithmetic.h"
 #include "yagrad/ops_inplace_fill.h"
-#include "yagrad/ops_unary_math.h"
-#include "yagrad/ops_activations.h"
-#include "yagrad/ops_sums.h"
-#include "yagrad/ops_linalg.h"
-#include "yagrad/ops_views.h"
 #include "yagrad/ops_join_split.h"
-#include "yagrad/ops_padding.h"
-#include "yagrad/ops_advanced_indexing.h"
-#include "yagrad/ops_softmax.h"
-#include "yagrad/ops_norms.h"
 #include "yagrad/ops_layers.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_norms.h"
+#include "yagrad/ops_padding.h"
 #include "yagrad/ops_pooling.h"
-#include "yagrad/ops_average_pooling.h"
-#include "yagrad/ops_resampling.h"
-#include "yagrad/ops_creation.h"
 #include "yagrad/ops_random.h"
+#include "yagrad/ops_resampling.h"
+#include "yagrad/ops_softmax.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_views.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -718,12 +718,12 @@ typedef struct other_thread {
     const yg_tensor *x;
     yg_tensor *y;
     yg_status st;
-    bool recording; /* what yg__trace_recording said on that thread */
+    bool recording; /* what yg__obs_recording said on that thread */
 } other_thread;
 
 static void *run_other_thread(void *arg) {
     other_thread *o = arg;
-    o->recording = yg__trace_recording(false);
+    o->recording = yg__obs_recording(false);
     o->st = yg_exp(o->x, &o->y);
     return NULL;
 }
@@ -768,7 +768,7 @@ static void expect_next_trace_works(void) {
     yg_tensor *x = rand_tensor(sizes, 1, 9);
     yg_tensor *in[2] = {x, x};
     yg_trace_result *r = NULL;
-    assert_false(yg__trace_recording(false));
+    assert_false(yg__obs_recording(false));
     YG_CHECK(yg_trace(same_tensor_twice, NULL, in, 2, 1, NULL, &r));
     expect_kinds(r->graph, "mul");
     yg_trace_result_release(r);
@@ -1107,12 +1107,12 @@ static yg_status records_a_bad_node(void *ctx,
     yg_tensor *extra = yg_retain(inputs[0]);
     (void)n_inputs;
     (void)n_outputs;
-    yg__trace_begin_node("not_an_op");
-    yg__trace_input(inputs[0]);
-    yg__trace_attr_int("dim", 1);
-    yg__trace_attr_str("mode", "x");
-    yg__trace_output(&extra, NULL);
-    yg_status st = yg__trace_end_node();
+    yg__obs_begin_node("not_an_op");
+    yg__obs_input(inputs[0]);
+    yg__obs_attr_int("dim", 1);
+    yg__obs_attr_str("mode", "x");
+    yg__obs_output(&extra, NULL);
+    yg_status st = yg__obs_end_node();
     *released = st != YG_OK && extra == NULL;
     return yg_neg(inputs[0], &outputs[0]);
 }
@@ -1137,10 +1137,10 @@ static void test_tracing_is_off_outside_yg_trace(void **state) {
     const int64_t sizes[] = {2};
     yg_tensor *x = rand_tensor(sizes, 1, 1), *y = NULL;
     /* Ops work as always, and the hook API is inert. */
-    assert_false(yg__trace_recording(false));
-    assert_false(yg__trace_recording(true));
+    assert_false(yg__obs_recording(false));
+    assert_false(yg__obs_recording(true));
     YG_CHECK(yg_neg(x, &y));
-    YG_EXPECT_ERROR(yg__trace_end_node(), YG_ERR_INTERNAL, "trace: end_node without begin_node");
+    YG_EXPECT_ERROR(yg__obs_end_node(), YG_ERR_INTERNAL, "trace: end_node without begin_node");
     yg_release(y);
     yg_release(x);
 }

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/activations.h"
 #include "nodes/activations.h"
 
@@ -55,20 +55,20 @@ out:
 }
 
 /* Runs yg_sigmoid with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sigmoid_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sigmoid(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sigmoid");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sigmoid");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sigmoid(Tensor self) -> Tensor */
@@ -80,7 +80,7 @@ yg_status yg_sigmoid(const yg_tensor *self, yg_tensor **out)
     sigmoid_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sigmoid_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sigmoid", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sigmoid", "self", self));
@@ -137,20 +137,20 @@ out:
 }
 
 /* Runs yg_relu with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status relu_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_relu(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("relu");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("relu");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* relu(Tensor self) -> Tensor */
@@ -162,7 +162,7 @@ yg_status yg_relu(const yg_tensor *self, yg_tensor **out)
     relu_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return relu_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("relu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("relu", "self", self));
@@ -219,20 +219,20 @@ out:
 }
 
 /* Runs yg_gelu with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status gelu_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_gelu(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("gelu");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("gelu");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* gelu(Tensor self) -> Tensor */
@@ -244,7 +244,7 @@ yg_status yg_gelu(const yg_tensor *self, yg_tensor **out)
     gelu_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return gelu_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("gelu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu", "self", self));
@@ -301,20 +301,20 @@ out:
 }
 
 /* Runs yg_gelu_tanh with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status gelu_tanh_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_gelu_tanh(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("gelu_tanh");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("gelu_tanh");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* gelu_tanh(Tensor self) -> Tensor */
@@ -326,7 +326,7 @@ yg_status yg_gelu_tanh(const yg_tensor *self, yg_tensor **out)
     gelu_tanh_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return gelu_tanh_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("gelu_tanh", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_tanh", "self", self));
@@ -383,20 +383,20 @@ out:
 }
 
 /* Runs yg_silu with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status silu_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_silu(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("silu");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("silu");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* silu(Tensor self) -> Tensor */
@@ -408,7 +408,7 @@ yg_status yg_silu(const yg_tensor *self, yg_tensor **out)
     silu_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return silu_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("silu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("silu", "self", self));
@@ -466,21 +466,21 @@ out:
 }
 
 /* Runs yg_elu with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status elu_traced(const yg_tensor *self, double alpha, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_elu(self, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("elu");
-    yg__trace_input(self);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("elu");
+    yg__obs_input(self);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* elu(Tensor self, Scalar alpha=1) -> Tensor */
@@ -492,7 +492,7 @@ yg_status yg_elu(const yg_tensor *self, double alpha, yg_tensor **out)
     elu_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return elu_traced(self, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("elu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("elu", "self", self));
@@ -552,21 +552,21 @@ out:
 }
 
 /* Runs yg_leaky_relu with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status leaky_relu_traced(const yg_tensor *self, double negative_slope, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_leaky_relu(self, negative_slope, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("leaky_relu");
-    yg__trace_input(self);
-    yg__trace_attr_float("negative_slope", negative_slope);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("leaky_relu");
+    yg__obs_input(self);
+    yg__obs_attr_float("negative_slope", negative_slope);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
@@ -578,7 +578,7 @@ yg_status yg_leaky_relu(const yg_tensor *self, double negative_slope, yg_tensor 
     leaky_relu_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return leaky_relu_traced(self, negative_slope, out);
     YG_RETURN_IF_ERROR(yg__check_out("leaky_relu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("leaky_relu", "self", self));
@@ -643,7 +643,7 @@ out:
 }
 
 /* Runs yg_softplus with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status softplus_traced(const yg_tensor *self,
                                  double beta,
                                  double threshold,
@@ -651,17 +651,17 @@ static yg_status softplus_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_softplus(self, beta, threshold, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("softplus");
-    yg__trace_input(self);
-    yg__trace_attr_float("beta", beta);
-    yg__trace_attr_float("threshold", threshold);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("softplus");
+    yg__obs_input(self);
+    yg__obs_attr_float("beta", beta);
+    yg__obs_attr_float("threshold", threshold);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
@@ -673,7 +673,7 @@ yg_status yg_softplus(const yg_tensor *self, double beta, double threshold, yg_t
     softplus_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return softplus_traced(self, beta, threshold, out);
     YG_RETURN_IF_ERROR(yg__check_out("softplus", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("softplus", "self", self));
@@ -751,7 +751,7 @@ out:
 }
 
 /* Runs yg_hardtanh with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status hardtanh_traced(const yg_tensor *self,
                                  double min_val,
                                  double max_val,
@@ -759,17 +759,17 @@ static yg_status hardtanh_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_hardtanh(self, min_val, max_val, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("hardtanh");
-    yg__trace_input(self);
-    yg__trace_attr_float("min_val", min_val);
-    yg__trace_attr_float("max_val", max_val);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("hardtanh");
+    yg__obs_input(self);
+    yg__obs_attr_float("min_val", min_val);
+    yg__obs_attr_float("max_val", max_val);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
@@ -781,7 +781,7 @@ yg_status yg_hardtanh(const yg_tensor *self, double min_val, double max_val, yg_
     hardtanh_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return hardtanh_traced(self, min_val, max_val, out);
     YG_RETURN_IF_ERROR(yg__check_out("hardtanh", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("hardtanh", "self", self));

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/activations_backward.h"
 #include "nodes/activations_backward.h"
 
@@ -71,23 +71,23 @@ out:
 }
 
 /* Runs yg_tanh_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status tanh_backward_traced(const yg_tensor *grad_output,
                                       const yg_tensor *output,
                                       yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_tanh_backward(grad_output, output, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("tanh_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(output);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("tanh_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(output);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* tanh_backward(Tensor grad_output, Tensor output) -> Tensor */
@@ -99,7 +99,7 @@ yg_status yg_tanh_backward(const yg_tensor *grad_output, const yg_tensor *output
     tanh_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return tanh_backward_traced(grad_output, output, out);
     YG_RETURN_IF_ERROR(yg__check_out("tanh_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("tanh_backward", "grad_output", grad_output));
@@ -178,23 +178,23 @@ out:
 }
 
 /* Runs yg_sigmoid_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sigmoid_backward_traced(const yg_tensor *grad_output,
                                          const yg_tensor *output,
                                          yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sigmoid_backward(grad_output, output, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sigmoid_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(output);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sigmoid_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(output);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor */
@@ -208,7 +208,7 @@ yg_status yg_sigmoid_backward(const yg_tensor *grad_output,
     sigmoid_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sigmoid_backward_traced(grad_output, output, out);
     YG_RETURN_IF_ERROR(yg__check_out("sigmoid_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sigmoid_backward", "grad_output", grad_output));
@@ -279,23 +279,23 @@ out:
 }
 
 /* Runs yg_relu_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status relu_backward_traced(const yg_tensor *grad_output,
                                       const yg_tensor *output,
                                       yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_relu_backward(grad_output, output, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("relu_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(output);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("relu_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(output);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* relu_backward(Tensor grad_output, Tensor output) -> Tensor */
@@ -307,7 +307,7 @@ yg_status yg_relu_backward(const yg_tensor *grad_output, const yg_tensor *output
     relu_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return relu_backward_traced(grad_output, output, out);
     YG_RETURN_IF_ERROR(yg__check_out("relu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("relu_backward", "grad_output", grad_output));
@@ -386,23 +386,23 @@ out:
 }
 
 /* Runs yg_gelu_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status gelu_backward_traced(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_gelu_backward(grad_output, self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("gelu_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("gelu_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* gelu_backward(Tensor grad_output, Tensor self) -> Tensor */
@@ -414,7 +414,7 @@ yg_status yg_gelu_backward(const yg_tensor *grad_output, const yg_tensor *self, 
     gelu_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return gelu_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("gelu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_backward", "grad_output", grad_output));
@@ -493,23 +493,23 @@ out:
 }
 
 /* Runs yg_gelu_tanh_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status gelu_tanh_backward_traced(const yg_tensor *grad_output,
                                            const yg_tensor *self,
                                            yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_gelu_tanh_backward(grad_output, self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("gelu_tanh_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("gelu_tanh_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor */
@@ -523,7 +523,7 @@ yg_status yg_gelu_tanh_backward(const yg_tensor *grad_output,
     gelu_tanh_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return gelu_tanh_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("gelu_tanh_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gelu_tanh_backward", "grad_output", grad_output));
@@ -602,23 +602,23 @@ out:
 }
 
 /* Runs yg_silu_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status silu_backward_traced(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_silu_backward(grad_output, self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("silu_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("silu_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
@@ -630,7 +630,7 @@ yg_status yg_silu_backward(const yg_tensor *grad_output, const yg_tensor *self, 
     silu_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return silu_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("silu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("silu_backward", "grad_output", grad_output));
@@ -712,7 +712,7 @@ out:
 }
 
 /* Runs yg_elu_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status elu_backward_traced(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double alpha,
@@ -720,17 +720,17 @@ static yg_status elu_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_elu_backward(grad_output, self, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("elu_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("elu_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor */
@@ -745,7 +745,7 @@ yg_status yg_elu_backward(const yg_tensor *grad_output,
     elu_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return elu_backward_traced(grad_output, self, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("elu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("elu_backward", "grad_output", grad_output));
@@ -819,7 +819,7 @@ out:
 }
 
 /* Runs yg_leaky_relu_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status leaky_relu_backward_traced(const yg_tensor *grad_output,
                                             const yg_tensor *self,
                                             double negative_slope,
@@ -827,17 +827,17 @@ static yg_status leaky_relu_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_leaky_relu_backward(grad_output, self, negative_slope, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("leaky_relu_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_float("negative_slope", negative_slope);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("leaky_relu_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_float("negative_slope", negative_slope);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor */
@@ -852,7 +852,7 @@ yg_status yg_leaky_relu_backward(const yg_tensor *grad_output,
     leaky_relu_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return leaky_relu_backward_traced(grad_output, self, negative_slope, out);
     YG_RETURN_IF_ERROR(yg__check_out("leaky_relu_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("leaky_relu_backward", "grad_output", grad_output));
@@ -937,7 +937,7 @@ out:
 }
 
 /* Runs yg_softplus_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status softplus_backward_traced(const yg_tensor *grad_output,
                                           const yg_tensor *self,
                                           double beta,
@@ -946,18 +946,18 @@ static yg_status softplus_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_softplus_backward(grad_output, self, beta, threshold, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("softplus_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_float("beta", beta);
-    yg__trace_attr_float("threshold", threshold);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("softplus_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_float("beta", beta);
+    yg__obs_attr_float("threshold", threshold);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
@@ -973,7 +973,7 @@ yg_status yg_softplus_backward(const yg_tensor *grad_output,
     softplus_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return softplus_backward_traced(grad_output, self, beta, threshold, out);
     YG_RETURN_IF_ERROR(yg__check_out("softplus_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("softplus_backward", "grad_output", grad_output));
@@ -1050,7 +1050,7 @@ out:
 }
 
 /* Runs yg_hardtanh_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status hardtanh_backward_traced(const yg_tensor *grad_output,
                                           const yg_tensor *self,
                                           double min_val,
@@ -1059,18 +1059,18 @@ static yg_status hardtanh_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_hardtanh_backward(grad_output, self, min_val, max_val, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("hardtanh_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_float("min_val", min_val);
-    yg__trace_attr_float("max_val", max_val);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("hardtanh_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_float("min_val", min_val);
+    yg__obs_attr_float("max_val", max_val);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
@@ -1086,7 +1086,7 @@ yg_status yg_hardtanh_backward(const yg_tensor *grad_output,
     hardtanh_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return hardtanh_backward_traced(grad_output, self, min_val, max_val, out);
     YG_RETURN_IF_ERROR(yg__check_out("hardtanh_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("hardtanh_backward", "grad_output", grad_output));

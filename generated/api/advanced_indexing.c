@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/advanced_indexing.h"
 
 typedef yg_status (*index_fn)(const yg_tensor *self,
@@ -61,7 +61,7 @@ out:
 }
 
 /* Runs yg_index with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status index_traced(const yg_tensor *self,
                               const yg_tensor *const *indices,
                               int64_t indices_len,
@@ -69,17 +69,17 @@ static yg_status index_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_index(self, indices, indices_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("index");
-    yg__trace_input(self);
+    yg__obs_begin_node("index");
+    yg__obs_input(self);
     for (int64_t i = 0; i < indices_len; i++)
-        yg__trace_input(indices[i]);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_input(indices[i]);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* index(Tensor self, Tensor?[] indices) -> Tensor */
@@ -94,7 +94,7 @@ yg_status yg_index(const yg_tensor *self,
     index_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return index_traced(self, indices, indices_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("index", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index", "self", self));
@@ -178,7 +178,7 @@ out:
 }
 
 /* Runs yg_index_put with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status index_put_traced(const yg_tensor *self,
                                   const yg_tensor *const *indices,
                                   int64_t indices_len,
@@ -188,19 +188,19 @@ static yg_status index_put_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_index_put(self, indices, indices_len, values, accumulate, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("index_put");
-    yg__trace_input(self);
+    yg__obs_begin_node("index_put");
+    yg__obs_input(self);
     for (int64_t i = 0; i < indices_len; i++)
-        yg__trace_input(indices[i]);
-    yg__trace_input(values);
-    yg__trace_attr_int("accumulate", accumulate);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_input(indices[i]);
+    yg__obs_input(values);
+    yg__obs_attr_int("accumulate", accumulate);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
@@ -217,7 +217,7 @@ yg_status yg_index_put(const yg_tensor *self,
     index_put_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return index_put_traced(self, indices, indices_len, values, accumulate, out);
     YG_RETURN_IF_ERROR(yg__check_out("index_put", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_put", "self", self));
@@ -305,7 +305,7 @@ out:
 }
 
 /* Runs yg_index_put_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status index_put__traced(yg_tensor *self,
                                    const yg_tensor *const *indices,
                                    int64_t indices_len,
@@ -315,19 +315,19 @@ static yg_status index_put__traced(yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_index_put_(self, indices, indices_len, values, accumulate, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("index_put_");
-    yg__trace_input(self);
+    yg__obs_begin_node("index_put_");
+    yg__obs_input(self);
     for (int64_t i = 0; i < indices_len; i++)
-        yg__trace_input(indices[i]);
-    yg__trace_input(values);
-    yg__trace_attr_int("accumulate", accumulate);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+        yg__obs_input(indices[i]);
+    yg__obs_input(values);
+    yg__obs_attr_int("accumulate", accumulate);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,
@@ -346,7 +346,7 @@ yg_status yg_index_put_(yg_tensor *self,
     index_put__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return index_put__traced(self, indices, indices_len, values, accumulate, out);
     YG_RETURN_IF_ERROR(yg__check_out("index_put_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_put_", "self", self));
@@ -391,7 +391,7 @@ out:
 }
 
 /* Runs yg_index_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status index_backward_traced(const yg_tensor *grad_output,
                                        const int64_t *self_sizes,
                                        int64_t self_sizes_len,
@@ -401,18 +401,18 @@ static yg_status index_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_index_backward(grad_output, self_sizes, self_sizes_len, indices, indices_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("index_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_begin_node("index_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
     for (int64_t i = 0; i < indices_len; i++)
-        yg__trace_input(indices[i]);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_input(indices[i]);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
@@ -425,7 +425,7 @@ yg_status yg_index_backward(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return index_backward_traced(grad_output,
                                      self_sizes,
                                      self_sizes_len,
@@ -451,7 +451,7 @@ yg_status yg_index_backward(const yg_tensor *grad_output,
 }
 
 /* Runs yg_index_put_self_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status index_put_self_backward_traced(const yg_tensor *grad,
                                                 const yg_tensor *const *indices,
                                                 int64_t indices_len,
@@ -460,18 +460,18 @@ static yg_status index_put_self_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_index_put_self_backward(grad, indices, indices_len, accumulate, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("index_put_self_backward");
-    yg__trace_input(grad);
+    yg__obs_begin_node("index_put_self_backward");
+    yg__obs_input(grad);
     for (int64_t i = 0; i < indices_len; i++)
-        yg__trace_input(indices[i]);
-    yg__trace_attr_int("accumulate", accumulate);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_input(indices[i]);
+    yg__obs_attr_int("accumulate", accumulate);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* index_put_self_backward(Tensor grad, Tensor?[] indices, bool accumulate) -> Tensor */
@@ -483,7 +483,7 @@ yg_status yg_index_put_self_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return index_put_self_backward_traced(grad, indices, indices_len, accumulate, out);
     YG_RETURN_IF_ERROR(yg__check_out("index_put_self_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_put_self_backward", "grad", grad));

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/arithmetic.h"
 #include "nodes/arithmetic.h"
 
@@ -62,7 +62,7 @@ out:
 }
 
 /* Runs yg_add with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status add_traced(const yg_tensor *self,
                             const yg_tensor *other,
                             double alpha,
@@ -70,17 +70,17 @@ static yg_status add_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_add(self, other, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("add");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("add");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -92,7 +92,7 @@ yg_status yg_add(const yg_tensor *self, const yg_tensor *other, double alpha, yg
     add_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return add_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add", "self", self));
@@ -162,7 +162,7 @@ out:
 }
 
 /* Runs yg_sub with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sub_traced(const yg_tensor *self,
                             const yg_tensor *other,
                             double alpha,
@@ -170,17 +170,17 @@ static yg_status sub_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sub(self, other, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sub");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sub");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -192,7 +192,7 @@ yg_status yg_sub(const yg_tensor *self, const yg_tensor *other, double alpha, yg
     sub_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sub_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("sub", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sub", "self", self));
@@ -265,21 +265,21 @@ out:
 }
 
 /* Runs yg_mul with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mul_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mul(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mul");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mul");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mul(Tensor self, Tensor other) -> Tensor */
@@ -291,7 +291,7 @@ yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     mul_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mul_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
@@ -362,21 +362,21 @@ out:
 }
 
 /* Runs yg_div with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status div_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_div(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("div");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("div");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* div(Tensor self, Tensor other) -> Tensor */
@@ -388,7 +388,7 @@ yg_status yg_div(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     div_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return div_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
@@ -449,21 +449,21 @@ out:
 }
 
 /* Runs yg_mul_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mul_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mul_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mul.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mul.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -475,7 +475,7 @@ yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
     mul_scalar_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mul_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
@@ -500,7 +500,7 @@ out:
 }
 
 /* Runs yg_div_mode with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status div_mode_traced(const yg_tensor *self,
                                  const yg_tensor *other,
                                  yg_rounding_mode rounding_mode,
@@ -508,17 +508,17 @@ static yg_status div_mode_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_div_mode(self, other, rounding_mode, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("div.mode");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_attr_str("rounding_mode", yg_rounding_mode_name(rounding_mode));
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("div.mode");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_attr_str("rounding_mode", yg_rounding_mode_name(rounding_mode));
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* div.mode(Tensor self, Tensor other, *, RoundingMode rounding_mode) -> Tensor */
@@ -529,7 +529,7 @@ yg_status yg_div_mode(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return div_mode_traced(self, other, rounding_mode, out);
     YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
@@ -577,21 +577,21 @@ out:
 }
 
 /* Runs yg_div_trunc with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status div_trunc_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_div_trunc(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("div.trunc");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("div.trunc");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* div.trunc(Tensor self, Tensor other) -> Tensor */
@@ -603,7 +603,7 @@ yg_status yg_div_trunc(const yg_tensor *self, const yg_tensor *other, yg_tensor 
     div_trunc_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return div_trunc_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
@@ -666,21 +666,21 @@ out:
 }
 
 /* Runs yg_div_floor with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status div_floor_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_div_floor(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("div.floor");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("div.floor");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* div.floor(Tensor self, Tensor other) -> Tensor */
@@ -692,7 +692,7 @@ yg_status yg_div_floor(const yg_tensor *self, const yg_tensor *other, yg_tensor 
     div_floor_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return div_floor_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
@@ -753,21 +753,21 @@ out:
 }
 
 /* Runs yg_div_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status div_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_div_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("div.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("div.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* div.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -779,7 +779,7 @@ yg_status yg_div_scalar(const yg_tensor *self, double other, yg_tensor **out)
     div_scalar_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return div_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div", "self", self));
@@ -846,7 +846,7 @@ out:
 }
 
 /* Runs yg_add_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status add__traced(yg_tensor *self,
                              const yg_tensor *other,
                              double alpha,
@@ -854,17 +854,17 @@ static yg_status add__traced(yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_add_(self, other, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("add_");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("add_");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
@@ -877,7 +877,7 @@ yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
     add__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return add__traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "self", self));
@@ -947,7 +947,7 @@ out:
 }
 
 /* Runs yg_add_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status add_scalar_traced(const yg_tensor *self,
                                    double other,
                                    double alpha,
@@ -955,17 +955,17 @@ static yg_status add_scalar_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_add_scalar(self, other, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("add.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("add.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
@@ -977,7 +977,7 @@ yg_status yg_add_scalar(const yg_tensor *self, double other, double alpha, yg_te
     add_scalar_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return add_scalar_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add", "self", self));
@@ -1032,7 +1032,7 @@ out:
 }
 
 /* Runs yg_sub_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sub_scalar_traced(const yg_tensor *self,
                                    double other,
                                    double alpha,
@@ -1040,17 +1040,17 @@ static yg_status sub_scalar_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sub_scalar(self, other, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sub.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sub.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
@@ -1062,7 +1062,7 @@ yg_status yg_sub_scalar(const yg_tensor *self, double other, double alpha, yg_te
     sub_scalar_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sub_scalar_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("sub", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sub", "self", self));
@@ -1120,7 +1120,7 @@ out:
 }
 
 /* Runs yg_rsub_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status rsub_scalar_traced(const yg_tensor *self,
                                     double other,
                                     double alpha,
@@ -1128,17 +1128,17 @@ static yg_status rsub_scalar_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_rsub_scalar(self, other, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("rsub.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("rsub.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor */
@@ -1150,7 +1150,7 @@ yg_status yg_rsub_scalar(const yg_tensor *self, double other, double alpha, yg_t
     rsub_scalar_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return rsub_scalar_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("rsub", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("rsub", "self", self));

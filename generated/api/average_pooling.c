@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/average_pooling.h"
 
 typedef yg_status (*avg_pool2d_fn)(const yg_tensor *self,
@@ -81,7 +81,7 @@ out:
 }
 
 /* Runs yg_avg_pool2d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status avg_pool2d_traced(const yg_tensor *self,
                                    const int64_t *kernel_size,
                                    int64_t kernel_size_len,
@@ -95,7 +95,7 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_avg_pool2d(self,
                        kernel_size,
                        kernel_size_len,
@@ -106,18 +106,18 @@ static yg_status avg_pool2d_traced(const yg_tensor *self,
                        ceil_mode,
                        count_include_pad,
                        out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("avg_pool2d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_attr_int("count_include_pad", count_include_pad);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("avg_pool2d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_attr_int("count_include_pad", count_include_pad);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -139,7 +139,7 @@ yg_status yg_avg_pool2d(const yg_tensor *self,
     avg_pool2d_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return avg_pool2d_traced(self,
                                  kernel_size,
                                  kernel_size_len,
@@ -268,7 +268,7 @@ out:
 }
 
 /* Runs yg_avg_pool2d_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
                                             const int64_t *self_sizes,
                                             int64_t self_sizes_len,
@@ -284,7 +284,7 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_avg_pool2d_backward(grad_output,
                                 self_sizes,
                                 self_sizes_len,
@@ -297,19 +297,19 @@ static yg_status avg_pool2d_backward_traced(const yg_tensor *grad_output,
                                 ceil_mode,
                                 count_include_pad,
                                 out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("avg_pool2d_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_attr_int("count_include_pad", count_include_pad);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("avg_pool2d_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_attr_int("count_include_pad", count_include_pad);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* avg_pool2d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
@@ -333,7 +333,7 @@ yg_status yg_avg_pool2d_backward(const yg_tensor *grad_output,
     avg_pool2d_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return avg_pool2d_backward_traced(grad_output,
                                           self_sizes,
                                           self_sizes_len,
@@ -380,7 +380,7 @@ out:
 }
 
 /* Runs yg_avg_pool1d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status avg_pool1d_traced(const yg_tensor *self,
                                    const int64_t *kernel_size,
                                    int64_t kernel_size_len,
@@ -394,7 +394,7 @@ static yg_status avg_pool1d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_avg_pool1d(self,
                        kernel_size,
                        kernel_size_len,
@@ -405,18 +405,18 @@ static yg_status avg_pool1d_traced(const yg_tensor *self,
                        ceil_mode,
                        count_include_pad,
                        out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("avg_pool1d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_attr_int("count_include_pad", count_include_pad);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("avg_pool1d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_attr_int("count_include_pad", count_include_pad);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -434,7 +434,7 @@ yg_status yg_avg_pool1d(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return avg_pool1d_traced(self,
                                  kernel_size,
                                  kernel_size_len,
@@ -522,7 +522,7 @@ out:
 }
 
 /* Runs yg_adaptive_avg_pool2d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
                                             const int64_t *output_size,
                                             int64_t output_size_len,
@@ -530,16 +530,16 @@ static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_adaptive_avg_pool2d(self, output_size, output_size_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("adaptive_avg_pool2d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("output_size", output_size, output_size_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("adaptive_avg_pool2d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("output_size", output_size, output_size_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
@@ -554,7 +554,7 @@ yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
     adaptive_avg_pool2d_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return adaptive_avg_pool2d_traced(self, output_size, output_size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d", "self", self));
@@ -617,7 +617,7 @@ out:
 }
 
 /* Runs yg_adaptive_avg_pool2d_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_output,
                                                      const int64_t *self_sizes,
                                                      int64_t self_sizes_len,
@@ -625,16 +625,16 @@ static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_outpu
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_adaptive_avg_pool2d_backward(grad_output, self_sizes, self_sizes_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("adaptive_avg_pool2d_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("adaptive_avg_pool2d_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
@@ -649,7 +649,7 @@ yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
     adaptive_avg_pool2d_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return adaptive_avg_pool2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_backward", "grad_output", grad_output));
@@ -674,7 +674,7 @@ out:
 }
 
 /* Runs yg_adaptive_avg_pool2d_to with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status adaptive_avg_pool2d_to_traced(const yg_tensor *self,
                                                const int64_t *sizes,
                                                int64_t sizes_len,
@@ -682,16 +682,16 @@ static yg_status adaptive_avg_pool2d_to_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_adaptive_avg_pool2d_to(self, sizes, sizes_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("adaptive_avg_pool2d_to");
-    yg__trace_input(self);
-    yg__trace_attr_ints("sizes", sizes, sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("adaptive_avg_pool2d_to");
+    yg__obs_input(self);
+    yg__obs_attr_ints("sizes", sizes, sizes_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor */
@@ -702,7 +702,7 @@ yg_status yg_adaptive_avg_pool2d_to(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return adaptive_avg_pool2d_to_traced(self, sizes, sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_to", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_to", "self", self));
@@ -775,7 +775,7 @@ out:
 }
 
 /* Runs yg_avg_pool3d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status avg_pool3d_traced(const yg_tensor *self,
                                    const int64_t *kernel_size,
                                    int64_t kernel_size_len,
@@ -790,7 +790,7 @@ static yg_status avg_pool3d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_avg_pool3d(self,
                        kernel_size,
                        kernel_size_len,
@@ -802,19 +802,19 @@ static yg_status avg_pool3d_traced(const yg_tensor *self,
                        count_include_pad,
                        divisor_override,
                        out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("avg_pool3d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_attr_int("count_include_pad", count_include_pad);
-    yg__trace_attr_int("divisor_override", divisor_override);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("avg_pool3d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_attr_int("count_include_pad", count_include_pad);
+    yg__obs_attr_int("divisor_override", divisor_override);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -837,7 +837,7 @@ yg_status yg_avg_pool3d(const yg_tensor *self,
     avg_pool3d_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return avg_pool3d_traced(self,
                                  kernel_size,
                                  kernel_size_len,
@@ -972,7 +972,7 @@ out:
 }
 
 /* Runs yg_avg_pool3d_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status avg_pool3d_backward_traced(const yg_tensor *grad_output,
                                             const int64_t *self_sizes,
                                             int64_t self_sizes_len,
@@ -989,7 +989,7 @@ static yg_status avg_pool3d_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_avg_pool3d_backward(grad_output,
                                 self_sizes,
                                 self_sizes_len,
@@ -1003,20 +1003,20 @@ static yg_status avg_pool3d_backward_traced(const yg_tensor *grad_output,
                                 count_include_pad,
                                 divisor_override,
                                 out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("avg_pool3d_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_attr_int("count_include_pad", count_include_pad);
-    yg__trace_attr_int("divisor_override", divisor_override);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("avg_pool3d_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_attr_int("count_include_pad", count_include_pad);
+    yg__obs_attr_int("divisor_override", divisor_override);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
@@ -1041,7 +1041,7 @@ yg_status yg_avg_pool3d_backward(const yg_tensor *grad_output,
     avg_pool3d_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return avg_pool3d_backward_traced(grad_output,
                                           self_sizes,
                                           self_sizes_len,
@@ -1090,7 +1090,7 @@ out:
 }
 
 /* Runs yg_adaptive_avg_pool1d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status adaptive_avg_pool1d_traced(const yg_tensor *self,
                                             const int64_t *output_size,
                                             int64_t output_size_len,
@@ -1098,16 +1098,16 @@ static yg_status adaptive_avg_pool1d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_adaptive_avg_pool1d(self, output_size, output_size_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("adaptive_avg_pool1d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("output_size", output_size, output_size_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("adaptive_avg_pool1d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("output_size", output_size, output_size_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor */
@@ -1118,7 +1118,7 @@ yg_status yg_adaptive_avg_pool1d(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return adaptive_avg_pool1d_traced(self, output_size, output_size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool1d", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool1d", "self", self));
@@ -1166,7 +1166,7 @@ out:
 }
 
 /* Runs yg_adaptive_avg_pool3d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status adaptive_avg_pool3d_traced(const yg_tensor *self,
                                             const int64_t *output_size,
                                             int64_t output_size_len,
@@ -1174,16 +1174,16 @@ static yg_status adaptive_avg_pool3d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_adaptive_avg_pool3d(self, output_size, output_size_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("adaptive_avg_pool3d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("output_size", output_size, output_size_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("adaptive_avg_pool3d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("output_size", output_size, output_size_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
@@ -1198,7 +1198,7 @@ yg_status yg_adaptive_avg_pool3d(const yg_tensor *self,
     adaptive_avg_pool3d_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return adaptive_avg_pool3d_traced(self, output_size, output_size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool3d", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool3d", "self", self));
@@ -1261,7 +1261,7 @@ out:
 }
 
 /* Runs yg_adaptive_avg_pool3d_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status adaptive_avg_pool3d_backward_traced(const yg_tensor *grad_output,
                                                      const int64_t *self_sizes,
                                                      int64_t self_sizes_len,
@@ -1269,16 +1269,16 @@ static yg_status adaptive_avg_pool3d_backward_traced(const yg_tensor *grad_outpu
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_adaptive_avg_pool3d_backward(grad_output, self_sizes, self_sizes_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("adaptive_avg_pool3d_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("adaptive_avg_pool3d_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
@@ -1293,7 +1293,7 @@ yg_status yg_adaptive_avg_pool3d_backward(const yg_tensor *grad_output,
     adaptive_avg_pool3d_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return adaptive_avg_pool3d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool3d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool3d_backward", "grad_output", grad_output));
@@ -1318,7 +1318,7 @@ out:
 }
 
 /* Runs yg_adaptive_avg_pool3d_to with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status adaptive_avg_pool3d_to_traced(const yg_tensor *self,
                                                const int64_t *sizes,
                                                int64_t sizes_len,
@@ -1326,16 +1326,16 @@ static yg_status adaptive_avg_pool3d_to_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_adaptive_avg_pool3d_to(self, sizes, sizes_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("adaptive_avg_pool3d_to");
-    yg__trace_input(self);
-    yg__trace_attr_ints("sizes", sizes, sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("adaptive_avg_pool3d_to");
+    yg__obs_input(self);
+    yg__obs_attr_ints("sizes", sizes, sizes_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor */
@@ -1346,7 +1346,7 @@ yg_status yg_adaptive_avg_pool3d_to(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return adaptive_avg_pool3d_to_traced(self, sizes, sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool3d_to", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool3d_to", "self", self));

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/binary_math.h"
 #include "nodes/binary_math.h"
 
@@ -61,21 +61,21 @@ out:
 }
 
 /* Runs yg_maximum with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status maximum_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_maximum(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("maximum");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("maximum");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
@@ -87,7 +87,7 @@ yg_status yg_maximum(const yg_tensor *self, const yg_tensor *other, yg_tensor **
     maximum_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return maximum_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("maximum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum", "self", self));
@@ -156,21 +156,21 @@ out:
 }
 
 /* Runs yg_minimum with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status minimum_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_minimum(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("minimum");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("minimum");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* minimum(Tensor self, Tensor other) -> Tensor */
@@ -182,7 +182,7 @@ yg_status yg_minimum(const yg_tensor *self, const yg_tensor *other, yg_tensor **
     minimum_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return minimum_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("minimum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum", "self", self));
@@ -251,21 +251,21 @@ out:
 }
 
 /* Runs yg_atan2 with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status atan2_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_atan2(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("atan2");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("atan2");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* atan2(Tensor self, Tensor other) -> Tensor */
@@ -277,7 +277,7 @@ yg_status yg_atan2(const yg_tensor *self, const yg_tensor *other, yg_tensor **ou
     atan2_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return atan2_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("atan2", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("atan2", "self", self));
@@ -352,21 +352,21 @@ out:
 }
 
 /* Runs yg_remainder with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status remainder_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_remainder(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("remainder");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("remainder");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* remainder(Tensor self, Tensor other) -> Tensor */
@@ -378,7 +378,7 @@ yg_status yg_remainder(const yg_tensor *self, const yg_tensor *other, yg_tensor 
     remainder_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return remainder_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("remainder", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("remainder", "self", self));
@@ -440,21 +440,21 @@ out:
 }
 
 /* Runs yg_remainder_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status remainder_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_remainder_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("remainder.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("remainder.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* remainder.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -466,7 +466,7 @@ yg_status yg_remainder_scalar(const yg_tensor *self, double other, yg_tensor **o
     remainder_scalar_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return remainder_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("remainder", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("remainder", "self", self));
@@ -534,21 +534,21 @@ out:
 }
 
 /* Runs yg_pow with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pow_traced(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pow(self, exponent, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pow");
-    yg__trace_input(self);
-    yg__trace_input(exponent);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("pow");
+    yg__obs_input(self);
+    yg__obs_input(exponent);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* pow(Tensor self, Tensor exponent) -> Tensor */
@@ -560,7 +560,7 @@ yg_status yg_pow(const yg_tensor *self, const yg_tensor *exponent, yg_tensor **o
     pow_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return pow_traced(self, exponent, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow", "self", self));

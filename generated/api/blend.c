@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/blend.h"
 #include "nodes/blend.h"
 
@@ -62,7 +62,7 @@ out:
 }
 
 /* Runs yg_lerp_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status lerp_scalar_traced(const yg_tensor *self,
                                     const yg_tensor *end,
                                     double weight,
@@ -70,17 +70,17 @@ static yg_status lerp_scalar_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_lerp_scalar(self, end, weight, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lerp.Scalar");
-    yg__trace_input(self);
-    yg__trace_input(end);
-    yg__trace_attr_float("weight", weight);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("lerp.Scalar");
+    yg__obs_input(self);
+    yg__obs_input(end);
+    yg__obs_attr_float("weight", weight);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor */
@@ -95,7 +95,7 @@ yg_status yg_lerp_scalar(const yg_tensor *self,
     lerp_scalar_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return lerp_scalar_traced(self, end, weight, out);
     YG_RETURN_IF_ERROR(yg__check_out("lerp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "self", self));
@@ -182,7 +182,7 @@ out:
 }
 
 /* Runs yg_lerp with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status lerp_traced(const yg_tensor *self,
                              const yg_tensor *end,
                              const yg_tensor *weight,
@@ -190,17 +190,17 @@ static yg_status lerp_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_lerp(self, end, weight, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lerp");
-    yg__trace_input(self);
-    yg__trace_input(end);
-    yg__trace_input(weight);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("lerp");
+    yg__obs_input(self);
+    yg__obs_input(end);
+    yg__obs_input(weight);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* lerp(Tensor self, Tensor end, Tensor weight) -> Tensor */
@@ -215,7 +215,7 @@ yg_status yg_lerp(const yg_tensor *self,
     lerp_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return lerp_traced(self, end, weight, out);
     YG_RETURN_IF_ERROR(yg__check_out("lerp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp", "self", self));
@@ -301,7 +301,7 @@ out:
 }
 
 /* Runs yg_addcmul with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status addcmul_traced(const yg_tensor *self,
                                 const yg_tensor *tensor1,
                                 const yg_tensor *tensor2,
@@ -310,18 +310,18 @@ static yg_status addcmul_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_addcmul(self, tensor1, tensor2, value, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("addcmul");
-    yg__trace_input(self);
-    yg__trace_input(tensor1);
-    yg__trace_input(tensor2);
-    yg__trace_attr_float("value", value);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("addcmul");
+    yg__obs_input(self);
+    yg__obs_input(tensor1);
+    yg__obs_input(tensor2);
+    yg__obs_attr_float("value", value);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
@@ -337,7 +337,7 @@ yg_status yg_addcmul(const yg_tensor *self,
     addcmul_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return addcmul_traced(self, tensor1, tensor2, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("addcmul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul", "self", self));
@@ -423,7 +423,7 @@ out:
 }
 
 /* Runs yg_addcdiv with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status addcdiv_traced(const yg_tensor *self,
                                 const yg_tensor *tensor1,
                                 const yg_tensor *tensor2,
@@ -432,18 +432,18 @@ static yg_status addcdiv_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_addcdiv(self, tensor1, tensor2, value, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("addcdiv");
-    yg__trace_input(self);
-    yg__trace_input(tensor1);
-    yg__trace_input(tensor2);
-    yg__trace_attr_float("value", value);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("addcdiv");
+    yg__obs_input(self);
+    yg__obs_input(tensor1);
+    yg__obs_input(tensor2);
+    yg__obs_attr_float("value", value);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor */
@@ -459,7 +459,7 @@ yg_status yg_addcdiv(const yg_tensor *self,
     addcdiv_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return addcdiv_traced(self, tensor1, tensor2, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("addcdiv", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv", "self", self));
@@ -532,7 +532,7 @@ out:
 }
 
 /* Runs yg_where with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status where_traced(const yg_tensor *condition,
                               const yg_tensor *self,
                               const yg_tensor *other,
@@ -540,17 +540,17 @@ static yg_status where_traced(const yg_tensor *condition,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_where(condition, self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("where");
-    yg__trace_input(condition);
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("where");
+    yg__obs_input(condition);
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
@@ -565,7 +565,7 @@ yg_status yg_where(const yg_tensor *condition,
     where_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return where_traced(condition, self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("where", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "condition", condition));
@@ -638,7 +638,7 @@ out:
 }
 
 /* Runs yg_where_scalarother with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status where_scalarother_traced(const yg_tensor *condition,
                                           const yg_tensor *self,
                                           double other,
@@ -646,17 +646,17 @@ static yg_status where_scalarother_traced(const yg_tensor *condition,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_where_scalarother(condition, self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("where.ScalarOther");
-    yg__trace_input(condition);
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("where.ScalarOther");
+    yg__obs_input(condition);
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor */
@@ -671,7 +671,7 @@ yg_status yg_where_scalarother(const yg_tensor *condition,
     where_scalarother_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return where_scalarother_traced(condition, self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("where", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "condition", condition));
@@ -743,7 +743,7 @@ out:
 }
 
 /* Runs yg_where_scalarself with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status where_scalarself_traced(const yg_tensor *condition,
                                          double self,
                                          const yg_tensor *other,
@@ -751,17 +751,17 @@ static yg_status where_scalarself_traced(const yg_tensor *condition,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_where_scalarself(condition, self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("where.ScalarSelf");
-    yg__trace_input(condition);
-    yg__trace_attr_float("self", self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("where.ScalarSelf");
+    yg__obs_input(condition);
+    yg__obs_attr_float("self", self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor */
@@ -776,7 +776,7 @@ yg_status yg_where_scalarself(const yg_tensor *condition,
     where_scalarself_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return where_scalarself_traced(condition, self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("where", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("where", "condition", condition));
@@ -844,7 +844,7 @@ out:
 }
 
 /* Runs yg_masked_fill with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status masked_fill_traced(const yg_tensor *self,
                                     const yg_tensor *mask,
                                     double value,
@@ -852,17 +852,17 @@ static yg_status masked_fill_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_masked_fill(self, mask, value, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("masked_fill");
-    yg__trace_input(self);
-    yg__trace_input(mask);
-    yg__trace_attr_float("value", value);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("masked_fill");
+    yg__obs_input(self);
+    yg__obs_input(mask);
+    yg__obs_attr_float("value", value);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor */
@@ -877,7 +877,7 @@ yg_status yg_masked_fill(const yg_tensor *self,
     masked_fill_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return masked_fill_traced(self, mask, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("masked_fill", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill", "self", self));

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/comparison.h"
 
 typedef yg_status (*eq_fn)(const yg_tensor *self, const yg_tensor *other, yg_tensor **out);
@@ -29,21 +29,21 @@ static const eq_fn eq_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_eq with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status eq_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_eq(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("eq");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("eq");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* eq(Tensor self, Tensor other) -> Tensor */
@@ -52,7 +52,7 @@ yg_status yg_eq(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     yg_device dev;
     eq_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return eq_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("eq", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("eq", "self", self));
@@ -78,21 +78,21 @@ static const ne_fn ne_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_ne with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status ne_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_ne(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("ne");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("ne");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* ne(Tensor self, Tensor other) -> Tensor */
@@ -101,7 +101,7 @@ yg_status yg_ne(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     yg_device dev;
     ne_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return ne_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("ne", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ne", "self", self));
@@ -127,21 +127,21 @@ static const lt_fn lt_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_lt with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status lt_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_lt(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lt");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("lt");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* lt(Tensor self, Tensor other) -> Tensor */
@@ -150,7 +150,7 @@ yg_status yg_lt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     yg_device dev;
     lt_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return lt_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("lt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lt", "self", self));
@@ -176,21 +176,21 @@ static const le_fn le_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_le with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status le_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_le(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("le");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("le");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* le(Tensor self, Tensor other) -> Tensor */
@@ -199,7 +199,7 @@ yg_status yg_le(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     yg_device dev;
     le_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return le_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("le", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("le", "self", self));
@@ -225,21 +225,21 @@ static const gt_fn gt_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_gt with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status gt_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_gt(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("gt");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("gt");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* gt(Tensor self, Tensor other) -> Tensor */
@@ -248,7 +248,7 @@ yg_status yg_gt(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     yg_device dev;
     gt_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return gt_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("gt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gt", "self", self));
@@ -274,21 +274,21 @@ static const ge_fn ge_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_ge with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status ge_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_ge(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("ge");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("ge");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* ge(Tensor self, Tensor other) -> Tensor */
@@ -297,7 +297,7 @@ yg_status yg_ge(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     yg_device dev;
     ge_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return ge_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("ge", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ge", "self", self));
@@ -323,21 +323,21 @@ static const eq_scalar_fn eq_scalar_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_eq_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status eq_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_eq_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("eq.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("eq.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* eq.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -346,7 +346,7 @@ yg_status yg_eq_scalar(const yg_tensor *self, double other, yg_tensor **out)
     yg_device dev;
     eq_scalar_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return eq_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("eq", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("eq", "self", self));
@@ -366,21 +366,21 @@ static const ne_scalar_fn ne_scalar_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_ne_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status ne_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_ne_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("ne.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("ne.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* ne.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -389,7 +389,7 @@ yg_status yg_ne_scalar(const yg_tensor *self, double other, yg_tensor **out)
     yg_device dev;
     ne_scalar_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return ne_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("ne", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ne", "self", self));
@@ -409,21 +409,21 @@ static const lt_scalar_fn lt_scalar_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_lt_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status lt_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_lt_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lt.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("lt.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* lt.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -432,7 +432,7 @@ yg_status yg_lt_scalar(const yg_tensor *self, double other, yg_tensor **out)
     yg_device dev;
     lt_scalar_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return lt_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("lt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lt", "self", self));
@@ -452,21 +452,21 @@ static const le_scalar_fn le_scalar_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_le_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status le_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_le_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("le.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("le.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* le.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -475,7 +475,7 @@ yg_status yg_le_scalar(const yg_tensor *self, double other, yg_tensor **out)
     yg_device dev;
     le_scalar_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return le_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("le", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("le", "self", self));
@@ -495,21 +495,21 @@ static const gt_scalar_fn gt_scalar_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_gt_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status gt_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_gt_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("gt.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("gt.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* gt.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -518,7 +518,7 @@ yg_status yg_gt_scalar(const yg_tensor *self, double other, yg_tensor **out)
     yg_device dev;
     gt_scalar_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return gt_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("gt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gt", "self", self));
@@ -538,21 +538,21 @@ static const ge_scalar_fn ge_scalar_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_ge_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status ge_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_ge_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("ge.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("ge.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* ge.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -561,7 +561,7 @@ yg_status yg_ge_scalar(const yg_tensor *self, double other, yg_tensor **out)
     yg_device dev;
     ge_scalar_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return ge_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("ge", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ge", "self", self));
@@ -583,23 +583,23 @@ static const logical_and_fn logical_and_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_logical_and with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status logical_and_traced(const yg_tensor *self,
                                     const yg_tensor *other,
                                     yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_logical_and(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("logical_and");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("logical_and");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* logical_and(Tensor self, Tensor other) -> Tensor */
@@ -608,7 +608,7 @@ yg_status yg_logical_and(const yg_tensor *self, const yg_tensor *other, yg_tenso
     yg_device dev;
     logical_and_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return logical_and_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("logical_and", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_and", "self", self));
@@ -636,21 +636,21 @@ static const logical_or_fn logical_or_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_logical_or with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status logical_or_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_logical_or(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("logical_or");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("logical_or");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* logical_or(Tensor self, Tensor other) -> Tensor */
@@ -659,7 +659,7 @@ yg_status yg_logical_or(const yg_tensor *self, const yg_tensor *other, yg_tensor
     yg_device dev;
     logical_or_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return logical_or_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("logical_or", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_or", "self", self));
@@ -687,23 +687,23 @@ static const logical_xor_fn logical_xor_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_logical_xor with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status logical_xor_traced(const yg_tensor *self,
                                     const yg_tensor *other,
                                     yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_logical_xor(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("logical_xor");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("logical_xor");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* logical_xor(Tensor self, Tensor other) -> Tensor */
@@ -712,7 +712,7 @@ yg_status yg_logical_xor(const yg_tensor *self, const yg_tensor *other, yg_tenso
     yg_device dev;
     logical_xor_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return logical_xor_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("logical_xor", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_xor", "self", self));
@@ -738,20 +738,20 @@ static const logical_not_fn logical_not_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_logical_not with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status logical_not_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_logical_not(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("logical_not");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("logical_not");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* logical_not(Tensor self) -> Tensor */
@@ -760,7 +760,7 @@ yg_status yg_logical_not(const yg_tensor *self, yg_tensor **out)
     yg_device dev;
     logical_not_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return logical_not_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("logical_not", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logical_not", "self", self));

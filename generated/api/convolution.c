@@ -16,13 +16,13 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/convolution.h"
 
 /* Runs yg_conv1d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status conv1d_traced(const yg_tensor *input,
                                const yg_tensor *weight,
                                const yg_tensor *bias,
@@ -37,7 +37,7 @@ static yg_status conv1d_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_conv1d(input,
                    weight,
                    bias,
@@ -49,19 +49,19 @@ static yg_status conv1d_traced(const yg_tensor *input,
                    dilation_len,
                    groups,
                    out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("conv1d");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("conv1d");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, int[1] padding=0,
@@ -80,7 +80,7 @@ yg_status yg_conv1d(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return conv1d_traced(input,
                              weight,
                              bias,
@@ -148,7 +148,7 @@ yg_status yg_conv1d_opt(const yg_tensor *input,
 }
 
 /* Runs yg_conv1d_padding with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status conv1d_padding_traced(const yg_tensor *input,
                                        const yg_tensor *weight,
                                        const yg_tensor *bias,
@@ -162,7 +162,7 @@ static yg_status conv1d_padding_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_conv1d_padding(input,
                            weight,
                            bias,
@@ -173,19 +173,19 @@ static yg_status conv1d_padding_traced(const yg_tensor *input,
                            dilation_len,
                            groups,
                            out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("conv1d.padding");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_str("padding", yg_conv_padding_name(padding));
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("conv1d.padding");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_str("padding", yg_conv_padding_name(padding));
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
@@ -203,7 +203,7 @@ yg_status yg_conv1d_padding(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return conv1d_padding_traced(input,
                                      weight,
                                      bias,
@@ -267,7 +267,7 @@ yg_status yg_conv1d_padding_opt(const yg_tensor *input,
 }
 
 /* Runs yg_conv2d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status conv2d_traced(const yg_tensor *input,
                                const yg_tensor *weight,
                                const yg_tensor *bias,
@@ -282,7 +282,7 @@ static yg_status conv2d_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_conv2d(input,
                    weight,
                    bias,
@@ -294,19 +294,19 @@ static yg_status conv2d_traced(const yg_tensor *input,
                    dilation_len,
                    groups,
                    out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("conv2d");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("conv2d");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0,
@@ -325,7 +325,7 @@ yg_status yg_conv2d(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return conv2d_traced(input,
                              weight,
                              bias,
@@ -393,7 +393,7 @@ yg_status yg_conv2d_opt(const yg_tensor *input,
 }
 
 /* Runs yg_conv2d_padding with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status conv2d_padding_traced(const yg_tensor *input,
                                        const yg_tensor *weight,
                                        const yg_tensor *bias,
@@ -407,7 +407,7 @@ static yg_status conv2d_padding_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_conv2d_padding(input,
                            weight,
                            bias,
@@ -418,19 +418,19 @@ static yg_status conv2d_padding_traced(const yg_tensor *input,
                            dilation_len,
                            groups,
                            out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("conv2d.padding");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_str("padding", yg_conv_padding_name(padding));
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("conv2d.padding");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_str("padding", yg_conv_padding_name(padding));
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
@@ -448,7 +448,7 @@ yg_status yg_conv2d_padding(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return conv2d_padding_traced(input,
                                      weight,
                                      bias,
@@ -512,7 +512,7 @@ yg_status yg_conv2d_padding_opt(const yg_tensor *input,
 }
 
 /* Runs yg_conv3d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status conv3d_traced(const yg_tensor *input,
                                const yg_tensor *weight,
                                const yg_tensor *bias,
@@ -527,7 +527,7 @@ static yg_status conv3d_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_conv3d(input,
                    weight,
                    bias,
@@ -539,19 +539,19 @@ static yg_status conv3d_traced(const yg_tensor *input,
                    dilation_len,
                    groups,
                    out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("conv3d");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("conv3d");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1, int[3] padding=0,
@@ -570,7 +570,7 @@ yg_status yg_conv3d(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return conv3d_traced(input,
                              weight,
                              bias,
@@ -638,7 +638,7 @@ yg_status yg_conv3d_opt(const yg_tensor *input,
 }
 
 /* Runs yg_conv3d_padding with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status conv3d_padding_traced(const yg_tensor *input,
                                        const yg_tensor *weight,
                                        const yg_tensor *bias,
@@ -652,7 +652,7 @@ static yg_status conv3d_padding_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_conv3d_padding(input,
                            weight,
                            bias,
@@ -663,19 +663,19 @@ static yg_status conv3d_padding_traced(const yg_tensor *input,
                            dilation_len,
                            groups,
                            out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("conv3d.padding");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_str("padding", yg_conv_padding_name(padding));
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("conv3d.padding");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_str("padding", yg_conv_padding_name(padding));
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
@@ -693,7 +693,7 @@ yg_status yg_conv3d_padding(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return conv3d_padding_traced(input,
                                      weight,
                                      bias,
@@ -757,7 +757,7 @@ yg_status yg_conv3d_padding_opt(const yg_tensor *input,
 }
 
 /* Runs yg_conv_transpose1d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status conv_transpose1d_traced(const yg_tensor *input,
                                          const yg_tensor *weight,
                                          const yg_tensor *bias,
@@ -774,7 +774,7 @@ static yg_status conv_transpose1d_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_conv_transpose1d(input,
                              weight,
                              bias,
@@ -788,20 +788,20 @@ static yg_status conv_transpose1d_traced(const yg_tensor *input,
                              dilation,
                              dilation_len,
                              out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("conv_transpose1d");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("output_padding", output_padding, output_padding_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("conv_transpose1d");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("output_padding", output_padding, output_padding_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1,
@@ -822,7 +822,7 @@ yg_status yg_conv_transpose1d(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return conv_transpose1d_traced(input,
                                        weight,
                                        bias,
@@ -901,7 +901,7 @@ yg_status yg_conv_transpose1d_opt(const yg_tensor *input,
 }
 
 /* Runs yg_conv_transpose2d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status conv_transpose2d_traced(const yg_tensor *input,
                                          const yg_tensor *weight,
                                          const yg_tensor *bias,
@@ -918,7 +918,7 @@ static yg_status conv_transpose2d_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_conv_transpose2d(input,
                              weight,
                              bias,
@@ -932,20 +932,20 @@ static yg_status conv_transpose2d_traced(const yg_tensor *input,
                              dilation,
                              dilation_len,
                              out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("conv_transpose2d");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("output_padding", output_padding, output_padding_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("conv_transpose2d");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("output_padding", output_padding, output_padding_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1,
@@ -966,7 +966,7 @@ yg_status yg_conv_transpose2d(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return conv_transpose2d_traced(input,
                                        weight,
                                        bias,
@@ -1045,7 +1045,7 @@ yg_status yg_conv_transpose2d_opt(const yg_tensor *input,
 }
 
 /* Runs yg_conv_transpose3d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status conv_transpose3d_traced(const yg_tensor *input,
                                          const yg_tensor *weight,
                                          const yg_tensor *bias,
@@ -1062,7 +1062,7 @@ static yg_status conv_transpose3d_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_conv_transpose3d(input,
                              weight,
                              bias,
@@ -1076,20 +1076,20 @@ static yg_status conv_transpose3d_traced(const yg_tensor *input,
                              dilation,
                              dilation_len,
                              out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("conv_transpose3d");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("output_padding", output_padding, output_padding_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("conv_transpose3d");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("output_padding", output_padding, output_padding_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=1,
@@ -1110,7 +1110,7 @@ yg_status yg_conv_transpose3d(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return conv_transpose3d_traced(input,
                                        weight,
                                        bias,

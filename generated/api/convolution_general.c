@@ -16,13 +16,13 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/convolution_general.h"
 
 /* Runs yg_convolution with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status convolution_traced(const yg_tensor *input,
                                     const yg_tensor *weight,
                                     const yg_tensor *bias,
@@ -40,7 +40,7 @@ static yg_status convolution_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_convolution(input,
                         weight,
                         bias,
@@ -55,21 +55,21 @@ static yg_status convolution_traced(const yg_tensor *input,
                         output_padding_len,
                         groups,
                         out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("convolution");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("transposed", transposed);
-    yg__trace_attr_ints("output_padding", output_padding, output_padding_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("convolution");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("transposed", transposed);
+    yg__obs_attr_ints("output_padding", output_padding, output_padding_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
@@ -91,7 +91,7 @@ yg_status yg_convolution(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return convolution_traced(input,
                                   weight,
                                   bias,
@@ -217,7 +217,7 @@ out:
 }
 
 /* Runs yg_convolution_dispatch with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status convolution_dispatch_traced(const yg_tensor *input,
                                              const yg_tensor *weight,
                                              const yg_tensor *bias,
@@ -238,7 +238,7 @@ static yg_status convolution_dispatch_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_convolution_dispatch(input,
                                  weight,
                                  bias,
@@ -256,24 +256,24 @@ static yg_status convolution_dispatch_traced(const yg_tensor *input,
                                  deterministic,
                                  allow_backend_choice,
                                  out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("convolution_dispatch");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("transposed", transposed);
-    yg__trace_attr_ints("output_padding", output_padding, output_padding_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_attr_int("benchmark", benchmark);
-    yg__trace_attr_int("deterministic", deterministic);
-    yg__trace_attr_int("allow_backend_choice", allow_backend_choice);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("convolution_dispatch");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("transposed", transposed);
+    yg__obs_attr_ints("output_padding", output_padding, output_padding_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_attr_int("benchmark", benchmark);
+    yg__obs_attr_int("deterministic", deterministic);
+    yg__obs_attr_int("allow_backend_choice", allow_backend_choice);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* convolution_dispatch(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
@@ -303,7 +303,7 @@ yg_status yg_convolution_dispatch(const yg_tensor *input,
     convolution_dispatch_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return convolution_dispatch_traced(input,
                                            weight,
                                            bias,
@@ -366,7 +366,7 @@ out:
 }
 
 /* Runs yg_convolution_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status convolution_backward_traced(const yg_tensor *grad_output,
                                              const yg_tensor *input,
                                              const yg_tensor *weight,
@@ -387,7 +387,7 @@ static yg_status convolution_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_convolution_backward(grad_output,
                                  input,
                                  weight,
@@ -405,24 +405,24 @@ static yg_status convolution_backward_traced(const yg_tensor *grad_output,
                                  out_grad_input,
                                  out_grad_weight,
                                  out_grad_bias);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("convolution_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("transposed", transposed);
-    yg__trace_attr_ints("output_padding", output_padding, output_padding_len);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_attr_bools("output_mask", output_mask, 3);
-    yg__trace_output(out_grad_input, NULL);
-    yg__trace_output(out_grad_weight, NULL);
-    yg__trace_output(out_grad_bias, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("convolution_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("transposed", transposed);
+    yg__obs_attr_ints("output_padding", output_padding, output_padding_len);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_attr_bools("output_mask", output_mask, 3);
+    yg__obs_output(out_grad_input, NULL);
+    yg__obs_output(out_grad_weight, NULL);
+    yg__obs_output(out_grad_bias, NULL);
+    return yg__obs_end_node();
 }
 
 /* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, int[] stride,
@@ -448,7 +448,7 @@ yg_status yg_convolution_backward(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return convolution_backward_traced(grad_output,
                                            input,
                                            weight,

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/creation.h"
 
 typedef yg_status (*zeros_fn)(const int64_t *size,
@@ -33,7 +33,7 @@ static const zeros_fn zeros_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_zeros with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status zeros_traced(const int64_t *size,
                               int64_t size_len,
                               const yg_dtype *dtype,
@@ -42,19 +42,19 @@ static yg_status zeros_traced(const int64_t *size,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_zeros(size, size_len, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("zeros");
-    yg__trace_attr_ints("size", size, size_len);
+    yg__obs_begin_node("zeros");
+    yg__obs_attr_ints("size", size, size_len);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
@@ -67,7 +67,7 @@ yg_status yg_zeros(const int64_t *size,
     yg_device dev;
     zeros_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return zeros_traced(size, size_len, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("zeros", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("zeros", device, NULL, &dev));
@@ -105,7 +105,7 @@ static const ones_fn ones_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_ones with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status ones_traced(const int64_t *size,
                              int64_t size_len,
                              const yg_dtype *dtype,
@@ -114,19 +114,19 @@ static yg_status ones_traced(const int64_t *size,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_ones(size, size_len, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("ones");
-    yg__trace_attr_ints("size", size, size_len);
+    yg__obs_begin_node("ones");
+    yg__obs_attr_ints("size", size, size_len);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
@@ -139,7 +139,7 @@ yg_status yg_ones(const int64_t *size,
     yg_device dev;
     ones_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return ones_traced(size, size_len, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("ones", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("ones", device, NULL, &dev));
@@ -178,7 +178,7 @@ static const full_fn full_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_full with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status full_traced(const int64_t *size,
                              int64_t size_len,
                              double fill_value,
@@ -188,20 +188,20 @@ static yg_status full_traced(const int64_t *size,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_full(size, size_len, fill_value, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("full");
-    yg__trace_attr_ints("size", size, size_len);
-    yg__trace_attr_float("fill_value", fill_value);
+    yg__obs_begin_node("full");
+    yg__obs_attr_ints("size", size, size_len);
+    yg__obs_attr_float("fill_value", fill_value);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
@@ -215,7 +215,7 @@ yg_status yg_full(const int64_t *size,
     yg_device dev;
     full_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return full_traced(size, size_len, fill_value, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("full", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("full", device, NULL, &dev));
@@ -255,7 +255,7 @@ static const empty_fn empty_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_empty with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status empty_traced(const int64_t *size,
                               int64_t size_len,
                               const yg_dtype *dtype,
@@ -264,19 +264,19 @@ static yg_status empty_traced(const int64_t *size,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_empty(size, size_len, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("empty");
-    yg__trace_attr_ints("size", size, size_len);
+    yg__obs_begin_node("empty");
+    yg__obs_attr_ints("size", size, size_len);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
@@ -289,7 +289,7 @@ yg_status yg_empty(const int64_t *size,
     yg_device dev;
     empty_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return empty_traced(size, size_len, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("empty", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("empty", device, NULL, &dev));
@@ -326,7 +326,7 @@ static const arange_fn arange_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_arange with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status arange_traced(double end,
                                const yg_dtype *dtype,
                                const yg_device *device,
@@ -334,19 +334,19 @@ static yg_status arange_traced(double end,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_arange(end, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("arange");
-    yg__trace_attr_float("end", end);
+    yg__obs_begin_node("arange");
+    yg__obs_attr_float("end", end);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
@@ -355,7 +355,7 @@ yg_status yg_arange(double end, const yg_dtype *dtype, const yg_device *device, 
     yg_device dev;
     arange_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return arange_traced(end, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("arange", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("arange", device, NULL, &dev));
@@ -390,7 +390,7 @@ static const arange_start_fn arange_start_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_arange_start with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status arange_start_traced(double start,
                                      double end,
                                      double step,
@@ -400,21 +400,21 @@ static yg_status arange_start_traced(double start,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_arange_start(start, end, step, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("arange.start");
-    yg__trace_attr_float("start", start);
-    yg__trace_attr_float("end", end);
-    yg__trace_attr_float("step", step);
+    yg__obs_begin_node("arange.start");
+    yg__obs_attr_float("start", start);
+    yg__obs_attr_float("end", end);
+    yg__obs_attr_float("step", step);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* arange.start(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None,
@@ -429,7 +429,7 @@ yg_status yg_arange_start(double start,
     yg_device dev;
     arange_start_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return arange_start_traced(start, end, step, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("arange", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("arange", device, NULL, &dev));
@@ -469,7 +469,7 @@ static const linspace_fn linspace_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_linspace with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status linspace_traced(double start,
                                  double end,
                                  int64_t steps,
@@ -479,21 +479,21 @@ static yg_status linspace_traced(double start,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_linspace(start, end, steps, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("linspace");
-    yg__trace_attr_float("start", start);
-    yg__trace_attr_float("end", end);
-    yg__trace_attr_int("steps", steps);
+    yg__obs_begin_node("linspace");
+    yg__obs_attr_float("start", start);
+    yg__obs_attr_float("end", end);
+    yg__obs_attr_int("steps", steps);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,
@@ -508,7 +508,7 @@ yg_status yg_linspace(double start,
     yg_device dev;
     linspace_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return linspace_traced(start, end, steps, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("linspace", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("linspace", device, NULL, &dev));
@@ -547,7 +547,7 @@ static const eye_fn eye_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_eye with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status eye_traced(int64_t n,
                             const yg_dtype *dtype,
                             const yg_device *device,
@@ -555,19 +555,19 @@ static yg_status eye_traced(int64_t n,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_eye(n, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("eye");
-    yg__trace_attr_int("n", n);
+    yg__obs_begin_node("eye");
+    yg__obs_attr_int("n", n);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
@@ -576,7 +576,7 @@ yg_status yg_eye(int64_t n, const yg_dtype *dtype, const yg_device *device, yg_t
     yg_device dev;
     eye_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return eye_traced(n, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("eye", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("eye", device, NULL, &dev));
@@ -610,7 +610,7 @@ static const eye_m_fn eye_m_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_eye_m with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status eye_m_traced(int64_t n,
                               int64_t m,
                               const yg_dtype *dtype,
@@ -619,20 +619,20 @@ static yg_status eye_m_traced(int64_t n,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_eye_m(n, m, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("eye.m");
-    yg__trace_attr_int("n", n);
-    yg__trace_attr_int("m", m);
+    yg__obs_begin_node("eye.m");
+    yg__obs_attr_int("n", n);
+    yg__obs_attr_int("m", m);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
@@ -645,7 +645,7 @@ yg_status yg_eye_m(int64_t n,
     yg_device dev;
     eye_m_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return eye_m_traced(n, m, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("eye", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("eye", device, NULL, &dev));
@@ -669,7 +669,7 @@ yg_status yg_eye_m_opt(int64_t n, int64_t m, const yg_eye_m_options *options, yg
 }
 
 /* Runs yg_zeros_like with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status zeros_like_traced(const yg_tensor *self,
                                    const yg_dtype *dtype,
                                    const yg_device *device,
@@ -677,19 +677,19 @@ static yg_status zeros_like_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_zeros_like(self, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("zeros_like");
-    yg__trace_input(self);
+    yg__obs_begin_node("zeros_like");
+    yg__obs_input(self);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
@@ -700,7 +700,7 @@ yg_status yg_zeros_like(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return zeros_like_traced(self, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("zeros_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("zeros_like", "self", self));
@@ -724,7 +724,7 @@ yg_status yg_zeros_like_opt(const yg_tensor *self,
 }
 
 /* Runs yg_ones_like with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status ones_like_traced(const yg_tensor *self,
                                   const yg_dtype *dtype,
                                   const yg_device *device,
@@ -732,19 +732,19 @@ static yg_status ones_like_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_ones_like(self, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("ones_like");
-    yg__trace_input(self);
+    yg__obs_begin_node("ones_like");
+    yg__obs_input(self);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
@@ -755,7 +755,7 @@ yg_status yg_ones_like(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return ones_like_traced(self, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("ones_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ones_like", "self", self));
@@ -779,7 +779,7 @@ yg_status yg_ones_like_opt(const yg_tensor *self,
 }
 
 /* Runs yg_full_like with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status full_like_traced(const yg_tensor *self,
                                   double fill_value,
                                   const yg_dtype *dtype,
@@ -788,20 +788,20 @@ static yg_status full_like_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_full_like(self, fill_value, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("full_like");
-    yg__trace_input(self);
-    yg__trace_attr_float("fill_value", fill_value);
+    yg__obs_begin_node("full_like");
+    yg__obs_input(self);
+    yg__obs_attr_float("fill_value", fill_value);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,
@@ -814,7 +814,7 @@ yg_status yg_full_like(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return full_like_traced(self, fill_value, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("full_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("full_like", "self", self));
@@ -840,7 +840,7 @@ yg_status yg_full_like_opt(const yg_tensor *self,
 }
 
 /* Runs yg_empty_like with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status empty_like_traced(const yg_tensor *self,
                                    const yg_dtype *dtype,
                                    const yg_device *device,
@@ -848,19 +848,19 @@ static yg_status empty_like_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_empty_like(self, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("empty_like");
-    yg__trace_input(self);
+    yg__obs_begin_node("empty_like");
+    yg__obs_input(self);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor */
@@ -871,7 +871,7 @@ yg_status yg_empty_like(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return empty_like_traced(self, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("empty_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("empty_like", "self", self));

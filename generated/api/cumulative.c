@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/cumulative.h"
 
 typedef yg_status (*cumsum_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
@@ -52,21 +52,21 @@ out:
 }
 
 /* Runs yg_cumsum with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cumsum_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cumsum(self, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cumsum");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("cumsum");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cumsum(Tensor self, int dim) -> Tensor */
@@ -78,7 +78,7 @@ yg_status yg_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out)
     cumsum_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return cumsum_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumsum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumsum", "self", self));
@@ -136,21 +136,21 @@ out:
 }
 
 /* Runs yg_cumprod with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cumprod_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cumprod(self, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cumprod");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("cumprod");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cumprod(Tensor self, int dim) -> Tensor */
@@ -162,7 +162,7 @@ yg_status yg_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out)
     cumprod_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return cumprod_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumprod", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod", "self", self));
@@ -187,21 +187,21 @@ out:
 }
 
 /* Runs yg_cumsum_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cumsum_backward_traced(const yg_tensor *grad, int64_t dim, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cumsum_backward(grad, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cumsum_backward");
-    yg__trace_input(grad);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("cumsum_backward");
+    yg__obs_input(grad);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cumsum_backward(Tensor grad, int dim) -> Tensor */
@@ -209,7 +209,7 @@ yg_status yg_cumsum_backward(const yg_tensor *grad, int64_t dim, yg_tensor **out
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return cumsum_backward_traced(grad, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumsum_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumsum_backward", "grad", grad));
@@ -271,7 +271,7 @@ out:
 }
 
 /* Runs yg_cumprod_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cumprod_backward_traced(const yg_tensor *grad_output,
                                          const yg_tensor *self,
                                          int64_t dim,
@@ -279,17 +279,17 @@ static yg_status cumprod_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cumprod_backward(grad_output, self, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cumprod_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("cumprod_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor */
@@ -304,7 +304,7 @@ yg_status yg_cumprod_backward(const yg_tensor *grad_output,
     cumprod_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return cumprod_backward_traced(grad_output, self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumprod_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_backward", "grad_output", grad_output));
@@ -345,7 +345,7 @@ static const cumprod_jvp_fn cumprod_jvp_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_cumprod_jvp with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cumprod_jvp_traced(const yg_tensor *grad,
                                     const yg_tensor *self,
                                     int64_t dim,
@@ -353,17 +353,17 @@ static yg_status cumprod_jvp_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cumprod_jvp(grad, self, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cumprod_jvp");
-    yg__trace_input(grad);
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("cumprod_jvp");
+    yg__obs_input(grad);
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor */
@@ -376,7 +376,7 @@ yg_status yg_cumprod_jvp(const yg_tensor *grad,
     yg_device dev;
     cumprod_jvp_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return cumprod_jvp_traced(grad, self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumprod_jvp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_jvp", "grad", grad));
@@ -410,7 +410,7 @@ static const cumprod_double_backward_fn cumprod_double_backward_kernels[YG_DEVIC
 };
 
 /* Runs yg_cumprod_double_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cumprod_double_backward_traced(const yg_tensor *grad,
                                                 const yg_tensor *grad_output,
                                                 const yg_tensor *self,
@@ -419,18 +419,18 @@ static yg_status cumprod_double_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cumprod_double_backward(grad, grad_output, self, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cumprod_double_backward");
-    yg__trace_input(grad);
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("cumprod_double_backward");
+    yg__obs_input(grad);
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cumprod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int dim) -> Tensor */
@@ -444,7 +444,7 @@ yg_status yg_cumprod_double_backward(const yg_tensor *grad,
     yg_device dev;
     cumprod_double_backward_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return cumprod_double_backward_traced(grad, grad_output, self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cumprod_double_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cumprod_double_backward", "grad", grad));

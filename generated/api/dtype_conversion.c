@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/dtype_conversion.h"
 
 typedef yg_status (*to_copy_fn)(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);
@@ -52,21 +52,21 @@ out:
 }
 
 /* Runs yg_to_copy with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status to_copy_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_to_copy(self, dtype, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("to_copy");
-    yg__trace_input(self);
-    yg__trace_attr_int("dtype", (int64_t)dtype);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("to_copy");
+    yg__obs_input(self);
+    yg__obs_attr_int("dtype", (int64_t)dtype);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* to_copy(Tensor self, ScalarType dtype) -> Tensor */
@@ -78,7 +78,7 @@ yg_status yg_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
     to_copy_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return to_copy_traced(self, dtype, out);
     YG_RETURN_IF_ERROR(yg__check_out("to_copy", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("to_copy", "self", self));
@@ -103,7 +103,7 @@ out:
 }
 
 /* Runs yg_to_dtype with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status to_dtype_traced(const yg_tensor *self,
                                  yg_dtype dtype,
                                  bool copy,
@@ -111,17 +111,17 @@ static yg_status to_dtype_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_to_dtype(self, dtype, copy, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("to.dtype");
-    yg__trace_input(self);
-    yg__trace_attr_int("dtype", (int64_t)dtype);
-    yg__trace_attr_int("copy", copy);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("to.dtype");
+    yg__obs_input(self);
+    yg__obs_attr_int("dtype", (int64_t)dtype);
+    yg__obs_attr_int("copy", copy);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor */
@@ -129,7 +129,7 @@ yg_status yg_to_dtype(const yg_tensor *self, yg_dtype dtype, bool copy, yg_tenso
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return to_dtype_traced(self, dtype, copy, out);
     YG_RETURN_IF_ERROR(yg__check_out("to", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("to", "self", self));
@@ -174,7 +174,7 @@ out:
 }
 
 /* Runs yg_to_device with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status to_device_traced(const yg_tensor *self,
                                   yg_device device,
                                   int64_t index,
@@ -182,17 +182,17 @@ static yg_status to_device_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_to_device(self, device, index, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("to_device");
-    yg__trace_input(self);
-    yg__trace_attr_int("device", (int64_t)device);
-    yg__trace_attr_int("index", index);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("to_device");
+    yg__obs_input(self);
+    yg__obs_attr_int("device", (int64_t)device);
+    yg__obs_attr_int("index", index);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* to_device(Tensor self, Device device, int index=0) -> Tensor */
@@ -204,7 +204,7 @@ yg_status yg_to_device(const yg_tensor *self, yg_device device, int64_t index, y
     to_device_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return to_device_traced(self, device, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("to_device", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("to_device", "self", self));
@@ -229,21 +229,21 @@ out:
 }
 
 /* Runs yg_type_as with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status type_as_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_type_as(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("type_as");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("type_as");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* type_as(Tensor self, Tensor other) -> Tensor */
@@ -251,7 +251,7 @@ yg_status yg_type_as(const yg_tensor *self, const yg_tensor *other, yg_tensor **
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return type_as_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("type_as", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("type_as", "self", self));

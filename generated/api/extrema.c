@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/extrema.h"
 
 typedef yg_status (*amax_fn)(const yg_tensor *self,
@@ -69,7 +69,7 @@ out:
 }
 
 /* Runs yg_amax with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status amax_traced(const yg_tensor *self,
                              const int64_t *dim,
                              int64_t dim_len,
@@ -78,17 +78,17 @@ static yg_status amax_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_amax(self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("amax");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("amax");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
@@ -104,7 +104,7 @@ yg_status yg_amax(const yg_tensor *self,
     amax_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return amax_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("amax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("amax", "self", self));
@@ -188,7 +188,7 @@ out:
 }
 
 /* Runs yg_amin with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status amin_traced(const yg_tensor *self,
                              const int64_t *dim,
                              int64_t dim_len,
@@ -197,17 +197,17 @@ static yg_status amin_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_amin(self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("amin");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("amin");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor */
@@ -223,7 +223,7 @@ yg_status yg_amin(const yg_tensor *self,
     amin_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return amin_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("amin", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("amin", "self", self));
@@ -260,20 +260,20 @@ yg_status yg_amin_opt(const yg_tensor *self, const yg_amin_options *options, yg_
 }
 
 /* Runs yg_max with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* max(Tensor self) -> Tensor */
@@ -281,7 +281,7 @@ yg_status yg_max(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return max_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("max", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("max", "self", self));
@@ -292,20 +292,20 @@ yg_status yg_max(const yg_tensor *self, yg_tensor **out)
 }
 
 /* Runs yg_min with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status min_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_min(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("min");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("min");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* min(Tensor self) -> Tensor */
@@ -313,7 +313,7 @@ yg_status yg_min(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return min_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("min", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("min", "self", self));
@@ -373,7 +373,7 @@ out:
 }
 
 /* Runs yg_max_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_dim_traced(const yg_tensor *self,
                                 int64_t dim,
                                 bool keepdim,
@@ -382,18 +382,18 @@ static yg_status max_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_dim(self, dim, keepdim, out_values, out_indices);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max.dim");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out_values, NULL);
-    yg__trace_output(out_indices, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max.dim");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out_values, NULL);
+    yg__obs_output(out_indices, NULL);
+    return yg__obs_end_node();
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
@@ -410,7 +410,7 @@ yg_status yg_max_dim(const yg_tensor *self,
     max_dim_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return max_dim_traced(self, dim, keepdim, out_values, out_indices);
     YG_RETURN_IF_ERROR(yg__check_out("max", "out_values", out_values));
     YG_RETURN_IF_ERROR(yg__check_out("max", "out_indices", out_indices));
@@ -488,7 +488,7 @@ out:
 }
 
 /* Runs yg_min_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status min_dim_traced(const yg_tensor *self,
                                 int64_t dim,
                                 bool keepdim,
@@ -497,18 +497,18 @@ static yg_status min_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_min_dim(self, dim, keepdim, out_values, out_indices);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("min.dim");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out_values, NULL);
-    yg__trace_output(out_indices, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("min.dim");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out_values, NULL);
+    yg__obs_output(out_indices, NULL);
+    return yg__obs_end_node();
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
@@ -525,7 +525,7 @@ yg_status yg_min_dim(const yg_tensor *self,
     min_dim_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return min_dim_traced(self, dim, keepdim, out_values, out_indices);
     YG_RETURN_IF_ERROR(yg__check_out("min", "out_values", out_values));
     YG_RETURN_IF_ERROR(yg__check_out("min", "out_indices", out_indices));
@@ -554,7 +554,7 @@ out:
 }
 
 /* Runs yg_value_selecting_reduction_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status value_selecting_reduction_backward_traced(const yg_tensor *grad,
                                                            int64_t dim,
                                                            const yg_tensor *indices,
@@ -565,19 +565,19 @@ static yg_status value_selecting_reduction_backward_traced(const yg_tensor *grad
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_value_selecting_reduction_backward(grad, dim, indices, sizes, sizes_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("value_selecting_reduction_backward");
-    yg__trace_input(grad);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_input(indices);
-    yg__trace_attr_ints("sizes", sizes, sizes_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("value_selecting_reduction_backward");
+    yg__obs_input(grad);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_input(indices);
+    yg__obs_attr_ints("sizes", sizes, sizes_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, int[] sizes,
@@ -592,7 +592,7 @@ yg_status yg_value_selecting_reduction_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return value_selecting_reduction_backward_traced(grad,
                                                          dim,
                                                          indices,
@@ -671,7 +671,7 @@ out:
 }
 
 /* Runs yg_minmax_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status minmax_backward_traced(const yg_tensor *grad_output,
                                         const yg_tensor *self,
                                         const yg_tensor *output,
@@ -682,19 +682,19 @@ static yg_status minmax_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_minmax_backward(grad_output, self, output, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("minmax_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_input(output);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("minmax_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_input(output);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* minmax_backward(Tensor grad_output, Tensor self, Tensor output, int[] dim,
@@ -713,7 +713,7 @@ yg_status yg_minmax_backward(const yg_tensor *grad_output,
     minmax_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return minmax_backward_traced(grad_output, self, output, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("minmax_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("minmax_backward", "grad_output", grad_output));
@@ -752,20 +752,20 @@ static const argmax_fn argmax_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_argmax with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status argmax_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_argmax(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("argmax");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("argmax");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* argmax(Tensor self) -> Tensor */
@@ -774,7 +774,7 @@ yg_status yg_argmax(const yg_tensor *self, yg_tensor **out)
     yg_device dev;
     argmax_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return argmax_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("argmax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("argmax", "self", self));
@@ -797,7 +797,7 @@ static const argmax_dim_fn argmax_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_argmax_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status argmax_dim_traced(const yg_tensor *self,
                                    int64_t dim,
                                    bool keepdim,
@@ -805,17 +805,17 @@ static yg_status argmax_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_argmax_dim(self, dim, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("argmax.dim");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("argmax.dim");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
@@ -824,7 +824,7 @@ yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_ten
     yg_device dev;
     argmax_dim_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return argmax_dim_traced(self, dim, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("argmax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("argmax", "self", self));
@@ -844,20 +844,20 @@ static const argmin_fn argmin_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_argmin with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status argmin_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_argmin(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("argmin");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("argmin");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* argmin(Tensor self) -> Tensor */
@@ -866,7 +866,7 @@ yg_status yg_argmin(const yg_tensor *self, yg_tensor **out)
     yg_device dev;
     argmin_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return argmin_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("argmin", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("argmin", "self", self));
@@ -889,7 +889,7 @@ static const argmin_dim_fn argmin_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_argmin_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status argmin_dim_traced(const yg_tensor *self,
                                    int64_t dim,
                                    bool keepdim,
@@ -897,17 +897,17 @@ static yg_status argmin_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_argmin_dim(self, dim, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("argmin.dim");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("argmin.dim");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor */
@@ -916,7 +916,7 @@ yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_ten
     yg_device dev;
     argmin_dim_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return argmin_dim_traced(self, dim, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("argmin", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("argmin", "self", self));
@@ -936,20 +936,20 @@ static const all_fn all_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_all with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status all_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_all(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("all");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("all");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* all(Tensor self) -> Tensor */
@@ -958,7 +958,7 @@ yg_status yg_all(const yg_tensor *self, yg_tensor **out)
     yg_device dev;
     all_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return all_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("all", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("all", "self", self));
@@ -982,7 +982,7 @@ static const all_dim_fn all_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_all_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status all_dim_traced(const yg_tensor *self,
                                 const int64_t *dim,
                                 int64_t dim_len,
@@ -991,17 +991,17 @@ static yg_status all_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_all_dim(self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("all.dim");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("all.dim");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
@@ -1014,7 +1014,7 @@ yg_status yg_all_dim(const yg_tensor *self,
     yg_device dev;
     all_dim_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return all_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("all", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("all", "self", self));
@@ -1034,20 +1034,20 @@ static const any_fn any_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_any with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status any_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_any(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("any");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("any");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* any(Tensor self) -> Tensor */
@@ -1056,7 +1056,7 @@ yg_status yg_any(const yg_tensor *self, yg_tensor **out)
     yg_device dev;
     any_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return any_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("any", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("any", "self", self));
@@ -1080,7 +1080,7 @@ static const any_dim_fn any_dim_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_any_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status any_dim_traced(const yg_tensor *self,
                                 const int64_t *dim,
                                 int64_t dim_len,
@@ -1089,17 +1089,17 @@ static yg_status any_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_any_dim(self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("any.dim");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("any.dim");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
@@ -1112,7 +1112,7 @@ yg_status yg_any_dim(const yg_tensor *self,
     yg_device dev;
     any_dim_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return any_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("any", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("any", "self", self));

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/indexing.h"
 
 typedef yg_status (*index_select_fn)(const yg_tensor *self,
@@ -66,7 +66,7 @@ out:
 }
 
 /* Runs yg_index_select with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status index_select_traced(const yg_tensor *self,
                                      int64_t dim,
                                      const yg_tensor *index,
@@ -74,17 +74,17 @@ static yg_status index_select_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_index_select(self, dim, index, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("index_select");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_input(index);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("index_select");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_input(index);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor */
@@ -99,7 +99,7 @@ yg_status yg_index_select(const yg_tensor *self,
     index_select_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return index_select_traced(self, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("index_select", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index_select", "self", self));
@@ -175,7 +175,7 @@ out:
 }
 
 /* Runs yg_index_select_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status index_select_backward_traced(const yg_tensor *grad_output,
                                               const int64_t *self_sizes,
                                               int64_t self_sizes_len,
@@ -185,18 +185,18 @@ static yg_status index_select_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_index_select_backward(grad_output, self_sizes, self_sizes_len, dim, index, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("index_select_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_input(index);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("index_select_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_input(index);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* index_select_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
@@ -213,7 +213,7 @@ yg_status yg_index_select_backward(const yg_tensor *grad_output,
     index_select_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return index_select_backward_traced(grad_output,
                                             self_sizes,
                                             self_sizes_len,
@@ -289,7 +289,7 @@ out:
 }
 
 /* Runs yg_gather with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status gather_traced(const yg_tensor *self,
                                int64_t dim,
                                const yg_tensor *index,
@@ -297,17 +297,17 @@ static yg_status gather_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_gather(self, dim, index, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("gather");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_input(index);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("gather");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_input(index);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* gather(Tensor self, int dim, Tensor index) -> Tensor */
@@ -319,7 +319,7 @@ yg_status yg_gather(const yg_tensor *self, int64_t dim, const yg_tensor *index, 
     gather_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return gather_traced(self, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("gather", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gather", "self", self));
@@ -395,7 +395,7 @@ out:
 }
 
 /* Runs yg_gather_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status gather_backward_traced(const yg_tensor *grad_output,
                                         const int64_t *self_sizes,
                                         int64_t self_sizes_len,
@@ -405,18 +405,18 @@ static yg_status gather_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_gather_backward(grad_output, self_sizes, self_sizes_len, dim, index, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("gather_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_input(index);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("gather_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_input(index);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* gather_backward(Tensor grad_output, int[] self_sizes, int dim, Tensor index) -> Tensor */
@@ -433,7 +433,7 @@ yg_status yg_gather_backward(const yg_tensor *grad_output,
     gather_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return gather_backward_traced(grad_output, self_sizes, self_sizes_len, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("gather_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gather_backward", "grad_output", grad_output));
@@ -511,7 +511,7 @@ out:
 }
 
 /* Runs yg_scatter with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status scatter_traced(const yg_tensor *self,
                                 int64_t dim,
                                 const yg_tensor *index,
@@ -520,18 +520,18 @@ static yg_status scatter_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_scatter(self, dim, index, src, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("scatter");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_input(index);
-    yg__trace_input(src);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("scatter");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_input(index);
+    yg__obs_input(src);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
@@ -547,7 +547,7 @@ yg_status yg_scatter(const yg_tensor *self,
     scatter_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return scatter_traced(self, dim, index, src, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "self", self));
@@ -623,7 +623,7 @@ out:
 }
 
 /* Runs yg_scatter_value with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status scatter_value_traced(const yg_tensor *self,
                                       int64_t dim,
                                       const yg_tensor *index,
@@ -632,18 +632,18 @@ static yg_status scatter_value_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_scatter_value(self, dim, index, value, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("scatter.value");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_input(index);
-    yg__trace_attr_float("value", value);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("scatter.value");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_input(index);
+    yg__obs_attr_float("value", value);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
@@ -659,7 +659,7 @@ yg_status yg_scatter_value(const yg_tensor *self,
     scatter_value_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return scatter_value_traced(self, dim, index, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter", "self", self));
@@ -739,7 +739,7 @@ out:
 }
 
 /* Runs yg_scatter_add with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status scatter_add_traced(const yg_tensor *self,
                                     int64_t dim,
                                     const yg_tensor *index,
@@ -748,18 +748,18 @@ static yg_status scatter_add_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_scatter_add(self, dim, index, src, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("scatter_add");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_input(index);
-    yg__trace_input(src);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("scatter_add");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_input(index);
+    yg__obs_input(src);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
@@ -775,7 +775,7 @@ yg_status yg_scatter_add(const yg_tensor *self,
     scatter_add_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return scatter_add_traced(self, dim, index, src, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter_add", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter_add", "self", self));
@@ -807,7 +807,7 @@ out:
 }
 
 /* Runs yg_scatter_src_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status scatter_src_backward_traced(const yg_tensor *grad_output,
                                              int64_t dim,
                                              const yg_tensor *index,
@@ -817,18 +817,18 @@ static yg_status scatter_src_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_scatter_src_backward(grad_output, dim, index, src_sizes, src_sizes_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("scatter_src_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_input(index);
-    yg__trace_attr_ints("src_sizes", src_sizes, src_sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("scatter_src_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_input(index);
+    yg__obs_attr_ints("src_sizes", src_sizes, src_sizes_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* scatter_src_backward(Tensor grad_output, int dim, Tensor index, int[] src_sizes) -> Tensor */
@@ -841,7 +841,7 @@ yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return scatter_src_backward_traced(grad_output, dim, index, src_sizes, src_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("scatter_src_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scatter_src_backward", "grad_output", grad_output));
@@ -883,21 +883,21 @@ out:
 }
 
 /* Runs yg_tril with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status tril_traced(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_tril(self, diagonal, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("tril");
-    yg__trace_input(self);
-    yg__trace_attr_int("diagonal", diagonal);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("tril");
+    yg__obs_input(self);
+    yg__obs_attr_int("diagonal", diagonal);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* tril(Tensor self, int diagonal=0) -> Tensor */
@@ -909,7 +909,7 @@ yg_status yg_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
     tril_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return tril_traced(self, diagonal, out);
     YG_RETURN_IF_ERROR(yg__check_out("tril", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("tril", "self", self));
@@ -964,21 +964,21 @@ out:
 }
 
 /* Runs yg_triu with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status triu_traced(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_triu(self, diagonal, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("triu");
-    yg__trace_input(self);
-    yg__trace_attr_int("diagonal", diagonal);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("triu");
+    yg__obs_input(self);
+    yg__obs_attr_int("diagonal", diagonal);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* triu(Tensor self, int diagonal=0) -> Tensor */
@@ -990,7 +990,7 @@ yg_status yg_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
     triu_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return triu_traced(self, diagonal, out);
     YG_RETURN_IF_ERROR(yg__check_out("triu", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("triu", "self", self));

@@ -17,9 +17,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/inplace_arithmetic.h"
 #include "nodes/inplace_arithmetic.h"
 
@@ -66,7 +66,7 @@ out:
 }
 
 /* Runs yg_sub_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sub__traced(yg_tensor *self,
                              const yg_tensor *other,
                              double alpha,
@@ -74,17 +74,17 @@ static yg_status sub__traced(yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sub_(self, other, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sub_");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sub_");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
@@ -97,7 +97,7 @@ yg_status yg_sub_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
     sub__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sub__traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("sub_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sub_", "self", self));
@@ -187,21 +187,21 @@ out:
 }
 
 /* Runs yg_mul_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mul__traced(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mul_(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mul_");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mul_");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -214,7 +214,7 @@ yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     mul__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mul__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "self", self));
@@ -292,21 +292,21 @@ out:
 }
 
 /* Runs yg_div_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status div__traced(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_div_(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("div_");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("div_");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* div_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -319,7 +319,7 @@ yg_status yg_div_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     div__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return div__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div_", "self", self));
@@ -396,22 +396,22 @@ out:
 }
 
 /* Runs yg_add_scalar_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status add_scalar__traced(yg_tensor *self, double other, double alpha, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_add_scalar_(self, other, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("add_.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("add_.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!) */
@@ -424,7 +424,7 @@ yg_status yg_add_scalar_(yg_tensor *self, double other, double alpha, yg_tensor 
     add_scalar__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return add_scalar__traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "self", self));
@@ -491,21 +491,21 @@ out:
 }
 
 /* Runs yg_mul_scalar_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mul_scalar__traced(yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mul_scalar_(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mul_.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mul_.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -518,7 +518,7 @@ yg_status yg_mul_scalar_(yg_tensor *self, double other, yg_tensor **out)
     mul_scalar__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mul_scalar__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "self", self));
@@ -585,21 +585,21 @@ out:
 }
 
 /* Runs yg_div_scalar_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status div_scalar__traced(yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_div_scalar_(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("div_.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("div_.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!) */
@@ -612,7 +612,7 @@ yg_status yg_div_scalar_(yg_tensor *self, double other, yg_tensor **out)
     div_scalar__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return div_scalar__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("div_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("div_", "self", self));
@@ -703,7 +703,7 @@ out:
 }
 
 /* Runs yg_addcmul_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status addcmul__traced(yg_tensor *self,
                                  const yg_tensor *tensor1,
                                  const yg_tensor *tensor2,
@@ -712,18 +712,18 @@ static yg_status addcmul__traced(yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_addcmul_(self, tensor1, tensor2, value, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("addcmul_");
-    yg__trace_input(self);
-    yg__trace_input(tensor1);
-    yg__trace_input(tensor2);
-    yg__trace_attr_float("value", value);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("addcmul_");
+    yg__obs_input(self);
+    yg__obs_input(tensor1);
+    yg__obs_input(tensor2);
+    yg__obs_attr_float("value", value);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
@@ -740,7 +740,7 @@ yg_status yg_addcmul_(yg_tensor *self,
     addcmul__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return addcmul__traced(self, tensor1, tensor2, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("addcmul_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("addcmul_", "self", self));
@@ -838,7 +838,7 @@ out:
 }
 
 /* Runs yg_addcdiv_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status addcdiv__traced(yg_tensor *self,
                                  const yg_tensor *tensor1,
                                  const yg_tensor *tensor2,
@@ -847,18 +847,18 @@ static yg_status addcdiv__traced(yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_addcdiv_(self, tensor1, tensor2, value, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("addcdiv_");
-    yg__trace_input(self);
-    yg__trace_input(tensor1);
-    yg__trace_input(tensor2);
-    yg__trace_attr_float("value", value);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("addcdiv_");
+    yg__obs_input(self);
+    yg__obs_input(tensor1);
+    yg__obs_input(tensor2);
+    yg__obs_attr_float("value", value);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!) */
@@ -875,7 +875,7 @@ yg_status yg_addcdiv_(yg_tensor *self,
     addcdiv__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return addcdiv__traced(self, tensor1, tensor2, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("addcdiv_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("addcdiv_", "self", self));
@@ -962,7 +962,7 @@ out:
 }
 
 /* Runs yg_lerp_scalar_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status lerp_scalar__traced(yg_tensor *self,
                                      const yg_tensor *end,
                                      double weight,
@@ -970,17 +970,17 @@ static yg_status lerp_scalar__traced(yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_lerp_scalar_(self, end, weight, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lerp_.Scalar");
-    yg__trace_input(self);
-    yg__trace_input(end);
-    yg__trace_attr_float("weight", weight);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("lerp_.Scalar");
+    yg__obs_input(self);
+    yg__obs_input(end);
+    yg__obs_attr_float("weight", weight);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!) */
@@ -993,7 +993,7 @@ yg_status yg_lerp_scalar_(yg_tensor *self, const yg_tensor *end, double weight, 
     lerp_scalar__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return lerp_scalar__traced(self, end, weight, out);
     YG_RETURN_IF_ERROR(yg__check_out("lerp_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("lerp_", "self", self));

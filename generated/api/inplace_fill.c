@@ -17,9 +17,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/inplace_fill.h"
 #include "nodes/inplace_fill.h"
 
@@ -54,20 +54,20 @@ out:
 }
 
 /* Runs yg_relu_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status relu__traced(yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_relu_(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("relu_");
-    yg__trace_input(self);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("relu_");
+    yg__obs_input(self);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
@@ -80,7 +80,7 @@ yg_status yg_relu_(yg_tensor *self, yg_tensor **out)
     relu__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return relu__traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("relu_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("relu_", "self", self));
@@ -161,22 +161,22 @@ out:
 }
 
 /* Runs yg_clamp_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clamp__traced(yg_tensor *self, double min, double max, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clamp_(self, min, max, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clamp_");
-    yg__trace_input(self);
-    yg__trace_attr_float("min", min);
-    yg__trace_attr_float("max", max);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clamp_");
+    yg__obs_input(self);
+    yg__obs_attr_float("min", min);
+    yg__obs_attr_float("max", max);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!) */
@@ -189,7 +189,7 @@ yg_status yg_clamp_(yg_tensor *self, double min, double max, yg_tensor **out)
     clamp__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clamp__traced(self, min, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_", "self", self));
@@ -264,21 +264,21 @@ out:
 }
 
 /* Runs yg_clamp_min_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clamp_min__traced(yg_tensor *self, double min, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clamp_min_(self, min, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clamp_min_");
-    yg__trace_input(self);
-    yg__trace_attr_float("min", min);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clamp_min_");
+    yg__obs_input(self);
+    yg__obs_attr_float("min", min);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!) */
@@ -291,7 +291,7 @@ yg_status yg_clamp_min_(yg_tensor *self, double min, yg_tensor **out)
     clamp_min__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clamp_min__traced(self, min, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_min_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min_", "self", self));
@@ -366,21 +366,21 @@ out:
 }
 
 /* Runs yg_clamp_max_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clamp_max__traced(yg_tensor *self, double max, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clamp_max_(self, max, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clamp_max_");
-    yg__trace_input(self);
-    yg__trace_attr_float("max", max);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clamp_max_");
+    yg__obs_input(self);
+    yg__obs_attr_float("max", max);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!) */
@@ -393,7 +393,7 @@ yg_status yg_clamp_max_(yg_tensor *self, double max, yg_tensor **out)
     clamp_max__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clamp_max__traced(self, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_max_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max_", "self", self));
@@ -469,7 +469,7 @@ out:
 }
 
 /* Runs yg_masked_fill_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status masked_fill__traced(yg_tensor *self,
                                      const yg_tensor *mask,
                                      double value,
@@ -477,17 +477,17 @@ static yg_status masked_fill__traced(yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_masked_fill_(self, mask, value, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("masked_fill_");
-    yg__trace_input(self);
-    yg__trace_input(mask);
-    yg__trace_attr_float("value", value);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("masked_fill_");
+    yg__obs_input(self);
+    yg__obs_input(mask);
+    yg__obs_attr_float("value", value);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
@@ -500,7 +500,7 @@ yg_status yg_masked_fill_(yg_tensor *self, const yg_tensor *mask, double value, 
     masked_fill__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return masked_fill__traced(self, mask, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("masked_fill_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("masked_fill_", "self", self));
@@ -570,21 +570,21 @@ out:
 }
 
 /* Runs yg_fill_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status fill__traced(yg_tensor *self, double value, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_fill_(self, value, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("fill_");
-    yg__trace_input(self);
-    yg__trace_attr_float("value", value);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("fill_");
+    yg__obs_input(self);
+    yg__obs_attr_float("value", value);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* fill_(Tensor(a!) self, Scalar value) -> Tensor(a!) */
@@ -597,7 +597,7 @@ yg_status yg_fill_(yg_tensor *self, double value, yg_tensor **out)
     fill__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return fill__traced(self, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("fill_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("fill_", "self", self));
@@ -661,20 +661,20 @@ out:
 }
 
 /* Runs yg_zero_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status zero__traced(yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_zero_(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("zero_");
-    yg__trace_input(self);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("zero_");
+    yg__obs_input(self);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* zero_(Tensor(a!) self) -> Tensor(a!) */
@@ -687,7 +687,7 @@ yg_status yg_zero_(yg_tensor *self, yg_tensor **out)
     zero__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return zero__traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("zero_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("zero_", "self", self));
@@ -754,21 +754,21 @@ out:
 }
 
 /* Runs yg_copy_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status copy__traced(yg_tensor *self, const yg_tensor *src, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_copy_(self, src, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("copy_");
-    yg__trace_input(self);
-    yg__trace_input(src);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("copy_");
+    yg__obs_input(self);
+    yg__obs_input(src);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* copy_(Tensor(a!) self, Tensor src) -> Tensor(a!) */
@@ -781,7 +781,7 @@ yg_status yg_copy_(yg_tensor *self, const yg_tensor *src, yg_tensor **out)
     copy__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return copy__traced(self, src, out);
     YG_RETURN_IF_ERROR(yg__check_out("copy_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("copy_", "self", self));

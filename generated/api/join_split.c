@@ -16,13 +16,13 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/join_split.h"
 
 /* Runs yg_repeat with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status repeat_traced(const yg_tensor *self,
                                const int64_t *repeats,
                                int64_t repeats_len,
@@ -30,16 +30,16 @@ static yg_status repeat_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_repeat(self, repeats, repeats_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("repeat");
-    yg__trace_input(self);
-    yg__trace_attr_ints("repeats", repeats, repeats_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("repeat");
+    yg__obs_input(self);
+    yg__obs_attr_ints("repeats", repeats, repeats_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* repeat(Tensor self, int[] repeats) -> Tensor */
@@ -50,7 +50,7 @@ yg_status yg_repeat(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return repeat_traced(self, repeats, repeats_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("repeat", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("repeat", "self", self));
@@ -110,7 +110,7 @@ out:
 }
 
 /* Runs yg_cat with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cat_traced(const yg_tensor *const *tensors,
                             int64_t tensors_len,
                             int64_t dim,
@@ -118,17 +118,17 @@ static yg_status cat_traced(const yg_tensor *const *tensors,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cat(tensors, tensors_len, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cat");
+    yg__obs_begin_node("cat");
     for (int64_t i = 0; i < tensors_len; i++)
-        yg__trace_input(tensors[i]);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_input(tensors[i]);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
@@ -142,7 +142,7 @@ yg_status yg_cat(const yg_tensor *const *tensors,
     cat_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return cat_traced(tensors, tensors_len, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cat", "out", out));
     if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
@@ -181,7 +181,7 @@ out:
 }
 
 /* Runs yg_stack with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status stack_traced(const yg_tensor *const *tensors,
                               int64_t tensors_len,
                               int64_t dim,
@@ -189,17 +189,17 @@ static yg_status stack_traced(const yg_tensor *const *tensors,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_stack(tensors, tensors_len, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("stack");
+    yg__obs_begin_node("stack");
     for (int64_t i = 0; i < tensors_len; i++)
-        yg__trace_input(tensors[i]);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_input(tensors[i]);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* stack(Tensor[] tensors, int dim=0) -> Tensor */
@@ -210,7 +210,7 @@ yg_status yg_stack(const yg_tensor *const *tensors,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return stack_traced(tensors, tensors_len, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("stack", "out", out));
     if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
@@ -265,7 +265,7 @@ out:
 }
 
 /* Runs yg_flip with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status flip_traced(const yg_tensor *self,
                              const int64_t *dims,
                              int64_t dims_len,
@@ -273,16 +273,16 @@ static yg_status flip_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_flip(self, dims, dims_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("flip");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dims", dims, dims_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("flip");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dims", dims, dims_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* flip(Tensor self, int[] dims) -> Tensor */
@@ -294,7 +294,7 @@ yg_status yg_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, 
     flip_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return flip_traced(self, dims, dims_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("flip", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("flip", "self", self));
@@ -370,7 +370,7 @@ out:
 }
 
 /* Runs yg_split with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status split_traced(const yg_tensor *self,
                               int64_t split_size,
                               int64_t dim,
@@ -379,17 +379,17 @@ static yg_status split_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_split(self, split_size, dim, out, out_len);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("split");
-    yg__trace_input(self);
-    yg__trace_attr_int("split_size", split_size);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output_list(out, out_len);
-    return yg__trace_end_node();
+    yg__obs_begin_node("split");
+    yg__obs_input(self);
+    yg__obs_attr_int("split_size", split_size);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output_list(out, out_len);
+    return yg__obs_end_node();
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
@@ -406,7 +406,7 @@ yg_status yg_split(const yg_tensor *self,
     split_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return split_traced(self, split_size, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("split", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("split", "self", self));
@@ -489,7 +489,7 @@ out:
 }
 
 /* Runs yg_split_with_sizes with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status split_with_sizes_traced(const yg_tensor *self,
                                          const int64_t *split_sizes,
                                          int64_t split_sizes_len,
@@ -499,17 +499,17 @@ static yg_status split_with_sizes_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_split_with_sizes(self, split_sizes, split_sizes_len, dim, out, out_len);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("split_with_sizes");
-    yg__trace_input(self);
-    yg__trace_attr_ints("split_sizes", split_sizes, split_sizes_len);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output_list(out, out_len);
-    return yg__trace_end_node();
+    yg__obs_begin_node("split_with_sizes");
+    yg__obs_input(self);
+    yg__obs_attr_ints("split_sizes", split_sizes, split_sizes_len);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output_list(out, out_len);
+    return yg__obs_end_node();
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
@@ -527,7 +527,7 @@ yg_status yg_split_with_sizes(const yg_tensor *self,
     split_with_sizes_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return split_with_sizes_traced(self, split_sizes, split_sizes_len, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("split_with_sizes", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("split_with_sizes", "self", self));
@@ -609,7 +609,7 @@ out:
 }
 
 /* Runs yg_chunk with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status chunk_traced(const yg_tensor *self,
                               int64_t chunks,
                               int64_t dim,
@@ -618,17 +618,17 @@ static yg_status chunk_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_chunk(self, chunks, dim, out, out_len);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("chunk");
-    yg__trace_input(self);
-    yg__trace_attr_int("chunks", chunks);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output_list(out, out_len);
-    return yg__trace_end_node();
+    yg__obs_begin_node("chunk");
+    yg__obs_input(self);
+    yg__obs_attr_int("chunks", chunks);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output_list(out, out_len);
+    return yg__obs_end_node();
 }
 
 /* chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[] */
@@ -645,7 +645,7 @@ yg_status yg_chunk(const yg_tensor *self,
     chunk_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return chunk_traced(self, chunks, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("chunk", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("chunk", "self", self));
@@ -726,7 +726,7 @@ out:
 }
 
 /* Runs yg_unbind with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status unbind_traced(const yg_tensor *self,
                                int64_t dim,
                                yg_tensor ***out,
@@ -734,16 +734,16 @@ static yg_status unbind_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_unbind(self, dim, out, out_len);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("unbind");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output_list(out, out_len);
-    return yg__trace_end_node();
+    yg__obs_begin_node("unbind");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output_list(out, out_len);
+    return yg__obs_end_node();
 }
 
 /* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
@@ -756,7 +756,7 @@ yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_
     unbind_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return unbind_traced(self, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("unbind", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("unbind", "self", self));

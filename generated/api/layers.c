@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/layers.h"
 
 typedef yg_status (*embedding_fn)(const yg_tensor *weight,
@@ -62,7 +62,7 @@ out:
 }
 
 /* Runs yg_embedding with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status embedding_traced(const yg_tensor *weight,
                                   const yg_tensor *indices,
                                   int64_t padding_idx,
@@ -70,17 +70,17 @@ static yg_status embedding_traced(const yg_tensor *weight,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_embedding(weight, indices, padding_idx, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("embedding");
-    yg__trace_input(weight);
-    yg__trace_input(indices);
-    yg__trace_attr_int("padding_idx", padding_idx);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("embedding");
+    yg__obs_input(weight);
+    yg__obs_input(indices);
+    yg__obs_attr_int("padding_idx", padding_idx);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
@@ -95,7 +95,7 @@ yg_status yg_embedding(const yg_tensor *weight,
     embedding_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return embedding_traced(weight, indices, padding_idx, out);
     YG_RETURN_IF_ERROR(yg__check_out("embedding", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("embedding", "weight", weight));
@@ -171,7 +171,7 @@ out:
 }
 
 /* Runs yg_embedding_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status embedding_backward_traced(const yg_tensor *grad_output,
                                            const yg_tensor *indices,
                                            const int64_t *weight_sizes,
@@ -181,23 +181,23 @@ static yg_status embedding_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_embedding_backward(grad_output,
                                indices,
                                weight_sizes,
                                weight_sizes_len,
                                padding_idx,
                                out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("embedding_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(indices);
-    yg__trace_attr_ints("weight_sizes", weight_sizes, weight_sizes_len);
-    yg__trace_attr_int("padding_idx", padding_idx);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("embedding_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(indices);
+    yg__obs_attr_ints("weight_sizes", weight_sizes, weight_sizes_len);
+    yg__obs_attr_int("padding_idx", padding_idx);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* embedding_backward(Tensor grad_output, Tensor indices, int[] weight_sizes,
@@ -215,7 +215,7 @@ yg_status yg_embedding_backward(const yg_tensor *grad_output,
     embedding_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return embedding_backward_traced(grad_output,
                                          indices,
                                          weight_sizes,
@@ -251,7 +251,7 @@ out:
 }
 
 /* Runs yg_lstm_cell with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status lstm_cell_traced(const yg_tensor *input,
                                   const yg_tensor *hx,
                                   const yg_tensor *cx,
@@ -264,22 +264,22 @@ static yg_status lstm_cell_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_lstm_cell(input, hx, cx, w_ih, w_hh, b_ih, b_hh, out_hy, out_cy);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lstm_cell");
-    yg__trace_input(input);
-    yg__trace_input(hx);
-    yg__trace_input(cx);
-    yg__trace_input(w_ih);
-    yg__trace_input(w_hh);
-    yg__trace_input(b_ih);
-    yg__trace_input(b_hh);
-    yg__trace_output(out_hy, NULL);
-    yg__trace_output(out_cy, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("lstm_cell");
+    yg__obs_input(input);
+    yg__obs_input(hx);
+    yg__obs_input(cx);
+    yg__obs_input(w_ih);
+    yg__obs_input(w_hh);
+    yg__obs_input(b_ih);
+    yg__obs_input(b_hh);
+    yg__obs_output(out_hy, NULL);
+    yg__obs_output(out_cy, NULL);
+    return yg__obs_end_node();
 }
 
 /* lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
@@ -296,7 +296,7 @@ yg_status yg_lstm_cell(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return lstm_cell_traced(input, hx, cx, w_ih, w_hh, b_ih, b_hh, out_hy, out_cy);
     YG_RETURN_IF_ERROR(yg__check_out("lstm_cell", "out_hy", out_hy));
     YG_RETURN_IF_ERROR(yg__check_out("lstm_cell", "out_cy", out_cy));
@@ -402,7 +402,7 @@ out:
 }
 
 /* Runs yg_lstm_cell_gates with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status lstm_cell_gates_traced(const yg_tensor *input_gates,
                                         const yg_tensor *hidden_gates,
                                         const yg_tensor *cx,
@@ -411,18 +411,18 @@ static yg_status lstm_cell_gates_traced(const yg_tensor *input_gates,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_lstm_cell_gates(input_gates, hidden_gates, cx, out_hy, out_cy);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lstm_cell_gates");
-    yg__trace_input(input_gates);
-    yg__trace_input(hidden_gates);
-    yg__trace_input(cx);
-    yg__trace_output(out_hy, NULL);
-    yg__trace_output(out_cy, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("lstm_cell_gates");
+    yg__obs_input(input_gates);
+    yg__obs_input(hidden_gates);
+    yg__obs_input(cx);
+    yg__obs_output(out_hy, NULL);
+    yg__obs_output(out_cy, NULL);
+    return yg__obs_end_node();
 }
 
 /* lstm_cell_gates(Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor hy, Tensor cy) */
@@ -439,7 +439,7 @@ yg_status yg_lstm_cell_gates(const yg_tensor *input_gates,
     lstm_cell_gates_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return lstm_cell_gates_traced(input_gates, hidden_gates, cx, out_hy, out_cy);
     YG_RETURN_IF_ERROR(yg__check_out("lstm_cell_gates", "out_hy", out_hy));
     YG_RETURN_IF_ERROR(yg__check_out("lstm_cell_gates", "out_cy", out_cy));
@@ -475,7 +475,7 @@ out:
 }
 
 /* Runs yg_lstm_cell_gates_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status lstm_cell_gates_backward_traced(const yg_tensor *grad_hy,
                                                  const yg_tensor *grad_cy,
                                                  const yg_tensor *input_gates,
@@ -488,7 +488,7 @@ static yg_status lstm_cell_gates_backward_traced(const yg_tensor *grad_hy,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_lstm_cell_gates_backward(grad_hy,
                                      grad_cy,
                                      input_gates,
@@ -498,20 +498,20 @@ static yg_status lstm_cell_gates_backward_traced(const yg_tensor *grad_hy,
                                      out_grad_input_gates,
                                      out_grad_hidden_gates,
                                      out_grad_cx);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("lstm_cell_gates_backward");
-    yg__trace_input(grad_hy);
-    yg__trace_input(grad_cy);
-    yg__trace_input(input_gates);
-    yg__trace_input(hidden_gates);
-    yg__trace_input(cx);
-    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 3);
-    yg__trace_output(out_grad_input_gates, NULL);
-    yg__trace_output(out_grad_hidden_gates, NULL);
-    yg__trace_output(out_grad_cx, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("lstm_cell_gates_backward");
+    yg__obs_input(grad_hy);
+    yg__obs_input(grad_cy);
+    yg__obs_input(input_gates);
+    yg__obs_input(hidden_gates);
+    yg__obs_input(cx);
+    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__obs_output(out_grad_input_gates, NULL);
+    yg__obs_output(out_grad_hidden_gates, NULL);
+    yg__obs_output(out_grad_cx, NULL);
+    return yg__obs_end_node();
 }
 
 /* lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy, Tensor input_gates,
@@ -529,7 +529,7 @@ yg_status yg_lstm_cell_gates_backward(const yg_tensor *grad_hy,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return lstm_cell_gates_backward_traced(grad_hy,
                                                grad_cy,
                                                input_gates,
@@ -562,7 +562,7 @@ yg_status yg_lstm_cell_gates_backward(const yg_tensor *grad_hy,
 }
 
 /* Runs yg_gru_cell with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status gru_cell_traced(const yg_tensor *input,
                                  const yg_tensor *hx,
                                  const yg_tensor *w_ih,
@@ -573,20 +573,20 @@ static yg_status gru_cell_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("gru_cell");
-    yg__trace_input(input);
-    yg__trace_input(hx);
-    yg__trace_input(w_ih);
-    yg__trace_input(w_hh);
-    yg__trace_input(b_ih);
-    yg__trace_input(b_hh);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("gru_cell");
+    yg__obs_input(input);
+    yg__obs_input(hx);
+    yg__obs_input(w_ih);
+    yg__obs_input(w_hh);
+    yg__obs_input(b_ih);
+    yg__obs_input(b_hh);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
@@ -601,7 +601,7 @@ yg_status yg_gru_cell(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return gru_cell_traced(input, hx, w_ih, w_hh, b_ih, b_hh, out);
     YG_RETURN_IF_ERROR(yg__check_out("gru_cell", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("gru_cell", "input", input));
@@ -634,7 +634,7 @@ yg_status yg_gru_cell_opt(const yg_tensor *input,
 }
 
 /* Runs yg_scaled_dot_product_attention with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
                                                      const yg_tensor *key,
                                                      const yg_tensor *value,
@@ -645,21 +645,21 @@ static yg_status scaled_dot_product_attention_traced(const yg_tensor *query,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("scaled_dot_product_attention");
-    yg__trace_input(query);
-    yg__trace_input(key);
-    yg__trace_input(value);
-    yg__trace_input(attn_mask);
-    yg__trace_attr_int("is_causal", is_causal);
+    yg__obs_begin_node("scaled_dot_product_attention");
+    yg__obs_input(query);
+    yg__obs_input(key);
+    yg__obs_input(value);
+    yg__obs_input(attn_mask);
+    yg__obs_attr_int("is_causal", is_causal);
     if (scale != NULL)
-        yg__trace_attr_float("scale", *scale);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_float("scale", *scale);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None,
@@ -674,7 +674,7 @@ yg_status yg_scaled_dot_product_attention(const yg_tensor *query,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return scaled_dot_product_attention_traced(query,
                                                    key,
                                                    value,

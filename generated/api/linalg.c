@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/linalg.h"
 
 typedef yg_status (*mm_fn)(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
@@ -60,21 +60,21 @@ out:
 }
 
 /* Runs yg_mm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mm(self, mat2, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mm");
-    yg__trace_input(self);
-    yg__trace_input(mat2);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mm");
+    yg__obs_input(self);
+    yg__obs_input(mat2);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
@@ -86,7 +86,7 @@ yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     mm_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mm_traced(self, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("mm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "self", self));
@@ -117,7 +117,7 @@ out:
 }
 
 /* Runs yg_mm_mat1_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mm_mat1_backward_traced(const yg_tensor *grad,
                                          const yg_tensor *mat1,
                                          const yg_tensor *mat2,
@@ -125,17 +125,17 @@ static yg_status mm_mat1_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mm_mat1_backward(grad, mat1, mat2, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mm_mat1_backward");
-    yg__trace_input(grad);
-    yg__trace_input(mat1);
-    yg__trace_input(mat2);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mm_mat1_backward");
+    yg__obs_input(grad);
+    yg__obs_input(mat1);
+    yg__obs_input(mat2);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
@@ -146,7 +146,7 @@ yg_status yg_mm_mat1_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return mm_mat1_backward_traced(grad, mat1, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("mm_mat1_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mm_mat1_backward", "grad", grad));
@@ -159,7 +159,7 @@ yg_status yg_mm_mat1_backward(const yg_tensor *grad,
 }
 
 /* Runs yg_mm_mat2_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mm_mat2_backward_traced(const yg_tensor *grad,
                                          const yg_tensor *mat1,
                                          const yg_tensor *mat2,
@@ -167,17 +167,17 @@ static yg_status mm_mat2_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mm_mat2_backward(grad, mat1, mat2, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mm_mat2_backward");
-    yg__trace_input(grad);
-    yg__trace_input(mat1);
-    yg__trace_input(mat2);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mm_mat2_backward");
+    yg__obs_input(grad);
+    yg__obs_input(mat1);
+    yg__obs_input(mat2);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor */
@@ -188,7 +188,7 @@ yg_status yg_mm_mat2_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return mm_mat2_backward_traced(grad, mat1, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("mm_mat2_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mm_mat2_backward", "grad", grad));
@@ -243,21 +243,21 @@ out:
 }
 
 /* Runs yg_bmm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status bmm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_bmm(self, mat2, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("bmm");
-    yg__trace_input(self);
-    yg__trace_input(mat2);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("bmm");
+    yg__obs_input(self);
+    yg__obs_input(mat2);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
@@ -269,7 +269,7 @@ yg_status yg_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     bmm_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return bmm_traced(self, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("bmm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("bmm", "self", self));
@@ -300,21 +300,21 @@ out:
 }
 
 /* Runs yg_matmul with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status matmul_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_matmul(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("matmul");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("matmul");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* matmul(Tensor self, Tensor other) -> Tensor */
@@ -322,7 +322,7 @@ yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **o
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return matmul_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("matmul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("matmul", "self", self));
@@ -334,21 +334,21 @@ yg_status yg_matmul(const yg_tensor *self, const yg_tensor *other, yg_tensor **o
 }
 
 /* Runs yg_dot with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status dot_traced(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_dot(self, tensor, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("dot");
-    yg__trace_input(self);
-    yg__trace_input(tensor);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("dot");
+    yg__obs_input(self);
+    yg__obs_input(tensor);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* dot(Tensor self, Tensor tensor) -> Tensor */
@@ -356,7 +356,7 @@ yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return dot_traced(self, tensor, out);
     YG_RETURN_IF_ERROR(yg__check_out("dot", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("dot", "self", self));
@@ -368,21 +368,21 @@ yg_status yg_dot(const yg_tensor *self, const yg_tensor *tensor, yg_tensor **out
 }
 
 /* Runs yg_mv with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mv_traced(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mv(self, vec, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mv");
-    yg__trace_input(self);
-    yg__trace_input(vec);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mv");
+    yg__obs_input(self);
+    yg__obs_input(vec);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mv(Tensor self, Tensor vec) -> Tensor */
@@ -390,7 +390,7 @@ yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return mv_traced(self, vec, out);
     YG_RETURN_IF_ERROR(yg__check_out("mv", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mv", "self", self));
@@ -402,21 +402,21 @@ yg_status yg_mv(const yg_tensor *self, const yg_tensor *vec, yg_tensor **out)
 }
 
 /* Runs yg_outer with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status outer_traced(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_outer(self, vec2, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("outer");
-    yg__trace_input(self);
-    yg__trace_input(vec2);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("outer");
+    yg__obs_input(self);
+    yg__obs_input(vec2);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* outer(Tensor self, Tensor vec2) -> Tensor */
@@ -424,7 +424,7 @@ yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return outer_traced(self, vec2, out);
     YG_RETURN_IF_ERROR(yg__check_out("outer", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("outer", "self", self));
@@ -436,7 +436,7 @@ yg_status yg_outer(const yg_tensor *self, const yg_tensor *vec2, yg_tensor **out
 }
 
 /* Runs yg_addmm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status addmm_traced(const yg_tensor *self,
                               const yg_tensor *mat1,
                               const yg_tensor *mat2,
@@ -446,19 +446,19 @@ static yg_status addmm_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_addmm(self, mat1, mat2, beta, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("addmm");
-    yg__trace_input(self);
-    yg__trace_input(mat1);
-    yg__trace_input(mat2);
-    yg__trace_attr_float("beta", beta);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("addmm");
+    yg__obs_input(self);
+    yg__obs_input(mat1);
+    yg__obs_input(mat2);
+    yg__obs_attr_float("beta", beta);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
@@ -471,7 +471,7 @@ yg_status yg_addmm(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return addmm_traced(self, mat1, mat2, beta, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("addmm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("addmm", "self", self));
@@ -501,7 +501,7 @@ yg_status yg_addmm_opt(const yg_tensor *self,
 }
 
 /* Runs yg_baddbmm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status baddbmm_traced(const yg_tensor *self,
                                 const yg_tensor *batch1,
                                 const yg_tensor *batch2,
@@ -511,19 +511,19 @@ static yg_status baddbmm_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_baddbmm(self, batch1, batch2, beta, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("baddbmm");
-    yg__trace_input(self);
-    yg__trace_input(batch1);
-    yg__trace_input(batch2);
-    yg__trace_attr_float("beta", beta);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("baddbmm");
+    yg__obs_input(self);
+    yg__obs_input(batch1);
+    yg__obs_input(batch2);
+    yg__obs_attr_float("beta", beta);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
@@ -536,7 +536,7 @@ yg_status yg_baddbmm(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return baddbmm_traced(self, batch1, batch2, beta, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("baddbmm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("baddbmm", "self", self));
@@ -566,7 +566,7 @@ yg_status yg_baddbmm_opt(const yg_tensor *self,
 }
 
 /* Runs yg_linear with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status linear_traced(const yg_tensor *input,
                                const yg_tensor *weight,
                                const yg_tensor *bias,
@@ -574,17 +574,17 @@ static yg_status linear_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_linear(input, weight, bias, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("linear");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("linear");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
@@ -595,7 +595,7 @@ yg_status yg_linear(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return linear_traced(input, weight, bias, out);
     YG_RETURN_IF_ERROR(yg__check_out("linear", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("linear", "input", input));

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/losses.h"
 
 typedef yg_status (*nll_loss_fn)(const yg_tensor *self,
@@ -70,7 +70,7 @@ out:
 }
 
 /* Runs yg_nll_loss with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status nll_loss_traced(const yg_tensor *self,
                                  const yg_tensor *target,
                                  const yg_tensor *weight,
@@ -80,19 +80,19 @@ static yg_status nll_loss_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_nll_loss(self, target, weight, reduction, ignore_index, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("nll_loss");
-    yg__trace_input(self);
-    yg__trace_input(target);
-    yg__trace_input(weight);
-    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
-    yg__trace_attr_int("ignore_index", ignore_index);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("nll_loss");
+    yg__obs_input(self);
+    yg__obs_input(target);
+    yg__obs_input(weight);
+    yg__obs_attr_str("reduction", yg_reduction_name(reduction));
+    yg__obs_attr_int("ignore_index", ignore_index);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* nll_loss(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
@@ -110,7 +110,7 @@ yg_status yg_nll_loss(const yg_tensor *self,
     nll_loss_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return nll_loss_traced(self, target, weight, reduction, ignore_index, out);
     YG_RETURN_IF_ERROR(yg__check_out("nll_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("nll_loss", "self", self));
@@ -214,7 +214,7 @@ out:
 }
 
 /* Runs yg_nll_loss_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
                                           const yg_tensor *target,
                                           const yg_tensor *weight,
@@ -226,7 +226,7 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_nll_loss_backward(grad_output,
                               target,
                               weight,
@@ -235,18 +235,18 @@ static yg_status nll_loss_backward_traced(const yg_tensor *grad_output,
                               reduction,
                               ignore_index,
                               out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("nll_loss_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(target);
-    yg__trace_input(weight);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
-    yg__trace_attr_int("ignore_index", ignore_index);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("nll_loss_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(target);
+    yg__obs_input(weight);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_attr_str("reduction", yg_reduction_name(reduction));
+    yg__obs_attr_int("ignore_index", ignore_index);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight, int[] self_sizes,
@@ -266,7 +266,7 @@ yg_status yg_nll_loss_backward(const yg_tensor *grad_output,
     nll_loss_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return nll_loss_backward_traced(grad_output,
                                         target,
                                         weight,
@@ -315,7 +315,7 @@ out:
 }
 
 /* Runs yg_mse_loss with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mse_loss_traced(const yg_tensor *self,
                                  const yg_tensor *target,
                                  yg_reduction reduction,
@@ -323,17 +323,17 @@ static yg_status mse_loss_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mse_loss(self, target, reduction, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mse_loss");
-    yg__trace_input(self);
-    yg__trace_input(target);
-    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mse_loss");
+    yg__obs_input(self);
+    yg__obs_input(target);
+    yg__obs_attr_str("reduction", yg_reduction_name(reduction));
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mse_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
@@ -344,7 +344,7 @@ yg_status yg_mse_loss(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return mse_loss_traced(self, target, reduction, out);
     YG_RETURN_IF_ERROR(yg__check_out("mse_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mse_loss", "self", self));
@@ -360,7 +360,7 @@ yg_status yg_mse_loss(const yg_tensor *self,
 }
 
 /* Runs yg_l1_loss with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status l1_loss_traced(const yg_tensor *self,
                                 const yg_tensor *target,
                                 yg_reduction reduction,
@@ -368,17 +368,17 @@ static yg_status l1_loss_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_l1_loss(self, target, reduction, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("l1_loss");
-    yg__trace_input(self);
-    yg__trace_input(target);
-    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("l1_loss");
+    yg__obs_input(self);
+    yg__obs_input(target);
+    yg__obs_attr_str("reduction", yg_reduction_name(reduction));
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* l1_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
@@ -389,7 +389,7 @@ yg_status yg_l1_loss(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return l1_loss_traced(self, target, reduction, out);
     YG_RETURN_IF_ERROR(yg__check_out("l1_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("l1_loss", "self", self));
@@ -405,7 +405,7 @@ yg_status yg_l1_loss(const yg_tensor *self,
 }
 
 /* Runs yg_smooth_l1_loss with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status smooth_l1_loss_traced(const yg_tensor *self,
                                        const yg_tensor *target,
                                        yg_reduction reduction,
@@ -414,18 +414,18 @@ static yg_status smooth_l1_loss_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_smooth_l1_loss(self, target, reduction, beta, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("smooth_l1_loss");
-    yg__trace_input(self);
-    yg__trace_input(target);
-    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
-    yg__trace_attr_float("beta", beta);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("smooth_l1_loss");
+    yg__obs_input(self);
+    yg__obs_input(target);
+    yg__obs_attr_str("reduction", yg_reduction_name(reduction));
+    yg__obs_attr_float("beta", beta);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* smooth_l1_loss(Tensor self, Tensor target, Reduction reduction=mean, float beta=1.0) -> Tensor */
@@ -437,7 +437,7 @@ yg_status yg_smooth_l1_loss(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return smooth_l1_loss_traced(self, target, reduction, beta, out);
     YG_RETURN_IF_ERROR(yg__check_out("smooth_l1_loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("smooth_l1_loss", "self", self));
@@ -468,7 +468,7 @@ yg_status yg_smooth_l1_loss_opt(const yg_tensor *self,
 }
 
 /* Runs yg_binary_cross_entropy with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status binary_cross_entropy_traced(const yg_tensor *self,
                                              const yg_tensor *target,
                                              const yg_tensor *weight,
@@ -477,18 +477,18 @@ static yg_status binary_cross_entropy_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_binary_cross_entropy(self, target, weight, reduction, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("binary_cross_entropy");
-    yg__trace_input(self);
-    yg__trace_input(target);
-    yg__trace_input(weight);
-    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("binary_cross_entropy");
+    yg__obs_input(self);
+    yg__obs_input(target);
+    yg__obs_input(weight);
+    yg__obs_attr_str("reduction", yg_reduction_name(reduction));
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,
@@ -501,7 +501,7 @@ yg_status yg_binary_cross_entropy(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return binary_cross_entropy_traced(self, target, weight, reduction, out);
     YG_RETURN_IF_ERROR(yg__check_out("binary_cross_entropy", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("binary_cross_entropy", "self", self));
@@ -532,7 +532,7 @@ yg_status yg_binary_cross_entropy_opt(const yg_tensor *self,
 }
 
 /* Runs yg_binary_cross_entropy_with_logits with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
                                                          const yg_tensor *target,
                                                          const yg_tensor *weight,
@@ -542,19 +542,19 @@ static yg_status binary_cross_entropy_with_logits_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("binary_cross_entropy_with_logits");
-    yg__trace_input(self);
-    yg__trace_input(target);
-    yg__trace_input(weight);
-    yg__trace_input(pos_weight);
-    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("binary_cross_entropy_with_logits");
+    yg__obs_input(self);
+    yg__obs_input(target);
+    yg__obs_input(weight);
+    yg__obs_input(pos_weight);
+    yg__obs_attr_str("reduction", yg_reduction_name(reduction));
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None,
@@ -568,7 +568,7 @@ yg_status yg_binary_cross_entropy_with_logits(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return binary_cross_entropy_with_logits_traced(self,
                                                        target,
                                                        weight,
@@ -611,7 +611,7 @@ yg_status yg_binary_cross_entropy_with_logits_opt(
 }
 
 /* Runs yg_cross_entropy with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cross_entropy_traced(const yg_tensor *self,
                                       const yg_tensor *target,
                                       const yg_tensor *weight,
@@ -621,19 +621,19 @@ static yg_status cross_entropy_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cross_entropy(self, target, weight, reduction, ignore_index, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cross_entropy");
-    yg__trace_input(self);
-    yg__trace_input(target);
-    yg__trace_input(weight);
-    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
-    yg__trace_attr_int("ignore_index", ignore_index);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("cross_entropy");
+    yg__obs_input(self);
+    yg__obs_input(target);
+    yg__obs_input(weight);
+    yg__obs_attr_str("reduction", yg_reduction_name(reduction));
+    yg__obs_attr_int("ignore_index", ignore_index);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cross_entropy(Tensor self, Tensor target, Tensor? weight=None, Reduction reduction=mean,
@@ -647,7 +647,7 @@ yg_status yg_cross_entropy(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return cross_entropy_traced(self, target, weight, reduction, ignore_index, out);
     YG_RETURN_IF_ERROR(yg__check_out("cross_entropy", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cross_entropy", "self", self));

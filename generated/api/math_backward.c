@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/math_backward.h"
 #include "nodes/math_backward.h"
 
@@ -74,7 +74,7 @@ out:
 }
 
 /* Runs yg_pow_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pow_backward_traced(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      double exponent,
@@ -82,17 +82,17 @@ static yg_status pow_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pow_backward(grad_output, self, exponent, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pow_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_float("exponent", exponent);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("pow_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_float("exponent", exponent);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor */
@@ -107,7 +107,7 @@ yg_status yg_pow_backward(const yg_tensor *grad_output,
     pow_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return pow_backward_traced(grad_output, self, exponent, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward", "grad_output", grad_output));
@@ -184,7 +184,7 @@ out:
 }
 
 /* Runs yg_clamp_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clamp_backward_traced(const yg_tensor *grad_output,
                                        const yg_tensor *self,
                                        double min,
@@ -193,18 +193,18 @@ static yg_status clamp_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clamp_backward(grad_output, self, min, max, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clamp_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_float("min", min);
-    yg__trace_attr_float("max", max);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clamp_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_float("min", min);
+    yg__obs_attr_float("max", max);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* clamp_backward(Tensor grad_output, Tensor self, Scalar min, Scalar max) -> Tensor */
@@ -220,7 +220,7 @@ yg_status yg_clamp_backward(const yg_tensor *grad_output,
     clamp_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clamp_backward_traced(grad_output, self, min, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_backward", "grad_output", grad_output));
@@ -294,7 +294,7 @@ out:
 }
 
 /* Runs yg_clamp_min_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clamp_min_backward_traced(const yg_tensor *grad_output,
                                            const yg_tensor *self,
                                            double min,
@@ -302,17 +302,17 @@ static yg_status clamp_min_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clamp_min_backward(grad_output, self, min, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clamp_min_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_float("min", min);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clamp_min_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_float("min", min);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor */
@@ -327,7 +327,7 @@ yg_status yg_clamp_min_backward(const yg_tensor *grad_output,
     clamp_min_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clamp_min_backward_traced(grad_output, self, min, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_min_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min_backward", "grad_output", grad_output));
@@ -401,7 +401,7 @@ out:
 }
 
 /* Runs yg_clamp_max_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clamp_max_backward_traced(const yg_tensor *grad_output,
                                            const yg_tensor *self,
                                            double max,
@@ -409,17 +409,17 @@ static yg_status clamp_max_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clamp_max_backward(grad_output, self, max, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clamp_max_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_float("max", max);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clamp_max_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_float("max", max);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor */
@@ -434,7 +434,7 @@ yg_status yg_clamp_max_backward(const yg_tensor *grad_output,
     clamp_max_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clamp_max_backward_traced(grad_output, self, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_max_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max_backward", "grad_output", grad_output));
@@ -510,7 +510,7 @@ out:
 }
 
 /* Runs yg_maximum_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status maximum_backward_traced(const yg_tensor *grad_output,
                                          const yg_tensor *self,
                                          const yg_tensor *other,
@@ -518,17 +518,17 @@ static yg_status maximum_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_maximum_backward(grad_output, self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("maximum_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("maximum_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
@@ -543,7 +543,7 @@ yg_status yg_maximum_backward(const yg_tensor *grad_output,
     maximum_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return maximum_backward_traced(grad_output, self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("maximum_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("maximum_backward", "grad_output", grad_output));
@@ -620,7 +620,7 @@ out:
 }
 
 /* Runs yg_minimum_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status minimum_backward_traced(const yg_tensor *grad_output,
                                          const yg_tensor *self,
                                          const yg_tensor *other,
@@ -628,17 +628,17 @@ static yg_status minimum_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_minimum_backward(grad_output, self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("minimum_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("minimum_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor */
@@ -653,7 +653,7 @@ yg_status yg_minimum_backward(const yg_tensor *grad_output,
     minimum_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return minimum_backward_traced(grad_output, self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("minimum_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("minimum_backward", "grad_output", grad_output));
@@ -685,7 +685,7 @@ out:
 }
 
 /* Runs yg_atan2_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status atan2_backward_traced(const yg_tensor *grad,
                                        const yg_tensor *self,
                                        const yg_tensor *other,
@@ -695,19 +695,19 @@ static yg_status atan2_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_atan2_backward(grad, self, other, grad_input_mask, out_grad_self, out_grad_other);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("atan2_backward");
-    yg__trace_input(grad);
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 2);
-    yg__trace_output(out_grad_self, NULL);
-    yg__trace_output(out_grad_other, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("atan2_backward");
+    yg__obs_input(grad);
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 2);
+    yg__obs_output(out_grad_self, NULL);
+    yg__obs_output(out_grad_other, NULL);
+    return yg__obs_end_node();
 }
 
 /* atan2_backward(Tensor grad, Tensor self, Tensor other,
@@ -721,7 +721,7 @@ yg_status yg_atan2_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return atan2_backward_traced(grad,
                                      self,
                                      other,
@@ -801,7 +801,7 @@ out:
 }
 
 /* Runs yg_pow_backward_self with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pow_backward_self_traced(const yg_tensor *grad_output,
                                           const yg_tensor *self,
                                           const yg_tensor *exponent,
@@ -809,17 +809,17 @@ static yg_status pow_backward_self_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pow_backward_self(grad_output, self, exponent, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pow_backward_self");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_input(exponent);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("pow_backward_self");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_input(exponent);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor */
@@ -834,7 +834,7 @@ yg_status yg_pow_backward_self(const yg_tensor *grad_output,
     pow_backward_self_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return pow_backward_self_traced(grad_output, self, exponent, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow_backward_self", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_self", "grad_output", grad_output));
@@ -936,7 +936,7 @@ out:
 }
 
 /* Runs yg_pow_backward_exponent with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pow_backward_exponent_traced(const yg_tensor *grad_output,
                                               const yg_tensor *self,
                                               const yg_tensor *exponent,
@@ -945,18 +945,18 @@ static yg_status pow_backward_exponent_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pow_backward_exponent(grad_output, self, exponent, output, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pow_backward_exponent");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_input(exponent);
-    yg__trace_input(output);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("pow_backward_exponent");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_input(exponent);
+    yg__obs_input(output);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* pow_backward_exponent(Tensor grad_output, Tensor self, Tensor exponent,
@@ -973,7 +973,7 @@ yg_status yg_pow_backward_exponent(const yg_tensor *grad_output,
     pow_backward_exponent_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return pow_backward_exponent_traced(grad_output, self, exponent, output, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow_backward_exponent", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow_backward_exponent", "grad_output", grad_output));

@@ -16,13 +16,13 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/norms.h"
 
 /* Runs yg_layer_norm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status layer_norm_traced(const yg_tensor *input,
                                    const int64_t *normalized_shape,
                                    int64_t normalized_shape_len,
@@ -33,19 +33,19 @@ static yg_status layer_norm_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_layer_norm(input, normalized_shape, normalized_shape_len, weight, bias, eps, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("layer_norm");
-    yg__trace_input(input);
-    yg__trace_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_float("eps", eps);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("layer_norm");
+    yg__obs_input(input);
+    yg__obs_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_float("eps", eps);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
@@ -60,7 +60,7 @@ yg_status yg_layer_norm(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return layer_norm_traced(input,
                                  normalized_shape,
                                  normalized_shape_len,
@@ -101,7 +101,7 @@ yg_status yg_layer_norm_opt(const yg_tensor *input,
 }
 
 /* Runs yg_group_norm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status group_norm_traced(const yg_tensor *input,
                                    int64_t num_groups,
                                    const yg_tensor *weight,
@@ -111,19 +111,19 @@ static yg_status group_norm_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_group_norm(input, num_groups, weight, bias, eps, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("group_norm");
-    yg__trace_input(input);
-    yg__trace_attr_int("num_groups", num_groups);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_float("eps", eps);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("group_norm");
+    yg__obs_input(input);
+    yg__obs_attr_int("num_groups", num_groups);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_float("eps", eps);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
@@ -137,7 +137,7 @@ yg_status yg_group_norm(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return group_norm_traced(input, num_groups, weight, bias, eps, out);
     YG_RETURN_IF_ERROR(yg__check_out("group_norm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("group_norm", "input", input));
@@ -164,7 +164,7 @@ yg_status yg_group_norm_opt(const yg_tensor *input,
 }
 
 /* Runs yg_batch_norm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status batch_norm_traced(const yg_tensor *input,
                                    const yg_tensor *weight,
                                    const yg_tensor *bias,
@@ -177,7 +177,7 @@ static yg_status batch_norm_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_batch_norm(input,
                        weight,
                        bias,
@@ -187,20 +187,20 @@ static yg_status batch_norm_traced(const yg_tensor *input,
                        momentum,
                        eps,
                        out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("batch_norm");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_input(running_mean);
-    yg__trace_input(running_var);
-    yg__trace_attr_int("training", training);
-    yg__trace_attr_float("momentum", momentum);
-    yg__trace_attr_float("eps", eps);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("batch_norm");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_input(running_mean);
+    yg__obs_input(running_var);
+    yg__obs_attr_int("training", training);
+    yg__obs_attr_float("momentum", momentum);
+    yg__obs_attr_float("eps", eps);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,
@@ -218,7 +218,7 @@ yg_status yg_batch_norm(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return batch_norm_traced(input,
                                  weight,
                                  bias,
@@ -352,7 +352,7 @@ out:
 }
 
 /* Runs yg_native_layer_norm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status native_layer_norm_traced(const yg_tensor *input,
                                           const int64_t *normalized_shape,
                                           int64_t normalized_shape_len,
@@ -365,7 +365,7 @@ static yg_status native_layer_norm_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_native_layer_norm(input,
                               normalized_shape,
                               normalized_shape_len,
@@ -375,19 +375,19 @@ static yg_status native_layer_norm_traced(const yg_tensor *input,
                               out_output,
                               out_mean,
                               out_rstd);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("native_layer_norm");
-    yg__trace_input(input);
-    yg__trace_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_attr_float("eps", eps);
-    yg__trace_output(out_output, NULL);
-    yg__trace_output(out_mean, NULL);
-    yg__trace_output(out_rstd, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("native_layer_norm");
+    yg__obs_input(input);
+    yg__obs_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_attr_float("eps", eps);
+    yg__obs_output(out_output, NULL);
+    yg__obs_output(out_mean, NULL);
+    yg__obs_output(out_rstd, NULL);
+    return yg__obs_end_node();
 }
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
@@ -410,7 +410,7 @@ yg_status yg_native_layer_norm(const yg_tensor *input,
     native_layer_norm_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return native_layer_norm_traced(input,
                                         normalized_shape,
                                         normalized_shape_len,
@@ -464,7 +464,7 @@ out:
 }
 
 /* Runs yg_native_layer_norm_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status native_layer_norm_backward_traced(const yg_tensor *grad_out,
                                                    const yg_tensor *input,
                                                    const yg_tensor *mean,
@@ -480,7 +480,7 @@ static yg_status native_layer_norm_backward_traced(const yg_tensor *grad_out,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_native_layer_norm_backward(grad_out,
                                        input,
                                        mean,
@@ -493,22 +493,22 @@ static yg_status native_layer_norm_backward_traced(const yg_tensor *grad_out,
                                        out_grad_input,
                                        out_grad_weight,
                                        out_grad_bias);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("native_layer_norm_backward");
-    yg__trace_input(grad_out);
-    yg__trace_input(input);
-    yg__trace_input(mean);
-    yg__trace_input(rstd);
-    yg__trace_input(weight);
-    yg__trace_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
-    yg__trace_attr_float("eps", eps);
-    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 3);
-    yg__trace_output(out_grad_input, NULL);
-    yg__trace_output(out_grad_weight, NULL);
-    yg__trace_output(out_grad_bias, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("native_layer_norm_backward");
+    yg__obs_input(grad_out);
+    yg__obs_input(input);
+    yg__obs_input(mean);
+    yg__obs_input(rstd);
+    yg__obs_input(weight);
+    yg__obs_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
+    yg__obs_attr_float("eps", eps);
+    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__obs_output(out_grad_input, NULL);
+    yg__obs_output(out_grad_weight, NULL);
+    yg__obs_output(out_grad_bias, NULL);
+    return yg__obs_end_node();
 }
 
 /* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
@@ -529,7 +529,7 @@ yg_status yg_native_layer_norm_backward(const yg_tensor *grad_out,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return native_layer_norm_backward_traced(grad_out,
                                                  input,
                                                  mean,
@@ -584,7 +584,7 @@ static const native_layer_norm_backward_fused_fn native_layer_norm_backward_fuse
 };
 
 /* Runs yg_native_layer_norm_backward_fused with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status native_layer_norm_backward_fused_traced(const yg_tensor *grad_out,
                                                          const yg_tensor *input,
                                                          const yg_tensor *mean,
@@ -599,7 +599,7 @@ static yg_status native_layer_norm_backward_fused_traced(const yg_tensor *grad_o
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_native_layer_norm_backward_fused(grad_out,
                                              input,
                                              mean,
@@ -611,21 +611,21 @@ static yg_status native_layer_norm_backward_fused_traced(const yg_tensor *grad_o
                                              out_grad_input,
                                              out_grad_weight,
                                              out_grad_bias);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("native_layer_norm_backward_fused");
-    yg__trace_input(grad_out);
-    yg__trace_input(input);
-    yg__trace_input(mean);
-    yg__trace_input(rstd);
-    yg__trace_input(weight);
-    yg__trace_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
-    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 3);
-    yg__trace_output(out_grad_input, NULL);
-    yg__trace_output(out_grad_weight, NULL);
-    yg__trace_output(out_grad_bias, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("native_layer_norm_backward_fused");
+    yg__obs_input(grad_out);
+    yg__obs_input(input);
+    yg__obs_input(mean);
+    yg__obs_input(rstd);
+    yg__obs_input(weight);
+    yg__obs_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
+    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__obs_output(out_grad_input, NULL);
+    yg__obs_output(out_grad_weight, NULL);
+    yg__obs_output(out_grad_bias, NULL);
+    return yg__obs_end_node();
 }
 
 /* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
@@ -647,7 +647,7 @@ yg_status yg_native_layer_norm_backward_fused(const yg_tensor *grad_out,
     yg_device dev;
     native_layer_norm_backward_fused_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return native_layer_norm_backward_fused_traced(grad_out,
                                                        input,
                                                        mean,
@@ -770,7 +770,7 @@ out:
 }
 
 /* Runs yg_native_batch_norm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status native_batch_norm_traced(const yg_tensor *input,
                                           const yg_tensor *weight,
                                           const yg_tensor *bias,
@@ -785,7 +785,7 @@ static yg_status native_batch_norm_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_native_batch_norm(input,
                               weight,
                               bias,
@@ -797,22 +797,22 @@ static yg_status native_batch_norm_traced(const yg_tensor *input,
                               out_output,
                               out_save_mean,
                               out_save_invstd);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("native_batch_norm");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_input(running_mean);
-    yg__trace_input(running_var);
-    yg__trace_attr_int("training", training);
-    yg__trace_attr_float("momentum", momentum);
-    yg__trace_attr_float("eps", eps);
-    yg__trace_output(out_output, NULL);
-    yg__trace_output(out_save_mean, NULL);
-    yg__trace_output(out_save_invstd, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("native_batch_norm");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_input(running_mean);
+    yg__obs_input(running_var);
+    yg__obs_attr_int("training", training);
+    yg__obs_attr_float("momentum", momentum);
+    yg__obs_attr_float("eps", eps);
+    yg__obs_output(out_output, NULL);
+    yg__obs_output(out_save_mean, NULL);
+    yg__obs_output(out_save_invstd, NULL);
+    return yg__obs_end_node();
 }
 
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
@@ -838,7 +838,7 @@ yg_status yg_native_batch_norm(const yg_tensor *input,
     native_batch_norm_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return native_batch_norm_traced(input,
                                         weight,
                                         bias,
@@ -908,7 +908,7 @@ out:
 }
 
 /* Runs yg_native_batch_norm_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status native_batch_norm_backward_traced(const yg_tensor *grad_out,
                                                    const yg_tensor *input,
                                                    const yg_tensor *weight,
@@ -923,7 +923,7 @@ static yg_status native_batch_norm_backward_traced(const yg_tensor *grad_out,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_native_batch_norm_backward(grad_out,
                                        input,
                                        weight,
@@ -935,22 +935,22 @@ static yg_status native_batch_norm_backward_traced(const yg_tensor *grad_out,
                                        out_grad_input,
                                        out_grad_weight,
                                        out_grad_bias);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("native_batch_norm_backward");
-    yg__trace_input(grad_out);
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(save_mean);
-    yg__trace_input(save_invstd);
-    yg__trace_attr_int("training", training);
-    yg__trace_attr_float("eps", eps);
-    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 3);
-    yg__trace_output(out_grad_input, NULL);
-    yg__trace_output(out_grad_weight, NULL);
-    yg__trace_output(out_grad_bias, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("native_batch_norm_backward");
+    yg__obs_input(grad_out);
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(save_mean);
+    yg__obs_input(save_invstd);
+    yg__obs_attr_int("training", training);
+    yg__obs_attr_float("eps", eps);
+    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__obs_output(out_grad_input, NULL);
+    yg__obs_output(out_grad_weight, NULL);
+    yg__obs_output(out_grad_bias, NULL);
+    return yg__obs_end_node();
 }
 
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
@@ -970,7 +970,7 @@ yg_status yg_native_batch_norm_backward(const yg_tensor *grad_out,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return native_batch_norm_backward_traced(grad_out,
                                                  input,
                                                  weight,
@@ -1022,7 +1022,7 @@ static const native_batch_norm_backward_fused_fn native_batch_norm_backward_fuse
 };
 
 /* Runs yg_native_batch_norm_backward_fused with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status native_batch_norm_backward_fused_traced(const yg_tensor *grad_out,
                                                          const yg_tensor *input,
                                                          const yg_tensor *weight,
@@ -1036,7 +1036,7 @@ static yg_status native_batch_norm_backward_fused_traced(const yg_tensor *grad_o
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_native_batch_norm_backward_fused(grad_out,
                                              input,
                                              weight,
@@ -1047,21 +1047,21 @@ static yg_status native_batch_norm_backward_fused_traced(const yg_tensor *grad_o
                                              out_grad_input,
                                              out_grad_weight,
                                              out_grad_bias);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("native_batch_norm_backward_fused");
-    yg__trace_input(grad_out);
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(save_mean);
-    yg__trace_input(save_invstd);
-    yg__trace_attr_int("training", training);
-    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 3);
-    yg__trace_output(out_grad_input, NULL);
-    yg__trace_output(out_grad_weight, NULL);
-    yg__trace_output(out_grad_bias, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("native_batch_norm_backward_fused");
+    yg__obs_input(grad_out);
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(save_mean);
+    yg__obs_input(save_invstd);
+    yg__obs_attr_int("training", training);
+    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__obs_output(out_grad_input, NULL);
+    yg__obs_output(out_grad_weight, NULL);
+    yg__obs_output(out_grad_bias, NULL);
+    return yg__obs_end_node();
 }
 
 /* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight,
@@ -1082,7 +1082,7 @@ yg_status yg_native_batch_norm_backward_fused(const yg_tensor *grad_out,
     yg_device dev;
     native_batch_norm_backward_fused_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return native_batch_norm_backward_fused_traced(grad_out,
                                                        input,
                                                        weight,

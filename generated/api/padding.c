@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/padding.h"
 
 typedef yg_status (*constant_pad_nd_fn)(const yg_tensor *self,
@@ -65,7 +65,7 @@ out:
 }
 
 /* Runs yg_constant_pad_nd with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status constant_pad_nd_traced(const yg_tensor *self,
                                         const int64_t *pad,
                                         int64_t pad_len,
@@ -74,17 +74,17 @@ static yg_status constant_pad_nd_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_constant_pad_nd(self, pad, pad_len, value, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("constant_pad_nd");
-    yg__trace_input(self);
-    yg__trace_attr_ints("pad", pad, pad_len);
-    yg__trace_attr_float("value", value);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("constant_pad_nd");
+    yg__obs_input(self);
+    yg__obs_attr_ints("pad", pad, pad_len);
+    yg__obs_attr_float("value", value);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
@@ -100,7 +100,7 @@ yg_status yg_constant_pad_nd(const yg_tensor *self,
     constant_pad_nd_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return constant_pad_nd_traced(self, pad, pad_len, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("constant_pad_nd", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("constant_pad_nd", "self", self));
@@ -125,7 +125,7 @@ out:
 }
 
 /* Runs yg_constant_pad_nd_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status constant_pad_nd_backward_traced(const yg_tensor *grad,
                                                  const int64_t *pad,
                                                  int64_t pad_len,
@@ -133,16 +133,16 @@ static yg_status constant_pad_nd_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_constant_pad_nd_backward(grad, pad, pad_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("constant_pad_nd_backward");
-    yg__trace_input(grad);
-    yg__trace_attr_ints("pad", pad, pad_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("constant_pad_nd_backward");
+    yg__obs_input(grad);
+    yg__obs_attr_ints("pad", pad, pad_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor */
@@ -153,7 +153,7 @@ yg_status yg_constant_pad_nd_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return constant_pad_nd_backward_traced(grad, pad, pad_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("constant_pad_nd_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("constant_pad_nd_backward", "grad", grad));
@@ -207,7 +207,7 @@ out:
 }
 
 /* Runs yg_reflection_pad with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status reflection_pad_traced(const yg_tensor *self,
                                        const int64_t *pad,
                                        int64_t pad_len,
@@ -215,16 +215,16 @@ static yg_status reflection_pad_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_reflection_pad(self, pad, pad_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("reflection_pad");
-    yg__trace_input(self);
-    yg__trace_attr_ints("pad", pad, pad_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("reflection_pad");
+    yg__obs_input(self);
+    yg__obs_attr_ints("pad", pad, pad_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* reflection_pad(Tensor self, int[] pad) -> Tensor */
@@ -239,7 +239,7 @@ yg_status yg_reflection_pad(const yg_tensor *self,
     reflection_pad_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return reflection_pad_traced(self, pad, pad_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("reflection_pad", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("reflection_pad", "self", self));
@@ -308,7 +308,7 @@ out:
 }
 
 /* Runs yg_reflection_pad_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status reflection_pad_backward_traced(const yg_tensor *grad_output,
                                                 const int64_t *self_sizes,
                                                 int64_t self_sizes_len,
@@ -318,17 +318,17 @@ static yg_status reflection_pad_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_reflection_pad_backward(grad_output, self_sizes, self_sizes_len, pad, pad_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("reflection_pad_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_attr_ints("pad", pad, pad_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("reflection_pad_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_attr_ints("pad", pad, pad_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* reflection_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
@@ -345,7 +345,7 @@ yg_status yg_reflection_pad_backward(const yg_tensor *grad_output,
     reflection_pad_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return reflection_pad_backward_traced(grad_output,
                                               self_sizes,
                                               self_sizes_len,
@@ -418,7 +418,7 @@ out:
 }
 
 /* Runs yg_replication_pad with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status replication_pad_traced(const yg_tensor *self,
                                         const int64_t *pad,
                                         int64_t pad_len,
@@ -426,16 +426,16 @@ static yg_status replication_pad_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_replication_pad(self, pad, pad_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("replication_pad");
-    yg__trace_input(self);
-    yg__trace_attr_ints("pad", pad, pad_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("replication_pad");
+    yg__obs_input(self);
+    yg__obs_attr_ints("pad", pad, pad_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* replication_pad(Tensor self, int[] pad) -> Tensor */
@@ -450,7 +450,7 @@ yg_status yg_replication_pad(const yg_tensor *self,
     replication_pad_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return replication_pad_traced(self, pad, pad_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("replication_pad", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("replication_pad", "self", self));
@@ -519,7 +519,7 @@ out:
 }
 
 /* Runs yg_replication_pad_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status replication_pad_backward_traced(const yg_tensor *grad_output,
                                                  const int64_t *self_sizes,
                                                  int64_t self_sizes_len,
@@ -529,17 +529,17 @@ static yg_status replication_pad_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_replication_pad_backward(grad_output, self_sizes, self_sizes_len, pad, pad_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("replication_pad_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_attr_ints("pad", pad, pad_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("replication_pad_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_attr_ints("pad", pad, pad_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* replication_pad_backward(Tensor grad_output, int[] self_sizes, int[] pad) -> Tensor */
@@ -556,7 +556,7 @@ yg_status yg_replication_pad_backward(const yg_tensor *grad_output,
     replication_pad_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return replication_pad_backward_traced(grad_output,
                                                self_sizes,
                                                self_sizes_len,
@@ -586,7 +586,7 @@ out:
 }
 
 /* Runs yg_pad with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pad_traced(const yg_tensor *self,
                             const int64_t *pad,
                             int64_t pad_len,
@@ -596,18 +596,18 @@ static yg_status pad_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pad(self, pad, pad_len, mode, value, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pad");
-    yg__trace_input(self);
-    yg__trace_attr_ints("pad", pad, pad_len);
-    yg__trace_attr_str("mode", yg_pad_mode_name(mode));
-    yg__trace_attr_float("value", value);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("pad");
+    yg__obs_input(self);
+    yg__obs_attr_ints("pad", pad, pad_len);
+    yg__obs_attr_str("mode", yg_pad_mode_name(mode));
+    yg__obs_attr_float("value", value);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* pad(Tensor self, int[] pad, PadMode mode=constant, float value=0) -> Tensor */
@@ -620,7 +620,7 @@ yg_status yg_pad(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return pad_traced(self, pad, pad_len, mode, value, out);
     YG_RETURN_IF_ERROR(yg__check_out("pad", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pad", "self", self));

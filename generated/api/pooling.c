@@ -16,13 +16,13 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/pooling.h"
 
 /* Runs yg_max_pool2d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_pool2d_traced(const yg_tensor *self,
                                    const int64_t *kernel_size,
                                    int64_t kernel_size_len,
@@ -37,7 +37,7 @@ static yg_status max_pool2d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_pool2d(self,
                        kernel_size,
                        kernel_size_len,
@@ -49,18 +49,18 @@ static yg_status max_pool2d_traced(const yg_tensor *self,
                        dilation_len,
                        ceil_mode,
                        out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max_pool2d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max_pool2d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -79,7 +79,7 @@ yg_status yg_max_pool2d(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return max_pool2d_traced(self,
                                  kernel_size,
                                  kernel_size_len,
@@ -190,7 +190,7 @@ out:
 }
 
 /* Runs yg_max_pool2d_with_indices with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
                                                 const int64_t *kernel_size,
                                                 int64_t kernel_size_len,
@@ -206,7 +206,7 @@ static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_pool2d_with_indices(self,
                                     kernel_size,
                                     kernel_size_len,
@@ -219,19 +219,19 @@ static yg_status max_pool2d_with_indices_traced(const yg_tensor *self,
                                     ceil_mode,
                                     out_values,
                                     out_indices);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max_pool2d_with_indices");
-    yg__trace_input(self);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_output(out_values, NULL);
-    yg__trace_output(out_indices, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max_pool2d_with_indices");
+    yg__obs_input(self);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_output(out_values, NULL);
+    yg__obs_output(out_indices, NULL);
+    return yg__obs_end_node();
 }
 
 /* max_pool2d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -256,7 +256,7 @@ yg_status yg_max_pool2d_with_indices(const yg_tensor *self,
     max_pool2d_with_indices_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return max_pool2d_with_indices_traced(self,
                                               kernel_size,
                                               kernel_size_len,
@@ -333,7 +333,7 @@ yg_status yg_max_pool2d_with_indices_opt(const yg_tensor *self,
 }
 
 /* Runs yg_max_pool2d_with_indices_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_output,
                                                          const yg_tensor *indices,
                                                          const int64_t *self_sizes,
@@ -342,17 +342,17 @@ static yg_status max_pool2d_with_indices_backward_traced(const yg_tensor *grad_o
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_pool2d_with_indices_backward(grad_output, indices, self_sizes, self_sizes_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max_pool2d_with_indices_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(indices);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max_pool2d_with_indices_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(indices);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,
@@ -365,7 +365,7 @@ yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return max_pool2d_with_indices_backward_traced(grad_output,
                                                        indices,
                                                        self_sizes,
@@ -385,7 +385,7 @@ yg_status yg_max_pool2d_with_indices_backward(const yg_tensor *grad_output,
 }
 
 /* Runs yg_max_pool1d_with_indices with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
                                                 const int64_t *kernel_size,
                                                 int64_t kernel_size_len,
@@ -401,7 +401,7 @@ static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_pool1d_with_indices(self,
                                     kernel_size,
                                     kernel_size_len,
@@ -414,19 +414,19 @@ static yg_status max_pool1d_with_indices_traced(const yg_tensor *self,
                                     ceil_mode,
                                     out_values,
                                     out_indices);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max_pool1d_with_indices");
-    yg__trace_input(self);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_output(out_values, NULL);
-    yg__trace_output(out_indices, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max_pool1d_with_indices");
+    yg__obs_input(self);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_output(out_values, NULL);
+    yg__obs_output(out_indices, NULL);
+    return yg__obs_end_node();
 }
 
 /* max_pool1d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -446,7 +446,7 @@ yg_status yg_max_pool1d_with_indices(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return max_pool1d_with_indices_traced(self,
                                               kernel_size,
                                               kernel_size_len,
@@ -506,7 +506,7 @@ yg_status yg_max_pool1d_with_indices_opt(const yg_tensor *self,
 }
 
 /* Runs yg_max_pool1d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_pool1d_traced(const yg_tensor *self,
                                    const int64_t *kernel_size,
                                    int64_t kernel_size_len,
@@ -521,7 +521,7 @@ static yg_status max_pool1d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_pool1d(self,
                        kernel_size,
                        kernel_size_len,
@@ -533,18 +533,18 @@ static yg_status max_pool1d_traced(const yg_tensor *self,
                        dilation_len,
                        ceil_mode,
                        out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max_pool1d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max_pool1d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* max_pool1d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -563,7 +563,7 @@ yg_status yg_max_pool1d(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return max_pool1d_traced(self,
                                  kernel_size,
                                  kernel_size_len,
@@ -674,7 +674,7 @@ out:
 }
 
 /* Runs yg_max_pool3d_with_indices with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_pool3d_with_indices_traced(const yg_tensor *self,
                                                 const int64_t *kernel_size,
                                                 int64_t kernel_size_len,
@@ -690,7 +690,7 @@ static yg_status max_pool3d_with_indices_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_pool3d_with_indices(self,
                                     kernel_size,
                                     kernel_size_len,
@@ -703,19 +703,19 @@ static yg_status max_pool3d_with_indices_traced(const yg_tensor *self,
                                     ceil_mode,
                                     out_values,
                                     out_indices);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max_pool3d_with_indices");
-    yg__trace_input(self);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_output(out_values, NULL);
-    yg__trace_output(out_indices, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max_pool3d_with_indices");
+    yg__obs_input(self);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_output(out_values, NULL);
+    yg__obs_output(out_indices, NULL);
+    return yg__obs_end_node();
 }
 
 /* max_pool3d_with_indices(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -740,7 +740,7 @@ yg_status yg_max_pool3d_with_indices(const yg_tensor *self,
     max_pool3d_with_indices_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return max_pool3d_with_indices_traced(self,
                                               kernel_size,
                                               kernel_size_len,
@@ -817,7 +817,7 @@ yg_status yg_max_pool3d_with_indices_opt(const yg_tensor *self,
 }
 
 /* Runs yg_max_pool3d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_pool3d_traced(const yg_tensor *self,
                                    const int64_t *kernel_size,
                                    int64_t kernel_size_len,
@@ -832,7 +832,7 @@ static yg_status max_pool3d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_pool3d(self,
                        kernel_size,
                        kernel_size_len,
@@ -844,18 +844,18 @@ static yg_status max_pool3d_traced(const yg_tensor *self,
                        dilation_len,
                        ceil_mode,
                        out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max_pool3d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
-    yg__trace_attr_ints("padding", padding, padding_len);
-    yg__trace_attr_ints("dilation", dilation, dilation_len);
-    yg__trace_attr_int("ceil_mode", ceil_mode);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max_pool3d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
+    yg__obs_attr_ints("padding", padding, padding_len);
+    yg__obs_attr_ints("dilation", dilation, dilation_len);
+    yg__obs_attr_int("ceil_mode", ceil_mode);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* max_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
@@ -874,7 +874,7 @@ yg_status yg_max_pool3d(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return max_pool3d_traced(self,
                                  kernel_size,
                                  kernel_size_len,
@@ -929,7 +929,7 @@ yg_status yg_max_pool3d_opt(const yg_tensor *self,
 }
 
 /* Runs yg_max_pool3d_with_indices_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_pool3d_with_indices_backward_traced(const yg_tensor *grad_output,
                                                          const yg_tensor *indices,
                                                          const int64_t *self_sizes,
@@ -938,17 +938,17 @@ static yg_status max_pool3d_with_indices_backward_traced(const yg_tensor *grad_o
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_pool3d_with_indices_backward(grad_output, indices, self_sizes, self_sizes_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max_pool3d_with_indices_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(indices);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max_pool3d_with_indices_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(indices);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,
@@ -961,7 +961,7 @@ yg_status yg_max_pool3d_with_indices_backward(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return max_pool3d_with_indices_backward_traced(grad_output,
                                                        indices,
                                                        self_sizes,
@@ -1030,7 +1030,7 @@ out:
 }
 
 /* Runs yg_adaptive_max_pool2d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status adaptive_max_pool2d_traced(const yg_tensor *self,
                                             const int64_t *output_size,
                                             int64_t output_size_len,
@@ -1039,17 +1039,17 @@ static yg_status adaptive_max_pool2d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_adaptive_max_pool2d(self, output_size, output_size_len, out_values, out_indices);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("adaptive_max_pool2d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("output_size", output_size, output_size_len);
-    yg__trace_output(out_values, NULL);
-    yg__trace_output(out_indices, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("adaptive_max_pool2d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("output_size", output_size, output_size_len);
+    yg__obs_output(out_values, NULL);
+    yg__obs_output(out_indices, NULL);
+    return yg__obs_end_node();
 }
 
 /* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices) */
@@ -1066,7 +1066,7 @@ yg_status yg_adaptive_max_pool2d(const yg_tensor *self,
     adaptive_max_pool2d_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return adaptive_max_pool2d_traced(self,
                                           output_size,
                                           output_size_len,

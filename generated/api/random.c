@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/random.h"
 
 typedef yg_status (*rand_fn)(const int64_t *size,
@@ -34,7 +34,7 @@ static const rand_fn rand_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_rand with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status rand_traced(const int64_t *size,
                              int64_t size_len,
                              yg_generator *generator,
@@ -44,20 +44,20 @@ static yg_status rand_traced(const int64_t *size,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_rand(size, size_len, generator, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("rand");
-    yg__trace_attr_ints("size", size, size_len);
-    yg__trace_generator("generator", generator);
+    yg__obs_begin_node("rand");
+    yg__obs_attr_ints("size", size, size_len);
+    yg__obs_generator("generator", generator);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
@@ -72,7 +72,7 @@ yg_status yg_rand(const int64_t *size,
     yg_device dev;
     rand_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return rand_traced(size, size_len, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("rand", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("rand", device, NULL, &dev));
@@ -112,7 +112,7 @@ static const randn_fn randn_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_randn with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status randn_traced(const int64_t *size,
                               int64_t size_len,
                               yg_generator *generator,
@@ -122,20 +122,20 @@ static yg_status randn_traced(const int64_t *size,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_randn(size, size_len, generator, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("randn");
-    yg__trace_attr_ints("size", size, size_len);
-    yg__trace_generator("generator", generator);
+    yg__obs_begin_node("randn");
+    yg__obs_attr_ints("size", size, size_len);
+    yg__obs_generator("generator", generator);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
@@ -150,7 +150,7 @@ yg_status yg_randn(const int64_t *size,
     yg_device dev;
     randn_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return randn_traced(size, size_len, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("randn", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("randn", device, NULL, &dev));
@@ -192,7 +192,7 @@ static const randint_fn randint_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_randint with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status randint_traced(int64_t low,
                                 int64_t high,
                                 const int64_t *size,
@@ -204,22 +204,22 @@ static yg_status randint_traced(int64_t low,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_randint(low, high, size, size_len, generator, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("randint");
-    yg__trace_attr_int("low", low);
-    yg__trace_attr_int("high", high);
-    yg__trace_attr_ints("size", size, size_len);
-    yg__trace_generator("generator", generator);
+    yg__obs_begin_node("randint");
+    yg__obs_attr_int("low", low);
+    yg__obs_attr_int("high", high);
+    yg__obs_attr_ints("size", size, size_len);
+    yg__obs_generator("generator", generator);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* randint(int low, int high, int[] size, *, Generator? generator=None, ScalarType? dtype=None,
@@ -236,7 +236,7 @@ yg_status yg_randint(int64_t low,
     yg_device dev;
     randint_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return randint_traced(low, high, size, size_len, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("randint", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("randint", device, NULL, &dev));
@@ -277,21 +277,21 @@ static const bernoulli_fn bernoulli_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_bernoulli with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status bernoulli_traced(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_bernoulli(self, generator, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("bernoulli");
-    yg__trace_input(self);
-    yg__trace_generator("generator", generator);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("bernoulli");
+    yg__obs_input(self);
+    yg__obs_generator("generator", generator);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* bernoulli(Tensor self, *, Generator? generator=None) -> Tensor */
@@ -300,7 +300,7 @@ yg_status yg_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor
     yg_device dev;
     bernoulli_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return bernoulli_traced(self, generator, out);
     YG_RETURN_IF_ERROR(yg__check_out("bernoulli", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("bernoulli", "self", self));
@@ -323,7 +323,7 @@ static const bernoulli_p_fn bernoulli_p_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_bernoulli_p with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status bernoulli_p_traced(const yg_tensor *self,
                                     double p,
                                     yg_generator *generator,
@@ -331,17 +331,17 @@ static yg_status bernoulli_p_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_bernoulli_p(self, p, generator, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("bernoulli.p");
-    yg__trace_input(self);
-    yg__trace_attr_float("p", p);
-    yg__trace_generator("generator", generator);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("bernoulli.p");
+    yg__obs_input(self);
+    yg__obs_attr_float("p", p);
+    yg__obs_generator("generator", generator);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor */
@@ -353,7 +353,7 @@ yg_status yg_bernoulli_p(const yg_tensor *self,
     yg_device dev;
     bernoulli_p_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return bernoulli_p_traced(self, p, generator, out);
     YG_RETURN_IF_ERROR(yg__check_out("bernoulli", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("bernoulli", "self", self));
@@ -366,7 +366,7 @@ yg_status yg_bernoulli_p(const yg_tensor *self,
 }
 
 /* Runs yg_rand_like with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status rand_like_traced(const yg_tensor *self,
                                   yg_generator *generator,
                                   const yg_dtype *dtype,
@@ -375,20 +375,20 @@ static yg_status rand_like_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_rand_like(self, generator, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("rand_like");
-    yg__trace_input(self);
-    yg__trace_generator("generator", generator);
+    yg__obs_begin_node("rand_like");
+    yg__obs_input(self);
+    yg__obs_generator("generator", generator);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
@@ -401,7 +401,7 @@ yg_status yg_rand_like(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return rand_like_traced(self, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("rand_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("rand_like", "self", self));
@@ -426,7 +426,7 @@ yg_status yg_rand_like_opt(const yg_tensor *self,
 }
 
 /* Runs yg_randn_like with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status randn_like_traced(const yg_tensor *self,
                                    yg_generator *generator,
                                    const yg_dtype *dtype,
@@ -435,20 +435,20 @@ static yg_status randn_like_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_randn_like(self, generator, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("randn_like");
-    yg__trace_input(self);
-    yg__trace_generator("generator", generator);
+    yg__obs_begin_node("randn_like");
+    yg__obs_input(self);
+    yg__obs_generator("generator", generator);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* randn_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,
@@ -461,7 +461,7 @@ yg_status yg_randn_like(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return randn_like_traced(self, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("randn_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("randn_like", "self", self));
@@ -486,7 +486,7 @@ yg_status yg_randn_like_opt(const yg_tensor *self,
 }
 
 /* Runs yg_dropout with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status dropout_traced(const yg_tensor *input,
                                 double p,
                                 bool train,
@@ -495,18 +495,18 @@ static yg_status dropout_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_dropout(input, p, train, generator, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("dropout");
-    yg__trace_input(input);
-    yg__trace_attr_float("p", p);
-    yg__trace_attr_int("train", train);
-    yg__trace_generator("generator", generator);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("dropout");
+    yg__obs_input(input);
+    yg__obs_attr_float("p", p);
+    yg__obs_attr_int("train", train);
+    yg__obs_generator("generator", generator);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor */
@@ -518,7 +518,7 @@ yg_status yg_dropout(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return dropout_traced(input, p, train, generator, out);
     YG_RETURN_IF_ERROR(yg__check_out("dropout", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("dropout", "input", input));

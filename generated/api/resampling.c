@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/resampling.h"
 
 typedef yg_status (*upsample_nearest2d_fn)(const yg_tensor *self,
@@ -59,7 +59,7 @@ out:
 }
 
 /* Runs yg_upsample_nearest2d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status upsample_nearest2d_traced(const yg_tensor *self,
                                            const int64_t *output_size,
                                            int64_t output_size_len,
@@ -67,16 +67,16 @@ static yg_status upsample_nearest2d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_upsample_nearest2d(self, output_size, output_size_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("upsample_nearest2d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("output_size", output_size, output_size_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("upsample_nearest2d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("output_size", output_size, output_size_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* upsample_nearest2d(Tensor self, int[] output_size) -> Tensor */
@@ -91,7 +91,7 @@ yg_status yg_upsample_nearest2d(const yg_tensor *self,
     upsample_nearest2d_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return upsample_nearest2d_traced(self, output_size, output_size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("upsample_nearest2d", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("upsample_nearest2d", "self", self));
@@ -154,7 +154,7 @@ out:
 }
 
 /* Runs yg_upsample_nearest2d_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output,
                                                     const int64_t *self_sizes,
                                                     int64_t self_sizes_len,
@@ -162,16 +162,16 @@ static yg_status upsample_nearest2d_backward_traced(const yg_tensor *grad_output
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_upsample_nearest2d_backward(grad_output, self_sizes, self_sizes_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("upsample_nearest2d_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("upsample_nearest2d_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
@@ -186,7 +186,7 @@ yg_status yg_upsample_nearest2d_backward(const yg_tensor *grad_output,
     upsample_nearest2d_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return upsample_nearest2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("upsample_nearest2d_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("upsample_nearest2d_backward", "grad_output", grad_output));
@@ -211,7 +211,7 @@ out:
 }
 
 /* Runs yg_upsample_nearest2d_to with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status upsample_nearest2d_to_traced(const yg_tensor *self,
                                               const int64_t *sizes,
                                               int64_t sizes_len,
@@ -219,16 +219,16 @@ static yg_status upsample_nearest2d_to_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_upsample_nearest2d_to(self, sizes, sizes_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("upsample_nearest2d_to");
-    yg__trace_input(self);
-    yg__trace_attr_ints("sizes", sizes, sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("upsample_nearest2d_to");
+    yg__obs_input(self);
+    yg__obs_attr_ints("sizes", sizes, sizes_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor */
@@ -239,7 +239,7 @@ yg_status yg_upsample_nearest2d_to(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return upsample_nearest2d_to_traced(self, sizes, sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("upsample_nearest2d_to", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("upsample_nearest2d_to", "self", self));
@@ -297,7 +297,7 @@ out:
 }
 
 /* Runs yg_upsample_bilinear2d with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status upsample_bilinear2d_traced(const yg_tensor *self,
                                             const int64_t *output_size,
                                             int64_t output_size_len,
@@ -308,7 +308,7 @@ static yg_status upsample_bilinear2d_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_upsample_bilinear2d(self,
                                 output_size,
                                 output_size_len,
@@ -316,17 +316,17 @@ static yg_status upsample_bilinear2d_traced(const yg_tensor *self,
                                 scales_h,
                                 scales_w,
                                 out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("upsample_bilinear2d");
-    yg__trace_input(self);
-    yg__trace_attr_ints("output_size", output_size, output_size_len);
-    yg__trace_attr_int("align_corners", align_corners);
-    yg__trace_attr_float("scales_h", scales_h);
-    yg__trace_attr_float("scales_w", scales_w);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("upsample_bilinear2d");
+    yg__obs_input(self);
+    yg__obs_attr_ints("output_size", output_size, output_size_len);
+    yg__obs_attr_int("align_corners", align_corners);
+    yg__obs_attr_float("scales_h", scales_h);
+    yg__obs_attr_float("scales_w", scales_w);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
@@ -345,7 +345,7 @@ yg_status yg_upsample_bilinear2d(const yg_tensor *self,
     upsample_bilinear2d_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return upsample_bilinear2d_traced(self,
                                           output_size,
                                           output_size_len,
@@ -442,7 +442,7 @@ out:
 }
 
 /* Runs yg_upsample_bilinear2d_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status upsample_bilinear2d_backward_traced(const yg_tensor *grad_output,
                                                      const int64_t *self_sizes,
                                                      int64_t self_sizes_len,
@@ -453,7 +453,7 @@ static yg_status upsample_bilinear2d_backward_traced(const yg_tensor *grad_outpu
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_upsample_bilinear2d_backward(grad_output,
                                          self_sizes,
                                          self_sizes_len,
@@ -461,17 +461,17 @@ static yg_status upsample_bilinear2d_backward_traced(const yg_tensor *grad_outpu
                                          scales_h,
                                          scales_w,
                                          out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("upsample_bilinear2d_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_attr_int("align_corners", align_corners);
-    yg__trace_attr_float("scales_h", scales_h);
-    yg__trace_attr_float("scales_w", scales_w);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("upsample_bilinear2d_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_attr_int("align_corners", align_corners);
+    yg__obs_attr_float("scales_h", scales_h);
+    yg__obs_attr_float("scales_w", scales_w);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
@@ -490,7 +490,7 @@ yg_status yg_upsample_bilinear2d_backward(const yg_tensor *grad_output,
     upsample_bilinear2d_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return upsample_bilinear2d_backward_traced(grad_output,
                                                    self_sizes,
                                                    self_sizes_len,
@@ -547,7 +547,7 @@ yg_status yg_upsample_bilinear2d_backward_opt(
 }
 
 /* Runs yg_upsample_bilinear2d_to with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status upsample_bilinear2d_to_traced(const yg_tensor *self,
                                                const int64_t *sizes,
                                                int64_t sizes_len,
@@ -558,19 +558,19 @@ static yg_status upsample_bilinear2d_to_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_upsample_bilinear2d_to(self, sizes, sizes_len, align_corners, scales_h, scales_w, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("upsample_bilinear2d_to");
-    yg__trace_input(self);
-    yg__trace_attr_ints("sizes", sizes, sizes_len);
-    yg__trace_attr_int("align_corners", align_corners);
-    yg__trace_attr_float("scales_h", scales_h);
-    yg__trace_attr_float("scales_w", scales_w);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("upsample_bilinear2d_to");
+    yg__obs_input(self);
+    yg__obs_attr_ints("sizes", sizes, sizes_len);
+    yg__obs_attr_int("align_corners", align_corners);
+    yg__obs_attr_float("scales_h", scales_h);
+    yg__obs_attr_float("scales_w", scales_w);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
@@ -585,7 +585,7 @@ yg_status yg_upsample_bilinear2d_to(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return upsample_bilinear2d_to_traced(self,
                                              sizes,
                                              sizes_len,
@@ -627,7 +627,7 @@ yg_status yg_upsample_bilinear2d_to_opt(const yg_tensor *self,
 }
 
 /* Runs yg_interpolate with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status interpolate_traced(const yg_tensor *self,
                                     const int64_t *size,
                                     int64_t size_len,
@@ -638,19 +638,19 @@ static yg_status interpolate_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_interpolate(self, size, size_len, scale_factor, mode, align_corners, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("interpolate");
-    yg__trace_input(self);
-    yg__trace_attr_ints("size", size, size_len);
-    yg__trace_attr_float("scale_factor", scale_factor);
-    yg__trace_attr_str("mode", yg_interpolation_mode_name(mode));
-    yg__trace_attr_int("align_corners", align_corners);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("interpolate");
+    yg__obs_input(self);
+    yg__obs_attr_ints("size", size, size_len);
+    yg__obs_attr_float("scale_factor", scale_factor);
+    yg__obs_attr_str("mode", yg_interpolation_mode_name(mode));
+    yg__obs_attr_int("align_corners", align_corners);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* interpolate(Tensor self, int[] size=[], float scale_factor=0.0,
@@ -665,7 +665,7 @@ yg_status yg_interpolate(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return interpolate_traced(self, size, size_len, scale_factor, mode, align_corners, out);
     YG_RETURN_IF_ERROR(yg__check_out("interpolate", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("interpolate", "self", self));
@@ -696,23 +696,23 @@ yg_status yg_interpolate_opt(const yg_tensor *self,
 }
 
 /* Runs yg_pixel_shuffle with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pixel_shuffle_traced(const yg_tensor *self,
                                       int64_t upscale_factor,
                                       yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pixel_shuffle(self, upscale_factor, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pixel_shuffle");
-    yg__trace_input(self);
-    yg__trace_attr_int("upscale_factor", upscale_factor);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("pixel_shuffle");
+    yg__obs_input(self);
+    yg__obs_attr_int("upscale_factor", upscale_factor);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* pixel_shuffle(Tensor self, int upscale_factor) -> Tensor */
@@ -720,7 +720,7 @@ yg_status yg_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_ten
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return pixel_shuffle_traced(self, upscale_factor, out);
     YG_RETURN_IF_ERROR(yg__check_out("pixel_shuffle", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pixel_shuffle", "self", self));
@@ -731,23 +731,23 @@ yg_status yg_pixel_shuffle(const yg_tensor *self, int64_t upscale_factor, yg_ten
 }
 
 /* Runs yg_pixel_unshuffle with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pixel_unshuffle_traced(const yg_tensor *self,
                                         int64_t downscale_factor,
                                         yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pixel_unshuffle(self, downscale_factor, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pixel_unshuffle");
-    yg__trace_input(self);
-    yg__trace_attr_int("downscale_factor", downscale_factor);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("pixel_unshuffle");
+    yg__obs_input(self);
+    yg__obs_attr_int("downscale_factor", downscale_factor);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor */
@@ -755,7 +755,7 @@ yg_status yg_pixel_unshuffle(const yg_tensor *self, int64_t downscale_factor, yg
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return pixel_unshuffle_traced(self, downscale_factor, out);
     YG_RETURN_IF_ERROR(yg__check_out("pixel_unshuffle", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pixel_unshuffle", "self", self));
@@ -766,21 +766,21 @@ yg_status yg_pixel_unshuffle(const yg_tensor *self, int64_t downscale_factor, yg
 }
 
 /* Runs yg_channel_shuffle with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status channel_shuffle_traced(const yg_tensor *self, int64_t groups, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_channel_shuffle(self, groups, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("channel_shuffle");
-    yg__trace_input(self);
-    yg__trace_attr_int("groups", groups);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("channel_shuffle");
+    yg__obs_input(self);
+    yg__obs_attr_int("groups", groups);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* channel_shuffle(Tensor self, int groups) -> Tensor */
@@ -788,7 +788,7 @@ yg_status yg_channel_shuffle(const yg_tensor *self, int64_t groups, yg_tensor **
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return channel_shuffle_traced(self, groups, out);
     YG_RETURN_IF_ERROR(yg__check_out("channel_shuffle", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("channel_shuffle", "self", self));

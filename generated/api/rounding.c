@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/rounding.h"
 #include "nodes/rounding.h"
 
@@ -57,22 +57,22 @@ out:
 }
 
 /* Runs yg_clamp with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clamp_traced(const yg_tensor *self, double min, double max, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clamp(self, min, max, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clamp");
-    yg__trace_input(self);
-    yg__trace_attr_float("min", min);
-    yg__trace_attr_float("max", max);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clamp");
+    yg__obs_input(self);
+    yg__obs_attr_float("min", min);
+    yg__obs_attr_float("max", max);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
@@ -84,7 +84,7 @@ yg_status yg_clamp(const yg_tensor *self, double min, double max, yg_tensor **ou
     clamp_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clamp_traced(self, min, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp", "self", self));
@@ -142,21 +142,21 @@ out:
 }
 
 /* Runs yg_clamp_min with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clamp_min_traced(const yg_tensor *self, double min, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clamp_min(self, min, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clamp_min");
-    yg__trace_input(self);
-    yg__trace_attr_float("min", min);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clamp_min");
+    yg__obs_input(self);
+    yg__obs_attr_float("min", min);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* clamp_min(Tensor self, Scalar min) -> Tensor */
@@ -168,7 +168,7 @@ yg_status yg_clamp_min(const yg_tensor *self, double min, yg_tensor **out)
     clamp_min_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clamp_min_traced(self, min, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_min", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_min", "self", self));
@@ -226,21 +226,21 @@ out:
 }
 
 /* Runs yg_clamp_max with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clamp_max_traced(const yg_tensor *self, double max, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clamp_max(self, max, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clamp_max");
-    yg__trace_input(self);
-    yg__trace_attr_float("max", max);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clamp_max");
+    yg__obs_input(self);
+    yg__obs_attr_float("max", max);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* clamp_max(Tensor self, Scalar max) -> Tensor */
@@ -252,7 +252,7 @@ yg_status yg_clamp_max(const yg_tensor *self, double max, yg_tensor **out)
     clamp_max_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clamp_max_traced(self, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp_max", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp_max", "self", self));
@@ -277,7 +277,7 @@ out:
 }
 
 /* Runs yg_clamp_opt with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clamp_opt_traced(const yg_tensor *self,
                                   const double *min,
                                   const double *max,
@@ -285,19 +285,19 @@ static yg_status clamp_opt_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clamp_opt(self, min, max, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clamp.opt");
-    yg__trace_input(self);
+    yg__obs_begin_node("clamp.opt");
+    yg__obs_input(self);
     if (min != NULL)
-        yg__trace_attr_float("min", *min);
+        yg__obs_attr_float("min", *min);
     if (max != NULL)
-        yg__trace_attr_float("max", *max);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_float("max", *max);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
@@ -308,7 +308,7 @@ yg_status yg_clamp_opt(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return clamp_opt_traced(self, min, max, out);
     YG_RETURN_IF_ERROR(yg__check_out("clamp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clamp", "self", self));
@@ -359,20 +359,20 @@ out:
 }
 
 /* Runs yg_floor with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status floor_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_floor(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("floor");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("floor");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* floor(Tensor self) -> Tensor */
@@ -384,7 +384,7 @@ yg_status yg_floor(const yg_tensor *self, yg_tensor **out)
     floor_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return floor_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("floor", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("floor", "self", self));
@@ -436,20 +436,20 @@ out:
 }
 
 /* Runs yg_ceil with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status ceil_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_ceil(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("ceil");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("ceil");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* ceil(Tensor self) -> Tensor */
@@ -461,7 +461,7 @@ yg_status yg_ceil(const yg_tensor *self, yg_tensor **out)
     ceil_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return ceil_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("ceil", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("ceil", "self", self));
@@ -513,20 +513,20 @@ out:
 }
 
 /* Runs yg_round with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status round_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_round(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("round");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("round");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* round(Tensor self) -> Tensor */
@@ -538,7 +538,7 @@ yg_status yg_round(const yg_tensor *self, yg_tensor **out)
     round_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return round_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("round", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("round", "self", self));
@@ -590,20 +590,20 @@ out:
 }
 
 /* Runs yg_trunc with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status trunc_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_trunc(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("trunc");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("trunc");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* trunc(Tensor self) -> Tensor */
@@ -615,7 +615,7 @@ yg_status yg_trunc(const yg_tensor *self, yg_tensor **out)
     trunc_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return trunc_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("trunc", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("trunc", "self", self));

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/slicing.h"
 
 typedef yg_status (*select_fn)(const yg_tensor *self,
@@ -60,22 +60,22 @@ out:
 }
 
 /* Runs yg_select with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status select_traced(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_select(self, dim, index, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("select");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("index", index);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("select");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("index", index);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* select(Tensor(a) self, int dim, int index) -> Tensor(a) */
@@ -87,7 +87,7 @@ yg_status yg_select(const yg_tensor *self, int64_t dim, int64_t index, yg_tensor
     select_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return select_traced(self, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("select", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("select", "self", self));
@@ -159,7 +159,7 @@ out:
 }
 
 /* Runs yg_slice with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status slice_traced(const yg_tensor *self,
                               int64_t dim,
                               int64_t start,
@@ -169,19 +169,19 @@ static yg_status slice_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_slice(self, dim, start, end, step, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("slice");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("start", start);
-    yg__trace_attr_int("end", end);
-    yg__trace_attr_int("step", step);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("slice");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("start", start);
+    yg__obs_attr_int("end", end);
+    yg__obs_attr_int("step", step);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,
@@ -199,7 +199,7 @@ yg_status yg_slice(const yg_tensor *self,
     slice_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return slice_traced(self, dim, start, end, step, out);
     YG_RETURN_IF_ERROR(yg__check_out("slice", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("slice", "self", self));
@@ -240,7 +240,7 @@ yg_status yg_slice_opt(const yg_tensor *self, const yg_slice_options *options, y
 }
 
 /* Runs yg_narrow with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status narrow_traced(const yg_tensor *self,
                                int64_t dim,
                                int64_t start,
@@ -249,18 +249,18 @@ static yg_status narrow_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_narrow(self, dim, start, length, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("narrow");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("start", start);
-    yg__trace_attr_int("length", length);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("narrow");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("start", start);
+    yg__obs_attr_int("length", length);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a) */
@@ -272,7 +272,7 @@ yg_status yg_narrow(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return narrow_traced(self, dim, start, length, out);
     YG_RETURN_IF_ERROR(yg__check_out("narrow", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("narrow", "self", self));
@@ -326,7 +326,7 @@ out:
 }
 
 /* Runs yg_select_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status select_backward_traced(const yg_tensor *grad_output,
                                         const int64_t *input_sizes,
                                         int64_t input_sizes_len,
@@ -336,18 +336,18 @@ static yg_status select_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_select_backward(grad_output, input_sizes, input_sizes_len, dim, index, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("select_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("input_sizes", input_sizes, input_sizes_len);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("index", index);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("select_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("input_sizes", input_sizes, input_sizes_len);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("index", index);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* select_backward(Tensor grad_output, int[] input_sizes, int dim, int index) -> Tensor */
@@ -364,7 +364,7 @@ yg_status yg_select_backward(const yg_tensor *grad_output,
     select_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return select_backward_traced(grad_output, input_sizes, input_sizes_len, dim, index, out);
     YG_RETURN_IF_ERROR(yg__check_out("select_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("select_backward", "grad_output", grad_output));
@@ -438,7 +438,7 @@ out:
 }
 
 /* Runs yg_slice_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status slice_backward_traced(const yg_tensor *grad_output,
                                        const int64_t *input_sizes,
                                        int64_t input_sizes_len,
@@ -450,20 +450,20 @@ static yg_status slice_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_slice_backward(grad_output, input_sizes, input_sizes_len, dim, start, end, step, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("slice_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("input_sizes", input_sizes, input_sizes_len);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("start", start);
-    yg__trace_attr_int("end", end);
-    yg__trace_attr_int("step", step);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("slice_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("input_sizes", input_sizes, input_sizes_len);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("start", start);
+    yg__obs_attr_int("end", end);
+    yg__obs_attr_int("step", step);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* slice_backward(Tensor grad_output, int[] input_sizes, int dim, int start, int end,
@@ -483,7 +483,7 @@ yg_status yg_slice_backward(const yg_tensor *grad_output,
     slice_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return slice_backward_traced(grad_output,
                                      input_sizes,
                                      input_sizes_len,

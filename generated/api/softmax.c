@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/softmax.h"
 
 typedef yg_status (*log_softmax_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
@@ -55,21 +55,21 @@ out:
 }
 
 /* Runs yg_log_softmax with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status log_softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_log_softmax(self, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("log_softmax");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("log_softmax");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* log_softmax(Tensor self, int dim) -> Tensor */
@@ -81,7 +81,7 @@ yg_status yg_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
     log_softmax_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return log_softmax_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("log_softmax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax", "self", self));
@@ -157,7 +157,7 @@ out:
 }
 
 /* Runs yg_log_softmax_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
                                              const yg_tensor *output,
                                              int64_t dim,
@@ -165,17 +165,17 @@ static yg_status log_softmax_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_log_softmax_backward(grad_output, output, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("log_softmax_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(output);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("log_softmax_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(output);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* log_softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
@@ -190,7 +190,7 @@ yg_status yg_log_softmax_backward(const yg_tensor *grad_output,
     log_softmax_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return log_softmax_backward_traced(grad_output, output, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("log_softmax_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_backward", "grad_output", grad_output));
@@ -221,7 +221,7 @@ out:
 }
 
 /* Runs yg_log_softmax_jvp with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status log_softmax_jvp_traced(const yg_tensor *grad,
                                         const yg_tensor *output,
                                         int64_t dim,
@@ -229,17 +229,17 @@ static yg_status log_softmax_jvp_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_log_softmax_jvp(grad, output, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("log_softmax_jvp");
-    yg__trace_input(grad);
-    yg__trace_input(output);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("log_softmax_jvp");
+    yg__obs_input(grad);
+    yg__obs_input(output);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor */
@@ -250,7 +250,7 @@ yg_status yg_log_softmax_jvp(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return log_softmax_jvp_traced(grad, output, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("log_softmax_jvp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log_softmax_jvp", "grad", grad));
@@ -295,21 +295,21 @@ out:
 }
 
 /* Runs yg_softmax with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status softmax_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_softmax(self, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("softmax");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("softmax");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* softmax(Tensor self, int dim) -> Tensor */
@@ -321,7 +321,7 @@ yg_status yg_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out)
     softmax_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return softmax_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("softmax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("softmax", "self", self));
@@ -346,7 +346,7 @@ out:
 }
 
 /* Runs yg_softmax_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status softmax_backward_traced(const yg_tensor *grad_output,
                                          const yg_tensor *output,
                                          int64_t dim,
@@ -354,17 +354,17 @@ static yg_status softmax_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_softmax_backward(grad_output, output, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("softmax_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(output);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("softmax_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(output);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor */
@@ -375,7 +375,7 @@ yg_status yg_softmax_backward(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return softmax_backward_traced(grad_output, output, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("softmax_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("softmax_backward", "grad_output", grad_output));

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/statistics.h"
 
 typedef yg_status (*var_fn)(const yg_tensor *self,
@@ -69,7 +69,7 @@ out:
 }
 
 /* Runs yg_var with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status var_traced(const yg_tensor *self,
                             const int64_t *dim,
                             int64_t dim_len,
@@ -79,18 +79,18 @@ static yg_status var_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_var(self, dim, dim_len, correction, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("var");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("correction", correction);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("var");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("correction", correction);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
@@ -107,7 +107,7 @@ yg_status yg_var(const yg_tensor *self,
     var_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return var_traced(self, dim, dim_len, correction, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("var", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("var", "self", self));
@@ -195,7 +195,7 @@ out:
 }
 
 /* Runs yg_std with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status std_traced(const yg_tensor *self,
                             const int64_t *dim,
                             int64_t dim_len,
@@ -205,18 +205,18 @@ static yg_status std_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_std(self, dim, dim_len, correction, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("std");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("correction", correction);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("std");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("correction", correction);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor */
@@ -233,7 +233,7 @@ yg_status yg_std(const yg_tensor *self,
     std_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return std_traced(self, dim, dim_len, correction, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("std", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("std", "self", self));
@@ -332,7 +332,7 @@ out:
 }
 
 /* Runs yg_var_mean with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status var_mean_traced(const yg_tensor *self,
                                  const int64_t *dim,
                                  int64_t dim_len,
@@ -343,19 +343,19 @@ static yg_status var_mean_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_var_mean(self, dim, dim_len, correction, keepdim, out_var, out_mean);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("var_mean");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("correction", correction);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out_var, NULL);
-    yg__trace_output(out_mean, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("var_mean");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("correction", correction);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out_var, NULL);
+    yg__obs_output(out_mean, NULL);
+    return yg__obs_end_node();
 }
 
 /* var_mean(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> (Tensor var,
@@ -375,7 +375,7 @@ yg_status yg_var_mean(const yg_tensor *self,
     var_mean_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return var_mean_traced(self, dim, dim_len, correction, keepdim, out_var, out_mean);
     YG_RETURN_IF_ERROR(yg__check_out("var_mean", "out_var", out_var));
     YG_RETURN_IF_ERROR(yg__check_out("var_mean", "out_mean", out_mean));
@@ -421,7 +421,7 @@ yg_status yg_var_mean_opt(const yg_tensor *self,
 }
 
 /* Runs yg_var_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status var_backward_traced(const yg_tensor *grad,
                                      const yg_tensor *self,
                                      const int64_t *dim,
@@ -432,19 +432,19 @@ static yg_status var_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_var_backward(grad, self, dim, dim_len, correction, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("var_backward");
-    yg__trace_input(grad);
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("correction", correction);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("var_backward");
+    yg__obs_input(grad);
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("correction", correction);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* var_backward(Tensor grad, Tensor self, int[] dim, int correction, bool keepdim) -> Tensor */
@@ -458,7 +458,7 @@ yg_status yg_var_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return var_backward_traced(grad, self, dim, dim_len, correction, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("var_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("var_backward", "grad", grad));
@@ -520,7 +520,7 @@ out:
 }
 
 /* Runs yg_norm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status norm_traced(const yg_tensor *self,
                              double p,
                              const int64_t *dim,
@@ -530,18 +530,18 @@ static yg_status norm_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_norm(self, p, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("norm");
-    yg__trace_input(self);
-    yg__trace_attr_float("p", p);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("norm");
+    yg__obs_input(self);
+    yg__obs_attr_float("p", p);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor */
@@ -558,7 +558,7 @@ yg_status yg_norm(const yg_tensor *self,
     norm_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return norm_traced(self, p, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("norm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("norm", "self", self));
@@ -663,7 +663,7 @@ out:
 }
 
 /* Runs yg_norm_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status norm_backward_traced(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       const yg_tensor *output,
@@ -675,20 +675,20 @@ static yg_status norm_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_norm_backward(grad_output, self, output, p, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("norm_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_input(output);
-    yg__trace_attr_float("p", p);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("norm_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_input(output);
+    yg__obs_attr_float("p", p);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* norm_backward(Tensor grad_output, Tensor self, Tensor output, Scalar p, int[] dim,
@@ -708,7 +708,7 @@ yg_status yg_norm_backward(const yg_tensor *grad_output,
     norm_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return norm_backward_traced(grad_output, self, output, p, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("norm_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("norm_backward", "grad_output", grad_output));
@@ -787,7 +787,7 @@ out:
 }
 
 /* Runs yg_logsumexp with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status logsumexp_traced(const yg_tensor *self,
                                   const int64_t *dim,
                                   int64_t dim_len,
@@ -796,17 +796,17 @@ static yg_status logsumexp_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_logsumexp(self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("logsumexp");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("logsumexp");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
@@ -822,7 +822,7 @@ yg_status yg_logsumexp(const yg_tensor *self,
     logsumexp_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return logsumexp_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("logsumexp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logsumexp", "self", self));
@@ -847,7 +847,7 @@ out:
 }
 
 /* Runs yg_logsumexp_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status logsumexp_backward_traced(const yg_tensor *grad,
                                            const yg_tensor *self,
                                            const yg_tensor *output,
@@ -858,19 +858,19 @@ static yg_status logsumexp_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_logsumexp_backward(grad, self, output, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("logsumexp_backward");
-    yg__trace_input(grad);
-    yg__trace_input(self);
-    yg__trace_input(output);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("logsumexp_backward");
+    yg__obs_input(grad);
+    yg__obs_input(self);
+    yg__obs_input(output);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* logsumexp_backward(Tensor grad, Tensor self, Tensor output, int[] dim, bool keepdim) -> Tensor */
@@ -884,7 +884,7 @@ yg_status yg_logsumexp_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return logsumexp_backward_traced(grad, self, output, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("logsumexp_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logsumexp_backward", "grad", grad));

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/sums.h"
 
 typedef yg_status (*sum_fn)(const yg_tensor *self, yg_tensor **out);
@@ -52,20 +52,20 @@ out:
 }
 
 /* Runs yg_sum with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sum_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sum(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sum");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sum");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sum(Tensor self) -> Tensor */
@@ -77,7 +77,7 @@ yg_status yg_sum(const yg_tensor *self, yg_tensor **out)
     sum_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sum_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sum", "self", self));
@@ -144,7 +144,7 @@ out:
 }
 
 /* Runs yg_sum_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sum_dim_traced(const yg_tensor *self,
                                 const int64_t *dim,
                                 int64_t dim_len,
@@ -153,17 +153,17 @@ static yg_status sum_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sum_dim(self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sum.dim");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sum.dim");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
@@ -179,7 +179,7 @@ yg_status yg_sum_dim(const yg_tensor *self,
     sum_dim_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sum_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("sum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sum", "self", self));
@@ -235,20 +235,20 @@ out:
 }
 
 /* Runs yg_mean with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mean_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mean(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mean");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mean");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mean(Tensor self) -> Tensor */
@@ -260,7 +260,7 @@ yg_status yg_mean(const yg_tensor *self, yg_tensor **out)
     mean_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mean_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("mean", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mean", "self", self));
@@ -327,7 +327,7 @@ out:
 }
 
 /* Runs yg_mean_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mean_dim_traced(const yg_tensor *self,
                                  const int64_t *dim,
                                  int64_t dim_len,
@@ -336,17 +336,17 @@ static yg_status mean_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mean_dim(self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mean.dim");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mean.dim");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
@@ -362,7 +362,7 @@ yg_status yg_mean_dim(const yg_tensor *self,
     mean_dim_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mean_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("mean", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mean", "self", self));
@@ -387,20 +387,20 @@ out:
 }
 
 /* Runs yg_prod with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status prod_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_prod(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("prod");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("prod");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* prod(Tensor self) -> Tensor */
@@ -408,7 +408,7 @@ yg_status yg_prod(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return prod_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("prod", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("prod", "self", self));
@@ -463,7 +463,7 @@ out:
 }
 
 /* Runs yg_prod_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status prod_dim_traced(const yg_tensor *self,
                                  const int64_t *dim,
                                  int64_t dim_len,
@@ -472,17 +472,17 @@ static yg_status prod_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_prod_dim(self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("prod.dim");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("prod.dim");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
@@ -498,7 +498,7 @@ yg_status yg_prod_dim(const yg_tensor *self,
     prod_dim_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return prod_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("prod", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("prod", "self", self));
@@ -579,7 +579,7 @@ out:
 }
 
 /* Runs yg_prod_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status prod_backward_traced(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       const int64_t *dim,
@@ -589,18 +589,18 @@ static yg_status prod_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_prod_backward(grad_output, self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("prod_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("prod_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* prod_backward(Tensor grad_output, Tensor self, int[] dim, bool keepdim) -> Tensor */
@@ -617,7 +617,7 @@ yg_status yg_prod_backward(const yg_tensor *grad_output,
     prod_backward_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return prod_backward_traced(grad_output, self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("prod_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("prod_backward", "grad_output", grad_output));
@@ -661,7 +661,7 @@ static const prod_double_backward_fn prod_double_backward_kernels[YG_DEVICE_COUN
 };
 
 /* Runs yg_prod_double_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status prod_double_backward_traced(const yg_tensor *grad,
                                              const yg_tensor *grad_output,
                                              const yg_tensor *self,
@@ -672,19 +672,19 @@ static yg_status prod_double_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_prod_double_backward(grad, grad_output, self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("prod_double_backward");
-    yg__trace_input(grad);
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("prod_double_backward");
+    yg__obs_input(grad);
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* prod_double_backward(Tensor grad, Tensor grad_output, Tensor self, int[] dim,
@@ -701,7 +701,7 @@ yg_status yg_prod_double_backward(const yg_tensor *grad,
     yg_device dev;
     prod_double_backward_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return prod_double_backward_traced(grad, grad_output, self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("prod_double_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("prod_double_backward", "grad", grad));
@@ -725,7 +725,7 @@ yg_status yg_prod_double_backward(const yg_tensor *grad,
 }
 
 /* Runs yg_sum_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sum_backward_traced(const yg_tensor *grad,
                                      const int64_t *sizes,
                                      int64_t sizes_len,
@@ -736,18 +736,18 @@ static yg_status sum_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sum_backward(grad, sizes, sizes_len, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sum_backward");
-    yg__trace_input(grad);
-    yg__trace_attr_ints("sizes", sizes, sizes_len);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sum_backward");
+    yg__obs_input(grad);
+    yg__obs_attr_ints("sizes", sizes, sizes_len);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
@@ -761,7 +761,7 @@ yg_status yg_sum_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return sum_backward_traced(grad, sizes, sizes_len, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("sum_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sum_backward", "grad", grad));
@@ -772,7 +772,7 @@ yg_status yg_sum_backward(const yg_tensor *grad,
 }
 
 /* Runs yg_mean_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mean_backward_traced(const yg_tensor *grad,
                                       const int64_t *sizes,
                                       int64_t sizes_len,
@@ -783,18 +783,18 @@ static yg_status mean_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mean_backward(grad, sizes, sizes_len, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mean_backward");
-    yg__trace_input(grad);
-    yg__trace_attr_ints("sizes", sizes, sizes_len);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mean_backward");
+    yg__obs_input(grad);
+    yg__obs_attr_ints("sizes", sizes, sizes_len);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor */
@@ -808,7 +808,7 @@ yg_status yg_mean_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return mean_backward_traced(grad, sizes, sizes_len, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("mean_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mean_backward", "grad", grad));
@@ -819,7 +819,7 @@ yg_status yg_mean_backward(const yg_tensor *grad,
 }
 
 /* Runs yg_sum_to with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sum_to_traced(const yg_tensor *self,
                                const int64_t *size,
                                int64_t size_len,
@@ -827,16 +827,16 @@ static yg_status sum_to_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sum_to(self, size, size_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sum_to");
-    yg__trace_input(self);
-    yg__trace_attr_ints("size", size, size_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sum_to");
+    yg__obs_input(self);
+    yg__obs_attr_ints("size", size, size_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sum_to(Tensor self, int[] size) -> Tensor */
@@ -844,7 +844,7 @@ yg_status yg_sum_to(const yg_tensor *self, const int64_t *size, int64_t size_len
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return sum_to_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("sum_to", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sum_to", "self", self));

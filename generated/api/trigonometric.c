@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/trigonometric.h"
 #include "nodes/trigonometric.h"
 
@@ -55,20 +55,20 @@ out:
 }
 
 /* Runs yg_tanh with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status tanh_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_tanh(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("tanh");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("tanh");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* tanh(Tensor self) -> Tensor */
@@ -80,7 +80,7 @@ yg_status yg_tanh(const yg_tensor *self, yg_tensor **out)
     tanh_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return tanh_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("tanh", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("tanh", "self", self));
@@ -137,20 +137,20 @@ out:
 }
 
 /* Runs yg_sin with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sin_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sin(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sin");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sin");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sin(Tensor self) -> Tensor */
@@ -162,7 +162,7 @@ yg_status yg_sin(const yg_tensor *self, yg_tensor **out)
     sin_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sin_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sin", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sin", "self", self));
@@ -219,20 +219,20 @@ out:
 }
 
 /* Runs yg_cos with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cos_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cos(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cos");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("cos");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cos(Tensor self) -> Tensor */
@@ -244,7 +244,7 @@ yg_status yg_cos(const yg_tensor *self, yg_tensor **out)
     cos_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return cos_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("cos", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("cos", "self", self));
@@ -301,20 +301,20 @@ out:
 }
 
 /* Runs yg_tan with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status tan_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_tan(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("tan");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("tan");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* tan(Tensor self) -> Tensor */
@@ -326,7 +326,7 @@ yg_status yg_tan(const yg_tensor *self, yg_tensor **out)
     tan_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return tan_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("tan", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("tan", "self", self));
@@ -383,20 +383,20 @@ out:
 }
 
 /* Runs yg_erf with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status erf_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_erf(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("erf");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("erf");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* erf(Tensor self) -> Tensor */
@@ -408,7 +408,7 @@ yg_status yg_erf(const yg_tensor *self, yg_tensor **out)
     erf_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return erf_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("erf", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("erf", "self", self));

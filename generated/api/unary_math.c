@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/unary_math.h"
 #include "nodes/unary_math.h"
 
@@ -50,20 +50,20 @@ out:
 }
 
 /* Runs yg_neg with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status neg_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_neg(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("neg");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("neg");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* neg(Tensor self) -> Tensor */
@@ -75,7 +75,7 @@ yg_status yg_neg(const yg_tensor *self, yg_tensor **out)
     neg_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return neg_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("neg", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("neg", "self", self));
@@ -132,20 +132,20 @@ out:
 }
 
 /* Runs yg_exp with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status exp_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_exp(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("exp");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("exp");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* exp(Tensor self) -> Tensor */
@@ -157,7 +157,7 @@ yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
     exp_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return exp_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("exp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("exp", "self", self));
@@ -214,20 +214,20 @@ out:
 }
 
 /* Runs yg_log with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status log_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_log(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("log");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("log");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* log(Tensor self) -> Tensor */
@@ -239,7 +239,7 @@ yg_status yg_log(const yg_tensor *self, yg_tensor **out)
     log_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return log_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("log", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log", "self", self));
@@ -296,20 +296,20 @@ out:
 }
 
 /* Runs yg_sqrt with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sqrt_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sqrt(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sqrt");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sqrt");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sqrt(Tensor self) -> Tensor */
@@ -321,7 +321,7 @@ yg_status yg_sqrt(const yg_tensor *self, yg_tensor **out)
     sqrt_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sqrt_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sqrt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sqrt", "self", self));
@@ -379,21 +379,21 @@ out:
 }
 
 /* Runs yg_pow_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pow_scalar_traced(const yg_tensor *self, double exponent, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pow_scalar(self, exponent, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pow.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("exponent", exponent);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("pow.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("exponent", exponent);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* pow.Scalar(Tensor self, Scalar exponent) -> Tensor */
@@ -405,7 +405,7 @@ yg_status yg_pow_scalar(const yg_tensor *self, double exponent, yg_tensor **out)
     pow_scalar_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return pow_scalar_traced(self, exponent, out);
     YG_RETURN_IF_ERROR(yg__check_out("pow", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pow", "self", self));
@@ -462,20 +462,20 @@ out:
 }
 
 /* Runs yg_abs with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status abs_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_abs(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("abs");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("abs");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* abs(Tensor self) -> Tensor */
@@ -487,7 +487,7 @@ yg_status yg_abs(const yg_tensor *self, yg_tensor **out)
     abs_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return abs_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("abs", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("abs", "self", self));
@@ -539,20 +539,20 @@ out:
 }
 
 /* Runs yg_sign with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sign(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sign");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sign");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sign(Tensor self) -> Tensor */
@@ -564,7 +564,7 @@ yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
     sign_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sign_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sign", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sign", "self", self));
@@ -621,20 +621,20 @@ out:
 }
 
 /* Runs yg_expm1 with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status expm1_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_expm1(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("expm1");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("expm1");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* expm1(Tensor self) -> Tensor */
@@ -646,7 +646,7 @@ yg_status yg_expm1(const yg_tensor *self, yg_tensor **out)
     expm1_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return expm1_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("expm1", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("expm1", "self", self));
@@ -703,20 +703,20 @@ out:
 }
 
 /* Runs yg_log1p with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status log1p_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_log1p(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("log1p");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("log1p");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* log1p(Tensor self) -> Tensor */
@@ -728,7 +728,7 @@ yg_status yg_log1p(const yg_tensor *self, yg_tensor **out)
     log1p_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return log1p_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("log1p", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log1p", "self", self));
@@ -785,20 +785,20 @@ out:
 }
 
 /* Runs yg_log2 with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status log2_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_log2(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("log2");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("log2");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* log2(Tensor self) -> Tensor */
@@ -810,7 +810,7 @@ yg_status yg_log2(const yg_tensor *self, yg_tensor **out)
     log2_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return log2_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("log2", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("log2", "self", self));
@@ -867,20 +867,20 @@ out:
 }
 
 /* Runs yg_rsqrt with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status rsqrt_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_rsqrt(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("rsqrt");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("rsqrt");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* rsqrt(Tensor self) -> Tensor */
@@ -892,7 +892,7 @@ yg_status yg_rsqrt(const yg_tensor *self, yg_tensor **out)
     rsqrt_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return rsqrt_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("rsqrt", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("rsqrt", "self", self));
@@ -949,20 +949,20 @@ out:
 }
 
 /* Runs yg_reciprocal with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status reciprocal_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_reciprocal(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("reciprocal");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("reciprocal");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* reciprocal(Tensor self) -> Tensor */
@@ -974,7 +974,7 @@ yg_status yg_reciprocal(const yg_tensor *self, yg_tensor **out)
     reciprocal_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return reciprocal_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("reciprocal", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("reciprocal", "self", self));

@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/views.h"
 
 typedef yg_status (*transpose_fn)(const yg_tensor *self,
@@ -59,7 +59,7 @@ out:
 }
 
 /* Runs yg_transpose with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status transpose_traced(const yg_tensor *self,
                                   int64_t dim0,
                                   int64_t dim1,
@@ -67,17 +67,17 @@ static yg_status transpose_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_transpose(self, dim0, dim1, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("transpose");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim0", dim0);
-    yg__trace_attr_int("dim1", dim1);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("transpose");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim0", dim0);
+    yg__obs_attr_int("dim1", dim1);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
@@ -89,7 +89,7 @@ yg_status yg_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_ten
     transpose_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return transpose_traced(self, dim0, dim1, out);
     YG_RETURN_IF_ERROR(yg__check_out("transpose", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("transpose", "self", self));
@@ -144,20 +144,20 @@ out:
 }
 
 /* Runs yg_t with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_t(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("t");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("t");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* t(Tensor(a) self) -> Tensor(a) */
@@ -169,7 +169,7 @@ yg_status yg_t(const yg_tensor *self, yg_tensor **out)
     t_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return t_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("t", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("t", "self", self));
@@ -230,7 +230,7 @@ out:
 }
 
 /* Runs yg_view with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status view_traced(const yg_tensor *self,
                              const int64_t *size,
                              int64_t size_len,
@@ -238,16 +238,16 @@ static yg_status view_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_view(self, size, size_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("view");
-    yg__trace_input(self);
-    yg__trace_attr_ints("size", size, size_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("view");
+    yg__obs_input(self);
+    yg__obs_attr_ints("size", size, size_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* view(Tensor(a) self, int[] size) -> Tensor(a) */
@@ -259,7 +259,7 @@ yg_status yg_view(const yg_tensor *self, const int64_t *size, int64_t size_len, 
     view_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return view_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("view", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("view", "self", self));
@@ -320,7 +320,7 @@ out:
 }
 
 /* Runs yg_expand with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status expand_traced(const yg_tensor *self,
                                const int64_t *size,
                                int64_t size_len,
@@ -328,16 +328,16 @@ static yg_status expand_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_expand(self, size, size_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("expand");
-    yg__trace_input(self);
-    yg__trace_attr_ints("size", size, size_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("expand");
+    yg__obs_input(self);
+    yg__obs_attr_ints("size", size, size_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* expand(Tensor(a) self, int[] size) -> Tensor(a) */
@@ -349,7 +349,7 @@ yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len
     expand_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return expand_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("expand", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("expand", "self", self));
@@ -407,21 +407,21 @@ out:
 }
 
 /* Runs yg_unsqueeze with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status unsqueeze_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_unsqueeze(self, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("unsqueeze");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("unsqueeze");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
@@ -433,7 +433,7 @@ yg_status yg_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **out)
     unsqueeze_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return unsqueeze_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("unsqueeze", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("unsqueeze", "self", self));
@@ -488,20 +488,20 @@ out:
 }
 
 /* Runs yg_clone with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clone(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clone");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clone");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* clone(Tensor self) -> Tensor */
@@ -513,7 +513,7 @@ yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
     clone_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clone_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("clone", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clone", "self", self));
@@ -538,7 +538,7 @@ out:
 }
 
 /* Runs yg_reshape with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status reshape_traced(const yg_tensor *self,
                                 const int64_t *shape,
                                 int64_t shape_len,
@@ -546,16 +546,16 @@ static yg_status reshape_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_reshape(self, shape, shape_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("reshape");
-    yg__trace_input(self);
-    yg__trace_attr_ints("shape", shape, shape_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("reshape");
+    yg__obs_input(self);
+    yg__obs_attr_ints("shape", shape, shape_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* reshape(Tensor self, int[] shape) -> Tensor */
@@ -566,7 +566,7 @@ yg_status yg_reshape(const yg_tensor *self,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return reshape_traced(self, shape, shape_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("reshape", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("reshape", "self", self));
@@ -607,20 +607,20 @@ out:
 }
 
 /* Runs yg_squeeze with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status squeeze_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_squeeze(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("squeeze");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("squeeze");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* squeeze(Tensor(a) self) -> Tensor(a) */
@@ -632,7 +632,7 @@ yg_status yg_squeeze(const yg_tensor *self, yg_tensor **out)
     squeeze_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return squeeze_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("squeeze", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("squeeze", "self", self));
@@ -690,21 +690,21 @@ out:
 }
 
 /* Runs yg_squeeze_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status squeeze_dim_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_squeeze_dim(self, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("squeeze.dim");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("squeeze.dim");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
@@ -716,7 +716,7 @@ yg_status yg_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out)
     squeeze_dim_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return squeeze_dim_traced(self, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("squeeze", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("squeeze", "self", self));
@@ -782,7 +782,7 @@ out:
 }
 
 /* Runs yg_permute with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status permute_traced(const yg_tensor *self,
                                 const int64_t *dims,
                                 int64_t dims_len,
@@ -790,16 +790,16 @@ static yg_status permute_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_permute(self, dims, dims_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("permute");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dims", dims, dims_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("permute");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dims", dims, dims_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
@@ -814,7 +814,7 @@ yg_status yg_permute(const yg_tensor *self,
     permute_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return permute_traced(self, dims, dims_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("permute", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("permute", "self", self));
@@ -842,7 +842,7 @@ out:
 }
 
 /* Runs yg_permute_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status permute_backward_traced(const yg_tensor *grad,
                                          const int64_t *dims,
                                          int64_t dims_len,
@@ -850,16 +850,16 @@ static yg_status permute_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_permute_backward(grad, dims, dims_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("permute_backward");
-    yg__trace_input(grad);
-    yg__trace_attr_ints("dims", dims, dims_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("permute_backward");
+    yg__obs_input(grad);
+    yg__obs_attr_ints("dims", dims, dims_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* permute_backward(Tensor grad, int[] dims) -> Tensor */
@@ -870,7 +870,7 @@ yg_status yg_permute_backward(const yg_tensor *grad,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return permute_backward_traced(grad, dims, dims_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("permute_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("permute_backward", "grad", grad));
@@ -881,7 +881,7 @@ yg_status yg_permute_backward(const yg_tensor *grad,
 }
 
 /* Runs yg_flatten with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status flatten_traced(const yg_tensor *self,
                                 int64_t start_dim,
                                 int64_t end_dim,
@@ -889,17 +889,17 @@ static yg_status flatten_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_flatten(self, start_dim, end_dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("flatten");
-    yg__trace_input(self);
-    yg__trace_attr_int("start_dim", start_dim);
-    yg__trace_attr_int("end_dim", end_dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("flatten");
+    yg__obs_input(self);
+    yg__obs_attr_int("start_dim", start_dim);
+    yg__obs_attr_int("end_dim", end_dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor */
@@ -907,7 +907,7 @@ yg_status yg_flatten(const yg_tensor *self, int64_t start_dim, int64_t end_dim, 
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return flatten_traced(self, start_dim, end_dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("flatten", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("flatten", "self", self));
@@ -931,20 +931,20 @@ yg_status yg_flatten_opt(const yg_tensor *self,
 }
 
 /* Runs yg_contiguous with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status contiguous_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_contiguous(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("contiguous");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("contiguous");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* contiguous(Tensor self) -> Tensor */
@@ -952,7 +952,7 @@ yg_status yg_contiguous(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return contiguous_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("contiguous", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("contiguous", "self", self));

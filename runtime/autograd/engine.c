@@ -27,14 +27,14 @@
 #include <string.h>
 
 #include "autograd/node.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
 #include "kernels/arithmetic.h"
-#include "jit/tracer.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_arithmetic.h"
-#include "yagrad/ops_sums.h"
 #include "yagrad/ops_dtype_conversion.h"
+#include "yagrad/ops_sums.h"
 
 typedef struct task_node {
     yg_node *node;       /* borrowed: the roots' history keeps it alive */
@@ -550,7 +550,7 @@ static yg_status execute(graph_task *g, yg_node *const *roots, const int32_t *sl
     yg_status st = YG_OK;
 
     /* Gradient formulas are not part of a function being traced. */
-    yg__trace_pause();
+    yg__obs_pause();
     idx = malloc((size_t)(n_roots > 0 ? n_roots : 1) * sizeof *idx);
     if (idx == NULL) {
         st = oom();
@@ -586,7 +586,7 @@ static yg_status execute(graph_task *g, yg_node *const *roots, const int32_t *sl
     }
 out:
     free(idx);
-    yg__trace_resume();
+    yg__obs_resume();
     yg_set_grad_enabled(prev_mode);
     return st;
 }

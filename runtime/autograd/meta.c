@@ -10,9 +10,9 @@
 #include <stdlib.h>
 
 #include "autograd/node.h"
+#include "core/observer.h"
 #include "generated_int.h"
 #include "kernels/arithmetic.h"
-#include "jit/tracer.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_arithmetic.h"
 
@@ -319,7 +319,7 @@ yg_status yg_detach(const yg_tensor *t, yg_tensor **out)
     YG_RETURN_IF_ERROR(yg__check_out("detach", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("detach", "self", t));
     YG_RETURN_IF_ERROR(yg__tensor_alias(t, out));
-    yg__trace_alias(*out, t);
+    yg__obs_alias(*out, t);
     return YG_OK;
 }
 

@@ -9,11 +9,11 @@
  * neither would record: no graph is being built through them.
  */
 #include "composite/composite.h"
-#include "jit/tracer.h"
+#include "core/observer.h"
 #include "yagrad/autograd.h"
 
 bool yg__composite_needs_parts(const yg_tensor *const *inputs, int n_inputs) {
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return true;
     if (!yg_is_grad_enabled())
         return false;

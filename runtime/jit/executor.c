@@ -16,9 +16,9 @@
  * region's f and df; then every graph frozen.
  * Plans are immutable once published, so runs share them without locks.
  */
+#include "core/observer.h"
 #include "jit/autodiff.h"
 #include "jit/interpreter.h"
-#include "jit/tracer.h"
 #include "yagrad/autograd.h"
 
 #include <inttypes.h>
@@ -340,7 +340,7 @@ yg_status yg_executor_run(yg_executor *e,
         YG_RETURN_IF_ERROR(
             yg__graph_check_input("executor", g->param->outputs[i], i, inputs[i], false));
     /* Inside a trace: the graph's ops run one by one and are recorded. */
-    if (yg__trace_recording(false)) {
+    if (yg__obs_recording(false)) {
         atomic_fetch_add(&e->inlined, 1);
         return yg_graph_run(g, inputs, n_inputs, outputs, n_outputs);
     }

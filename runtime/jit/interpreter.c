@@ -562,6 +562,13 @@ out:
     return st;
 }
 
+static void cached_plan_free(void *p) {
+    yg__interp_plan_free(p);
+}
+
+/* A frozen graph's plan, made on its first run. */
+static const yg_graph_cache_kind plan_cache = {"interpreter plan", cached_plan_free};
+
 yg_status yg__graph_run_planned(const yg_graph *g,
                                 const yg_interp_plan *p,
                                 yg_tensor *const *inputs,
@@ -587,19 +594,13 @@ yg_status yg_graph_run(const yg_graph *g,
     YG_RETURN_IF_ERROR(check_args(g, inputs, n_inputs, outputs, n_outputs));
     /* A frozen graph (it no longer changes) keeps its plan. */
     if (g->frozen) {
-        p = atomic_load_explicit(&((yg_graph *)g)->run_plan, memory_order_acquire);
+        p = yg__graph_cache_get(g, &plan_cache);
         if (p == NULL) {
-            yg_interp_plan *mine = NULL;
-            YG_RETURN_IF_ERROR(yg__interp_plan_create(g, &mine));
-            yg_interp_plan *expected = NULL;
-            if (atomic_compare_exchange_strong(&((yg_graph *)g)->run_plan, &expected, mine)) {
-                p = mine;
-            } else {
-                yg__interp_plan_free(mine);
-                p = expected;
-            }
+            YG_RETURN_IF_ERROR(yg__interp_plan_create(g, &p));
+            p = yg__graph_cache_put((yg_graph *)g, &plan_cache, p);
         }
-        return run_plan(p, inputs, n_inputs, outputs, n_outputs);
+        if (p != NULL)
+            return run_plan(p, inputs, n_inputs, outputs, n_outputs);
     }
     YG_RETURN_IF_ERROR(yg__interp_plan_create(g, &p));
     yg_status st = run_plan(p, inputs, n_inputs, outputs, n_outputs);

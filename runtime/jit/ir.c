@@ -20,8 +20,6 @@
  * names stay short and unique even when parsed text already used some.
  */
 #include "jit/ir.h"
-#include "jit/fuser/fuser.h"
-#include "jit/interpreter.h"
 
 #include <stdio.h>
 #include <stdatomic.h>
@@ -726,6 +724,36 @@ void yg__graph_freeze(yg_graph *g) {
     g->frozen = true;
 }
 
+void *yg__graph_cache_get(const yg_graph *g, const yg_graph_cache_kind *kind) {
+    yg_graph *mg = (yg_graph *)g; /* the slots are caches, not the graph's value */
+    for (int i = 0; i < YG_GRAPH_CACHE_SLOTS; i++) {
+        const yg_graph_cache_kind *k = atomic_load_explicit(&mg->caches[i].kind,
+                                                            memory_order_acquire);
+        if (k == NULL)
+            return NULL;
+        if (k == kind)
+            return atomic_load_explicit(&mg->caches[i].value, memory_order_acquire);
+    }
+    return NULL;
+}
+
+void *yg__graph_cache_put(yg_graph *g, const yg_graph_cache_kind *kind, void *cache) {
+    /* Slots are claimed in index order and never given up, so two threads
+     * putting the same kind meet at the same slot. */
+    for (int i = 0; i < YG_GRAPH_CACHE_SLOTS; i++) {
+        const yg_graph_cache_kind *k = NULL;
+        if (!atomic_compare_exchange_strong(&g->caches[i].kind, &k, kind) && k != kind)
+            continue;
+        void *expected = NULL;
+        if (atomic_compare_exchange_strong(&g->caches[i].value, &expected, cache))
+            return cache;
+        kind->free(cache);
+        return expected;
+    }
+    kind->free(cache);
+    return NULL;
+}
+
 yg_graph *yg__graph_retain(yg_graph *g) {
     atomic_fetch_add_explicit(&g->extra_refs, 1, memory_order_relaxed);
     return g;
@@ -736,8 +764,12 @@ void yg_graph_release(yg_graph *g) {
         return;
     if (atomic_fetch_sub_explicit(&g->extra_refs, 1, memory_order_acq_rel) > 0)
         return;
-    yg__interp_plan_free(atomic_load(&g->run_plan));
-    yg__fuser_state_free(atomic_load(&g->fuser_state));
+    for (int i = 0; i < YG_GRAPH_CACHE_SLOTS; i++) {
+        const yg_graph_cache_kind *kind = atomic_load(&g->caches[i].kind);
+        void *cache = atomic_load(&g->caches[i].value);
+        if (kind != NULL && cache != NULL)
+            kind->free(cache);
+    }
     yg_ir_node *n = g->first;
     while (n != NULL) {
         yg_ir_node *next = n->next;

@@ -110,15 +110,26 @@ typedef struct yg_ir_names {
     int64_t cap, len;
 } yg_ir_names;
 
-struct yg_interp_plan;
+/* A kind of cache that code above the IR keeps in a graph (the
+ * interpreter's run plan of a frozen graph, the fuser's kernels of a
+ * fusion group), one static instance per kind: the graph frees the cache
+ * with free when it is released, knowing nothing else of it. */
+typedef struct yg_graph_cache_kind {
+    const char *name;
+    void (*free)(void *cache);
+} yg_graph_cache_kind;
+
+/* How many kinds of cache one graph holds at most. */
+#define YG_GRAPH_CACHE_SLOTS 4
 
 struct yg_graph {
     atomic_long extra_refs; /* references beyond the owner's (yg__graph_retain):
                                a df graph an autograd node still runs */
     bool frozen;            /* its nodes and their inputs no longer change */
-    _Atomic(struct yg_interp_plan *) run_plan; /* a frozen graph's plan,
-                                                  made on its first run */
-    _Atomic(void *) fuser_state; /* a fusion group's kernels (fuser/run.c) */
+    struct {
+        _Atomic(const yg_graph_cache_kind *) kind; /* claimed in index order */
+        _Atomic(void *) value;
+    } caches[YG_GRAPH_CACHE_SLOTS]; /* yg__graph_cache_get/put */
     yg_ir_node *param; /* outputs: graph inputs */
     yg_ir_node *ret;   /* inputs: graph outputs */
     yg_ir_node *first, *last;
@@ -126,6 +137,17 @@ struct yg_graph {
     yg_ir_names names;
     int64_t next_auto_name;
 };
+
+/* g's cache of kind, or NULL when none was put there yet.  Safe from
+ * any thread (an acquire load).  Cannot fail. */
+void *yg__graph_cache_get(const yg_graph *g, const yg_graph_cache_kind *kind);
+
+/* Makes cache (owned, not NULL) g's cache of kind unless another thread
+ * put one first: returns the cache g holds afterwards, which is cache or
+ * the other one (cache is then freed with kind->free).  NULL, with cache
+ * freed, when g already holds YG_GRAPH_CACHE_SLOTS other kinds (an
+ * internal limit: the caller runs without the cache).  Cannot fail. */
+void *yg__graph_cache_put(yg_graph *g, const yg_graph_cache_kind *kind, void *cache);
 
 /* Takes one more reference to g: yg_graph_release frees it only when the
  * last is dropped.  A graph shared this way must no longer change (an

@@ -1,12 +1,12 @@
 /*
  * tracer.c - yg_trace: runs a function once and records the ops it calls
- * as a graph, through the hook the generated op wrappers call (tracer.h).
+ * as a graph, as the op-call observer of its thread (core/observer.h).
  *
  * State.  The tracer of this thread lives on yg_trace's stack and is
- * reachable through a thread-local pointer while fn runs, with a
- * thread-local pause depth: an op call is recorded only at depth 0, and
- * each generated <op>_traced helper pauses around the call it records,
- * so what an op does inside (a composite's parts, a kernel calling ops,
+ * installed as the thread's op-call observer while fn runs; core keeps
+ * the pause depth: an op call is reported only at depth 0, and each
+ * generated <op>_traced helper pauses around the call it reports, so what
+ * an op does inside (a composite's parts, a kernel calling ops,
  * autograd's saves) is never recorded.  The autograd engine pauses too,
  * so a backward run inside fn records nothing.  Other threads are not
  * traced.
@@ -29,7 +29,8 @@
  * message, the op reports it to fn, and yg_trace reports it even if fn
  * ignores it.
  */
-#include "jit/tracer.h"
+#include "core/core.h"
+#include "core/observer.h"
 #include "jit/ir.h"
 #include "yagrad/autograd.h"
 
@@ -75,8 +76,6 @@ typedef struct tracer {
     char failure_msg[1024];
 } tracer;
 
-static _Thread_local tracer *current;
-static _Thread_local int32_t paused;
 
 /* ---- the tensor -> value table ---- */
 
@@ -202,20 +201,6 @@ static void fail_trace(tracer *tr, yg_status st) {
     snprintf(tr->failure_msg, sizeof tr->failure_msg, "%s", yg_last_error());
 }
 
-bool yg__trace_recording(bool composite) {
-    tracer *tr = current;
-    return tr != NULL && paused == 0 && !(composite && tr->through_composites);
-}
-
-void yg__trace_pause(void) {
-    paused++;
-}
-
-void yg__trace_resume(void) {
-    YG_ASSERT(paused > 0);
-    paused--;
-}
-
 static void pending_clear(pending_node *p) {
     for (int32_t i = 0; i < p->n_attrs; i++)
         yg__ir_attr_clear(&p->attrs[i]);
@@ -249,9 +234,8 @@ static bool reserve(void **items, int32_t n, int32_t *cap, size_t size) {
 
 /* The pending node, or NULL when it already failed (or nothing is being
  * recorded, which the generated helpers never do). */
-static pending_node *pending(void) {
-    tracer *tr = current;
-    if (tr == NULL || tr->node.kind == NULL || tr->node.st != YG_OK)
+static pending_node *pending(tracer *tr) {
+    if ( tr->node.kind == NULL || tr->node.st != YG_OK)
         return NULL;
     return &tr->node;
 }
@@ -260,16 +244,15 @@ static void pending_fail(pending_node *p, yg_status st) {
     p->st = st;
 }
 
-void yg__trace_begin_node(const char *kind) {
-    tracer *tr = current;
-    if (tr == NULL)
-        return;
+static void obs_begin_node(void *ctx, const char *kind) {
+    tracer *tr = ctx;
     pending_clear(&tr->node);
     tr->node.kind = kind;
 }
 
-void yg__trace_input(const yg_tensor *t) {
-    pending_node *p = pending();
+static void obs_input(void *ctx, const yg_tensor *t) {
+    tracer *tr = ctx;
+    pending_node *p = pending(tr);
     yg_ir_value *v = NULL;
     yg_status st;
     if (p == NULL)
@@ -280,11 +263,11 @@ void yg__trace_input(const yg_tensor *t) {
     }
     if (t == NULL) {
         yg_ir_node *none = NULL;
-        st = yg_graph_add_node(current->graph, "prim::None", NULL, 0, 1, &none);
+        st = yg_graph_add_node(tr->graph, "prim::None", NULL, 0, 1, &none);
         if (st == YG_OK)
             v = none->outputs[0];
     } else {
-        st = value_of(current, t, &v);
+        st = value_of(tr, t, &v);
     }
     if (st != YG_OK) {
         pending_fail(p, yg__fail_prefix(st, "trace"));
@@ -295,8 +278,8 @@ void yg__trace_input(const yg_tensor *t) {
 
 /* Appends attribute name with its kind; the caller fills the payload.
  * NULL when the node failed or memory ran out. */
-static yg_ir_attr *add_attr(const char *name, yg_ir_attr_kind kind) {
-    pending_node *p = pending();
+static yg_ir_attr *add_attr(tracer *tr, const char *name, yg_ir_attr_kind kind) {
+    pending_node *p = pending(tr);
     if (p == NULL)
         return NULL;
     if (!reserve((void **)&p->attrs, p->n_attrs, &p->cap_attrs, sizeof *p->attrs))
@@ -316,31 +299,31 @@ oom:
 }
 
 /* Drops the attribute add_attr just appended (its payload failed). */
-static void drop_last_attr(void) {
-    pending_node *p = &current->node;
+static void drop_last_attr(tracer *tr) {
+    pending_node *p = &tr->node;
     yg__ir_attr_clear(&p->attrs[--p->n_attrs]);
     pending_fail(p, yg__fail(YG_ERR_OUT_OF_MEMORY, "trace: %s: out of memory", p->kind));
 }
 
-void yg__trace_attr_int(const char *name, int64_t v) {
-    yg_ir_attr *a = add_attr(name, YG_IR_ATTR_INT);
+static void obs_attr_int(void *ctx, const char *name, int64_t v) {
+    yg_ir_attr *a = add_attr(ctx, name, YG_IR_ATTR_INT);
     if (a != NULL)
         a->u.i = v;
 }
 
-void yg__trace_attr_float(const char *name, double v) {
-    yg_ir_attr *a = add_attr(name, YG_IR_ATTR_FLOAT);
+static void obs_attr_float(void *ctx, const char *name, double v) {
+    yg_ir_attr *a = add_attr(ctx, name, YG_IR_ATTR_FLOAT);
     if (a != NULL)
         a->u.f = v;
 }
 
-void yg__trace_attr_ints(const char *name, const int64_t *v, int64_t len) {
-    yg_ir_attr *a = add_attr(name, YG_IR_ATTR_INTS);
+static void obs_attr_ints(void *ctx, const char *name, const int64_t *v, int64_t len) {
+    yg_ir_attr *a = add_attr(ctx, name, YG_IR_ATTR_INTS);
     if (a == NULL)
         return;
     a->u.ints.items = malloc((size_t)(len > 0 ? len : 1) * sizeof *v);
     if (a->u.ints.items == NULL) {
-        drop_last_attr();
+        drop_last_attr(ctx);
         return;
     }
     if (len > 0)
@@ -348,13 +331,13 @@ void yg__trace_attr_ints(const char *name, const int64_t *v, int64_t len) {
     a->u.ints.len = len;
 }
 
-void yg__trace_attr_bools(const char *name, const bool *v, int64_t len) {
-    yg_ir_attr *a = add_attr(name, YG_IR_ATTR_INTS);
+static void obs_attr_bools(void *ctx, const char *name, const bool *v, int64_t len) {
+    yg_ir_attr *a = add_attr(ctx, name, YG_IR_ATTR_INTS);
     if (a == NULL)
         return;
     a->u.ints.items = malloc((size_t)(len > 0 ? len : 1) * sizeof *a->u.ints.items);
     if (a->u.ints.items == NULL) {
-        drop_last_attr();
+        drop_last_attr(ctx);
         return;
     }
     for (int64_t i = 0; i < len; i++)
@@ -362,23 +345,23 @@ void yg__trace_attr_bools(const char *name, const bool *v, int64_t len) {
     a->u.ints.len = len;
 }
 
-void yg__trace_attr_str(const char *name, const char *v) {
+static void obs_attr_str(void *ctx, const char *name, const char *v) {
     if (v == NULL)
         return; /* absent, as an optional scalar that is NULL */
-    yg_ir_attr *a = add_attr(name, YG_IR_ATTR_STR);
+    yg_ir_attr *a = add_attr(ctx, name, YG_IR_ATTR_STR);
     if (a == NULL)
         return;
     a->u.s = malloc(strlen(v) + 1);
     if (a->u.s == NULL) {
-        drop_last_attr();
+        drop_last_attr(ctx);
         return;
     }
     strcpy(a->u.s, v);
 }
 
-void yg__trace_output(yg_tensor **slot, const yg_tensor *writes) {
-    tracer *tr = current;
-    pending_node *p = tr != NULL && tr->node.kind != NULL ? &tr->node : NULL;
+static void obs_output(void *ctx, yg_tensor **slot, const yg_tensor *writes) {
+    tracer *tr = ctx;
+    pending_node *p = tr->node.kind != NULL ? &tr->node : NULL;
     /* Kept even after a failure: end_node releases every result. */
     if (p == NULL)
         return;
@@ -392,18 +375,18 @@ void yg__trace_output(yg_tensor **slot, const yg_tensor *writes) {
     p->outputs[p->n_outputs++] = (pending_output){slot, writes};
 }
 
-void yg__trace_output_list(yg_tensor ***items, int64_t *len) {
-    tracer *tr = current;
-    if (tr == NULL || tr->node.kind == NULL)
+static void obs_output_list(void *ctx, yg_tensor ***items, int64_t *len) {
+    tracer *tr = ctx;
+    if (tr->node.kind == NULL)
         return;
     tr->node.list = items;
     tr->node.list_len = len;
     for (int64_t i = 0; i < *len; i++)
-        yg__trace_output(&(*items)[i], NULL);
+        obs_output(ctx, &(*items)[i], NULL);
 }
 
-void yg__trace_generator(const char *name, const yg_generator *generator) {
-    pending_node *p = pending();
+static void obs_generator(void *ctx, const char *name, const yg_generator *generator) {
+    pending_node *p = pending(ctx);
     if (p == NULL || generator == NULL)
         return;
     pending_fail(p,
@@ -474,10 +457,10 @@ out:
     return st;
 }
 
-yg_status yg__trace_end_node(void) {
-    tracer *tr = current;
+static yg_status obs_end_node(void *ctx) {
+    tracer *tr = ctx;
     yg_status st;
-    if (tr == NULL || tr->node.kind == NULL)
+    if (tr->node.kind == NULL)
         return yg__fail(YG_ERR_INTERNAL, "trace: end_node without begin_node");
     st = tr->node.st;
     if (st == YG_OK)
@@ -498,28 +481,34 @@ yg_status yg__trace_end_node(void) {
     return st;
 }
 
-void yg__trace_alias(const yg_tensor *alias, const yg_tensor *of) {
+static void obs_alias(void *ctx, const yg_tensor *alias, const yg_tensor *of) {
     yg_ir_value *v = NULL;
-    yg_status st;
-    if (!yg__trace_recording(false))
-        return;
-    st = value_of(current, of, &v);
+    yg_status st = value_of(ctx, of, &v);
     if (st == YG_OK)
-        st = table_set(current, alias, v);
+        st = table_set(ctx, alias, v);
     if (st != YG_OK)
-        fail_trace(current, st);
+        fail_trace(ctx, st);
 }
 
-yg_status yg__trace_refuse(const char *op, const char *arg, const char *type) {
-    yg_status st = yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                            "trace: %s: argument '%s' of type %s cannot be recorded",
-                            op,
-                            arg,
-                            type);
-    if (current != NULL)
-        fail_trace(current, st);
-    return st;
+static void obs_fail(void *ctx, yg_status st) {
+    fail_trace(ctx, st);
 }
+
+static const yg_op_observer tracer_observer = {
+    .begin_node = obs_begin_node,
+    .input = obs_input,
+    .attr_int = obs_attr_int,
+    .attr_ints = obs_attr_ints,
+    .attr_bools = obs_attr_bools,
+    .attr_float = obs_attr_float,
+    .attr_str = obs_attr_str,
+    .output = obs_output,
+    .output_list = obs_output_list,
+    .generator = obs_generator,
+    .end_node = obs_end_node,
+    .alias = obs_alias,
+    .fail = obs_fail,
+};
 
 /* ---- yg_trace ---- */
 
@@ -544,12 +533,6 @@ static yg_status check_args(yg_trace_fn fn,
         if (inputs[i] == NULL)
             return yg__fail(YG_ERR_INVALID_ARGUMENT, "trace: input %lld is NULL", (long long)i);
     }
-    if (current != NULL) {
-        yg_status st = yg__fail(YG_ERR_INVALID_ARGUMENT,
-                                "trace: already tracing on this thread (yg_trace cannot nest)");
-        fail_trace(current, st);
-        return st;
-    }
     return YG_OK;
 }
 
@@ -573,13 +556,10 @@ static yg_status run_traced(tracer *tr,
                             int64_t n_inputs,
                             yg_tensor **outputs,
                             int64_t n_outputs) {
-    int32_t saved_pause = paused;
     yg_status st;
-    current = tr;
-    paused = 0;
+    YG_RETURN_IF_ERROR(yg__obs_install("trace", &tracer_observer, tr, tr->through_composites));
     st = fn(ctx, inputs, n_inputs, outputs, n_outputs);
-    current = NULL;
-    paused = saved_pause;
+    yg__obs_uninstall();
     if (tr->failure != YG_OK) {
         /* The root cause, even when fn ignored it or failed later. */
         return yg__fail(tr->failure, "%s", tr->failure_msg);

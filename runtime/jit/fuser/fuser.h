@@ -194,9 +194,6 @@ yg_status yg__fuser_cuda_launch(const yg_fuser_cuda_kernel *k,
 /* run.c: runs a prim::FusionGroup node (interpreter.c calls it). */
 yg_status yg__fusion_group_run(const yg_ir_node *n, yg_tensor *const *in, yg_tensor **out);
 
-/* Frees what run.c keeps in a subgraph (yg_graph.fuser_state). */
-void yg__fuser_state_free(void *state);
-
 /* Counters (compile.c, run.c). */
 void yg__fuser_count_compiled(void);
 void yg__fuser_count_disk_hit(void);

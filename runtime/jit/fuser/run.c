@@ -6,7 +6,7 @@
  * records eager history when grad mode needs it).  Inputs on two devices
  * are refused, as every op refuses them.
  *
- * Per subgraph the fuser keeps, in the graph (yg_graph.fuser_state), which
+ * Per subgraph the fuser keeps, in the graph (a cache of the graph, yg__graph_cache_put), which
  * inputs each output depends on, one CPU kernel per input stride pattern
  * (codegen.c), and one CUDA kernel per device (cuda_run.c: the CUDA source
  * reads every operand through its strides, so one kernel serves every
@@ -49,7 +49,7 @@ typedef struct fuser_state {
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void yg__fuser_state_free(void *p) {
+static void fuser_state_free(void *p) {
     fuser_state *s = p;
     if (s == NULL)
         return;
@@ -87,15 +87,17 @@ static void compute_deps(const yg_graph *sub, fuser_state *s) {
         s->deps[o] = (uint32_t)kout[o]->scratch;
 }
 
+static const yg_graph_cache_kind state_cache = {"fuser kernels", fuser_state_free};
+
 static fuser_state *state_of(yg_graph *sub) {
-    fuser_state *s = atomic_load_explicit(&sub->fuser_state, memory_order_acquire);
+    fuser_state *s = yg__graph_cache_get(sub, &state_cache);
     if (s != NULL)
         return s;
     pthread_mutex_lock(&state_lock);
-    s = atomic_load(&sub->fuser_state);
+    s = yg__graph_cache_get(sub, &state_cache);
     if (s == NULL && (s = calloc(1, sizeof *s)) != NULL) {
         compute_deps(sub, s);
-        atomic_store_explicit(&sub->fuser_state, s, memory_order_release);
+        s = yg__graph_cache_put(sub, &state_cache, s);
     }
     pthread_mutex_unlock(&state_lock);
     return s;

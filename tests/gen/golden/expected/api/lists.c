@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "nodes/lists.h"
 
 typedef yg_status (*split_fn)(const yg_tensor *self,
@@ -73,7 +73,7 @@ out:
 }
 
 /* Runs yg_split with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status split_traced(const yg_tensor *self,
                               int64_t split_size,
                               int64_t dim,
@@ -82,17 +82,17 @@ static yg_status split_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_split(self, split_size, dim, out, out_len);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("split");
-    yg__trace_input(self);
-    yg__trace_attr_int("split_size", split_size);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output_list(out, out_len);
-    return yg__trace_end_node();
+    yg__obs_begin_node("split");
+    yg__obs_input(self);
+    yg__obs_attr_int("split_size", split_size);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output_list(out, out_len);
+    return yg__obs_end_node();
 }
 
 /* split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[] */
@@ -109,7 +109,7 @@ yg_status yg_split(const yg_tensor *self,
     split_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return split_traced(self, split_size, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("split", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("split", "self", self));
@@ -152,7 +152,7 @@ static const split_with_sizes_fn split_with_sizes_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_split_with_sizes with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status split_with_sizes_traced(const yg_tensor *self,
                                          const int64_t *split_sizes,
                                          int64_t split_sizes_len,
@@ -162,17 +162,17 @@ static yg_status split_with_sizes_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_split_with_sizes(self, split_sizes, split_sizes_len, dim, out, out_len);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("split_with_sizes");
-    yg__trace_input(self);
-    yg__trace_attr_ints("split_sizes", split_sizes, split_sizes_len);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output_list(out, out_len);
-    return yg__trace_end_node();
+    yg__obs_begin_node("split_with_sizes");
+    yg__obs_input(self);
+    yg__obs_attr_ints("split_sizes", split_sizes, split_sizes_len);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output_list(out, out_len);
+    return yg__obs_end_node();
 }
 
 /* split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[] */
@@ -188,7 +188,7 @@ yg_status yg_split_with_sizes(const yg_tensor *self,
     split_with_sizes_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return split_with_sizes_traced(self, split_sizes, split_sizes_len, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("split_with_sizes", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("split_with_sizes", "self", self));
@@ -225,7 +225,7 @@ static const unbind_fn unbind_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_unbind with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status unbind_traced(const yg_tensor *self,
                                int64_t dim,
                                yg_tensor ***out,
@@ -233,16 +233,16 @@ static yg_status unbind_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_unbind(self, dim, out, out_len);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("unbind");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output_list(out, out_len);
-    return yg__trace_end_node();
+    yg__obs_begin_node("unbind");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output_list(out, out_len);
+    return yg__obs_end_node();
 }
 
 /* unbind(Tensor(a) self, int dim=0) -> Tensor(a)[] */
@@ -253,7 +253,7 @@ yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_
     unbind_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return unbind_traced(self, dim, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("unbind", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("unbind", "self", self));
@@ -280,7 +280,7 @@ yg_status yg_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_
 }
 
 /* Runs yg_chunk with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status chunk_traced(const yg_tensor *self,
                               int64_t chunks,
                               yg_tensor ***out,
@@ -288,16 +288,16 @@ static yg_status chunk_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_chunk(self, chunks, out, out_len);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("chunk");
-    yg__trace_input(self);
-    yg__trace_attr_int("chunks", chunks);
-    yg__trace_output_list(out, out_len);
-    return yg__trace_end_node();
+    yg__obs_begin_node("chunk");
+    yg__obs_input(self);
+    yg__obs_attr_int("chunks", chunks);
+    yg__obs_output_list(out, out_len);
+    return yg__obs_end_node();
 }
 
 /* chunk(Tensor self, int chunks) -> Tensor[] */
@@ -305,7 +305,7 @@ yg_status yg_chunk(const yg_tensor *self, int64_t chunks, yg_tensor ***out, int6
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return chunk_traced(self, chunks, out, out_len);
     YG_RETURN_IF_ERROR(yg__check_list_out("chunk", "out", out, out_len));
     YG_RETURN_IF_ERROR(yg__check_defined("chunk", "self", self));
@@ -355,7 +355,7 @@ out:
 }
 
 /* Runs yg_index with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status index_traced(const yg_tensor *self,
                               const yg_tensor *const *indices,
                               int64_t indices_len,
@@ -363,17 +363,17 @@ static yg_status index_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_index(self, indices, indices_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("index");
-    yg__trace_input(self);
+    yg__obs_begin_node("index");
+    yg__obs_input(self);
     for (int64_t i = 0; i < indices_len; i++)
-        yg__trace_input(indices[i]);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_input(indices[i]);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* index(Tensor self, Tensor?[] indices) -> Tensor */
@@ -388,7 +388,7 @@ yg_status yg_index(const yg_tensor *self,
     index_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return index_traced(self, indices, indices_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("index", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("index", "self", self));
@@ -435,7 +435,7 @@ static const index_backward_fn index_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_index_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status index_backward_traced(const yg_tensor *grad_output,
                                        const int64_t *self_sizes,
                                        int64_t self_sizes_len,
@@ -445,18 +445,18 @@ static yg_status index_backward_traced(const yg_tensor *grad_output,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_index_backward(grad_output, self_sizes, self_sizes_len, indices, indices_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("index_backward");
-    yg__trace_input(grad_output);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_begin_node("index_backward");
+    yg__obs_input(grad_output);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
     for (int64_t i = 0; i < indices_len; i++)
-        yg__trace_input(indices[i]);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_input(indices[i]);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor */
@@ -471,7 +471,7 @@ yg_status yg_index_backward(const yg_tensor *grad_output,
     yg_device dev;
     index_backward_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return index_backward_traced(grad_output,
                                      self_sizes,
                                      self_sizes_len,
@@ -550,7 +550,7 @@ out:
 }
 
 /* Runs yg_cat_then with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cat_then_traced(const yg_tensor *const *tensors,
                                  int64_t tensors_len,
                                  const yg_tensor *other,
@@ -558,17 +558,17 @@ static yg_status cat_then_traced(const yg_tensor *const *tensors,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cat_then(tensors, tensors_len, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cat_then");
+    yg__obs_begin_node("cat_then");
     for (int64_t i = 0; i < tensors_len; i++)
-        yg__trace_input(tensors[i]);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_input(tensors[i]);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
@@ -583,7 +583,7 @@ yg_status yg_cat_then(const yg_tensor *const *tensors,
     cat_then_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return cat_then_traced(tensors, tensors_len, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("cat_then", "out", out));
     if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
@@ -651,21 +651,21 @@ out:
 }
 
 /* Runs yg_convert with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status convert_traced(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_convert(self, dtype, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("convert");
-    yg__trace_input(self);
-    yg__trace_attr_int("dtype", (int64_t)dtype);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("convert");
+    yg__obs_input(self);
+    yg__obs_attr_int("dtype", (int64_t)dtype);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* convert(Tensor self, ScalarType dtype) -> Tensor */
@@ -677,7 +677,7 @@ yg_status yg_convert(const yg_tensor *self, yg_dtype dtype, yg_tensor **out)
     convert_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return convert_traced(self, dtype, out);
     YG_RETURN_IF_ERROR(yg__check_out("convert", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("convert", "self", self));
@@ -733,21 +733,21 @@ out:
 }
 
 /* Runs yg_round_trip with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status round_trip_traced(const yg_tensor *self, yg_dtype via, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_round_trip(self, via, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("round_trip");
-    yg__trace_input(self);
-    yg__trace_attr_int("via", (int64_t)via);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("round_trip");
+    yg__obs_input(self);
+    yg__obs_attr_int("via", (int64_t)via);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* round_trip(Tensor self, ScalarType via) -> Tensor */
@@ -759,7 +759,7 @@ yg_status yg_round_trip(const yg_tensor *self, yg_dtype via, yg_tensor **out)
     round_trip_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return round_trip_traced(self, via, out);
     YG_RETURN_IF_ERROR(yg__check_out("round_trip", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("round_trip", "self", self));
@@ -818,22 +818,22 @@ out:
 }
 
 /* Runs yg_total with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status total_traced(const yg_tensor *self, const yg_dtype *dtype, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_total(self, dtype, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("total");
-    yg__trace_input(self);
+    yg__obs_begin_node("total");
+    yg__obs_input(self);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* total(Tensor self, *, ScalarType? dtype=None) -> Tensor */
@@ -845,7 +845,7 @@ yg_status yg_total(const yg_tensor *self, const yg_dtype *dtype, yg_tensor **out
     total_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return total_traced(self, dtype, out);
     YG_RETURN_IF_ERROR(yg__check_out("total", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("total", "self", self));
@@ -882,7 +882,7 @@ static const total_backward_fn total_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_total_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status total_backward_traced(const yg_tensor *grad,
                                        const int64_t *self_sizes,
                                        int64_t self_sizes_len,
@@ -892,19 +892,19 @@ static yg_status total_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_total_backward(grad, self_sizes, self_sizes_len, self_dtype, dtype, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("total_backward");
-    yg__trace_input(grad);
-    yg__trace_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__trace_attr_int("self_dtype", (int64_t)self_dtype);
+    yg__obs_begin_node("total_backward");
+    yg__obs_input(grad);
+    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
+    yg__obs_attr_int("self_dtype", (int64_t)self_dtype);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,
@@ -920,7 +920,7 @@ yg_status yg_total_backward(const yg_tensor *grad,
     yg_device dev;
     total_backward_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return total_backward_traced(grad, self_sizes, self_sizes_len, self_dtype, dtype, out);
     YG_RETURN_IF_ERROR(yg__check_out("total_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("total_backward", "grad", grad));
@@ -978,7 +978,7 @@ out:
 }
 
 /* Runs yg_narrow_copy with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status narrow_copy_traced(const yg_tensor *self,
                                     int64_t dim,
                                     int64_t start,
@@ -987,18 +987,18 @@ static yg_status narrow_copy_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_narrow_copy(self, dim, start, length, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("narrow_copy");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("start", start);
-    yg__trace_attr_int("length", length);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("narrow_copy");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("start", start);
+    yg__obs_attr_int("length", length);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* narrow_copy(Tensor self, int dim, int start, int length) -> Tensor */
@@ -1014,7 +1014,7 @@ yg_status yg_narrow_copy(const yg_tensor *self,
     narrow_copy_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return narrow_copy_traced(self, dim, start, length, out);
     YG_RETURN_IF_ERROR(yg__check_out("narrow_copy", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("narrow_copy", "self", self));
@@ -1080,7 +1080,7 @@ out:
 }
 
 /* Runs yg_pad_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pad_dim_traced(const yg_tensor *self,
                                 int64_t dim,
                                 int64_t before,
@@ -1089,18 +1089,18 @@ static yg_status pad_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pad_dim(self, dim, before, after, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pad_dim");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_attr_int("before", before);
-    yg__trace_attr_int("after", after);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("pad_dim");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_attr_int("before", before);
+    yg__obs_attr_int("after", after);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* pad_dim(Tensor self, int dim, int before, int after) -> Tensor */
@@ -1116,7 +1116,7 @@ yg_status yg_pad_dim(const yg_tensor *self,
     pad_dim_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return pad_dim_traced(self, dim, before, after, out);
     YG_RETURN_IF_ERROR(yg__check_out("pad_dim", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("pad_dim", "self", self));

@@ -17,9 +17,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/pointwise.h"
 #include "nodes/pointwise.h"
 
@@ -63,7 +63,7 @@ out:
 }
 
 /* Runs yg_add with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status add_traced(const yg_tensor *self,
                             const yg_tensor *other,
                             double alpha,
@@ -71,17 +71,17 @@ static yg_status add_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_add(self, other, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("add");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("add");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -93,7 +93,7 @@ yg_status yg_add(const yg_tensor *self, const yg_tensor *other, double alpha, yg
     add_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return add_traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add", "self", self));
@@ -156,20 +156,20 @@ out:
 }
 
 /* Runs yg_exp with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status exp_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_exp(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("exp");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("exp");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* exp(Tensor self) -> Tensor */
@@ -181,7 +181,7 @@ yg_status yg_exp(const yg_tensor *self, yg_tensor **out)
     exp_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return exp_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("exp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("exp", "self", self));
@@ -213,21 +213,21 @@ static const mul_scalar_fn mul_scalar_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_mul_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mul_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mul_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mul.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mul.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -237,7 +237,7 @@ yg_status yg_mul_scalar(const yg_tensor *self, double other, yg_tensor **out)
     yg_device dev;
     mul_scalar_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mul_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
@@ -296,21 +296,21 @@ out:
 }
 
 /* Runs yg_mul with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mul_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mul(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mul");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mul");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mul(Tensor self, Tensor other) -> Tensor */
@@ -322,7 +322,7 @@ yg_status yg_mul(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     mul_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mul_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
@@ -360,21 +360,21 @@ static const logaddexp_fn logaddexp_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_logaddexp with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status logaddexp_traced(const yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_logaddexp(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("logaddexp");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("logaddexp");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* logaddexp(Tensor self, Tensor other) -> Tensor */
@@ -384,7 +384,7 @@ yg_status yg_logaddexp(const yg_tensor *self, const yg_tensor *other, yg_tensor 
     yg_device dev;
     logaddexp_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return logaddexp_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("logaddexp", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("logaddexp", "self", self));
@@ -416,23 +416,23 @@ static const floor_divide_fn floor_divide_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_floor_divide with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status floor_divide_traced(const yg_tensor *self,
                                      const yg_tensor *other,
                                      yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_floor_divide(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("floor_divide");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("floor_divide");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* floor_divide(Tensor self, Tensor other) -> Tensor */
@@ -442,7 +442,7 @@ yg_status yg_floor_divide(const yg_tensor *self, const yg_tensor *other, yg_tens
     yg_device dev;
     floor_divide_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return floor_divide_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("floor_divide", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("floor_divide", "self", self));
@@ -472,21 +472,21 @@ static const floor_divide_scalar_fn floor_divide_scalar_kernels[YG_DEVICE_COUNT_
 };
 
 /* Runs yg_floor_divide_scalar with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status floor_divide_scalar_traced(const yg_tensor *self, double other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_floor_divide_scalar(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("floor_divide.Scalar");
-    yg__trace_input(self);
-    yg__trace_attr_float("other", other);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("floor_divide.Scalar");
+    yg__obs_input(self);
+    yg__obs_attr_float("other", other);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* floor_divide.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -496,7 +496,7 @@ yg_status yg_floor_divide_scalar(const yg_tensor *self, double other, yg_tensor 
     yg_device dev;
     floor_divide_scalar_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return floor_divide_scalar_traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("floor_divide", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("floor_divide", "self", self));
@@ -523,7 +523,7 @@ static const add__fn add__kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_add_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status add__traced(yg_tensor *self,
                              const yg_tensor *other,
                              double alpha,
@@ -531,17 +531,17 @@ static yg_status add__traced(yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_add_(self, other, alpha, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("add_");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_attr_float("alpha", alpha);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("add_");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_attr_float("alpha", alpha);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
@@ -551,7 +551,7 @@ yg_status yg_add_(yg_tensor *self, const yg_tensor *other, double alpha, yg_tens
     yg_device dev;
     add__fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return add__traced(self, other, alpha, out);
     YG_RETURN_IF_ERROR(yg__check_out("add_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("add_", "self", self));
@@ -624,21 +624,21 @@ out:
 }
 
 /* Runs yg_mul_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mul__traced(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mul_(self, other, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mul_");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mul_");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* mul_(Tensor(a!) self, Tensor other) -> Tensor(a!) */
@@ -651,7 +651,7 @@ yg_status yg_mul_(yg_tensor *self, const yg_tensor *other, yg_tensor **out)
     mul__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mul__traced(self, other, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul_", "self", self));
@@ -721,20 +721,20 @@ out:
 }
 
 /* Runs yg_exp_ with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status exp__traced(yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_exp_(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("exp_");
-    yg__trace_input(self);
-    yg__trace_output(out, self);
-    return yg__trace_end_node();
+    yg__obs_begin_node("exp_");
+    yg__obs_input(self);
+    yg__obs_output(out, self);
+    return yg__obs_end_node();
 }
 
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
@@ -747,7 +747,7 @@ yg_status yg_exp_(yg_tensor *self, yg_tensor **out)
     exp__fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return exp__traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("exp_", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("exp_", "self", self));

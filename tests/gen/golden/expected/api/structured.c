@@ -16,9 +16,9 @@
 #include "autograd/node.h"
 #include "composite/composite.h"
 #include "core/core.h"
+#include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "jit/tracer.h"
 #include "kernels/structured.h"
 #include "nodes/structured.h"
 
@@ -30,20 +30,20 @@ static const clone_fn clone_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_clone with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status clone_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_clone(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("clone");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("clone");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* clone(Tensor self) -> Tensor */
@@ -53,7 +53,7 @@ yg_status yg_clone(const yg_tensor *self, yg_tensor **out)
     yg_device dev;
     clone_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return clone_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("clone", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("clone", "self", self));
@@ -79,23 +79,23 @@ static const sign_backward_fn sign_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_sign_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sign_backward_traced(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sign_backward(grad_output, self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sign_backward");
-    yg__trace_input(grad_output);
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sign_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sign_backward(Tensor grad_output, Tensor self) -> Tensor */
@@ -105,7 +105,7 @@ yg_status yg_sign_backward(const yg_tensor *grad_output, const yg_tensor *self, 
     yg_device dev;
     sign_backward_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sign_backward_traced(grad_output, self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sign_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sign_backward", "grad_output", grad_output));
@@ -162,7 +162,7 @@ out:
 }
 
 /* Runs yg_sum_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sum_dim_traced(const yg_tensor *self,
                                 const int64_t *dim,
                                 int64_t dim_len,
@@ -171,17 +171,17 @@ static yg_status sum_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sum_dim(self, dim, dim_len, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sum.dim");
-    yg__trace_input(self);
-    yg__trace_attr_ints("dim", dim, dim_len);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sum.dim");
+    yg__obs_input(self);
+    yg__obs_attr_ints("dim", dim, dim_len);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
@@ -197,7 +197,7 @@ yg_status yg_sum_dim(const yg_tensor *self,
     sum_dim_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sum_dim_traced(self, dim, dim_len, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("sum", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sum", "self", self));
@@ -264,21 +264,21 @@ out:
 }
 
 /* Runs yg_mm with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mm_traced(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mm(self, mat2, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mm");
-    yg__trace_input(self);
-    yg__trace_input(mat2);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mm");
+    yg__obs_input(self);
+    yg__obs_input(mat2);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
@@ -290,7 +290,7 @@ yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
     mm_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mm_traced(self, mat2, out);
     YG_RETURN_IF_ERROR(yg__check_out("mm", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mm", "self", self));
@@ -348,20 +348,20 @@ out:
 }
 
 /* Runs yg_t with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status t_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_t(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("t");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("t");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* t(Tensor(a) self) -> Tensor(a) */
@@ -373,7 +373,7 @@ yg_status yg_t(const yg_tensor *self, yg_tensor **out)
     t_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return t_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("t", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("t", "self", self));
@@ -411,7 +411,7 @@ static const expand_fn expand_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_expand with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status expand_traced(const yg_tensor *self,
                                const int64_t *size,
                                int64_t size_len,
@@ -419,16 +419,16 @@ static yg_status expand_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_expand(self, size, size_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("expand");
-    yg__trace_input(self);
-    yg__trace_attr_ints("size", size, size_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("expand");
+    yg__obs_input(self);
+    yg__obs_attr_ints("size", size, size_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* expand(Tensor(a) self, int[] size) -> Tensor(a) */
@@ -439,7 +439,7 @@ yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len
     expand_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return expand_traced(self, size, size_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("expand", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("expand", "self", self));
@@ -464,7 +464,7 @@ yg_status yg_expand(const yg_tensor *self, const int64_t *size, int64_t size_len
 }
 
 /* Runs yg_linear with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status linear_traced(const yg_tensor *input,
                                const yg_tensor *weight,
                                const yg_tensor *bias,
@@ -472,17 +472,17 @@ static yg_status linear_traced(const yg_tensor *input,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_linear(input, weight, bias, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("linear");
-    yg__trace_input(input);
-    yg__trace_input(weight);
-    yg__trace_input(bias);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("linear");
+    yg__obs_input(input);
+    yg__obs_input(weight);
+    yg__obs_input(bias);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
@@ -493,7 +493,7 @@ yg_status yg_linear(const yg_tensor *input,
 {
     yg_status st;
 
-    if (yg__trace_recording(true))
+    if (yg__obs_recording(true))
         return linear_traced(input, weight, bias, out);
     YG_RETURN_IF_ERROR(yg__check_out("linear", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("linear", "input", input));
@@ -554,7 +554,7 @@ out:
 }
 
 /* Runs yg_cat with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status cat_traced(const yg_tensor *const *tensors,
                             int64_t tensors_len,
                             int64_t dim,
@@ -562,17 +562,17 @@ static yg_status cat_traced(const yg_tensor *const *tensors,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_cat(tensors, tensors_len, dim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("cat");
+    yg__obs_begin_node("cat");
     for (int64_t i = 0; i < tensors_len; i++)
-        yg__trace_input(tensors[i]);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_input(tensors[i]);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
@@ -586,7 +586,7 @@ yg_status yg_cat(const yg_tensor *const *tensors,
     cat_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return cat_traced(tensors, tensors_len, dim, out);
     YG_RETURN_IF_ERROR(yg__check_out("cat", "out", out));
     if (tensors_len < 0 || (tensors == NULL && tensors_len > 0))
@@ -635,7 +635,7 @@ static const argmax_fn argmax_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_argmax with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status argmax_traced(const yg_tensor *self,
                                const int64_t *dim,
                                bool keepdim,
@@ -643,18 +643,18 @@ static yg_status argmax_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_argmax(self, dim, keepdim, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("argmax");
-    yg__trace_input(self);
+    yg__obs_begin_node("argmax");
+    yg__obs_input(self);
     if (dim != NULL)
-        yg__trace_attr_int("dim", *dim);
-    yg__trace_attr_int("keepdim", keepdim);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("dim", *dim);
+    yg__obs_attr_int("keepdim", keepdim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
@@ -663,7 +663,7 @@ yg_status yg_argmax(const yg_tensor *self, const int64_t *dim, bool keepdim, yg_
     yg_device dev;
     argmax_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return argmax_traced(self, dim, keepdim, out);
     YG_RETURN_IF_ERROR(yg__check_out("argmax", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("argmax", "self", self));
@@ -703,7 +703,7 @@ static const pool_fn pool_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_pool with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pool_traced(const yg_tensor *self,
                              const int64_t *kernel_size,
                              int64_t kernel_size_len,
@@ -717,7 +717,7 @@ static yg_status pool_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pool(self,
                  kernel_size,
                  kernel_size_len,
@@ -728,22 +728,22 @@ static yg_status pool_traced(const yg_tensor *self,
                  mode,
                  dtype,
                  out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pool");
-    yg__trace_input(self);
-    yg__trace_attr_ints("kernel_size", kernel_size, kernel_size_len);
-    yg__trace_attr_ints("stride", stride, stride_len);
+    yg__obs_begin_node("pool");
+    yg__obs_input(self);
+    yg__obs_attr_ints("kernel_size", kernel_size, kernel_size_len);
+    yg__obs_attr_ints("stride", stride, stride_len);
     if (eps != NULL)
-        yg__trace_attr_float("eps", *eps);
+        yg__obs_attr_float("eps", *eps);
     if (scale != NULL)
-        yg__trace_attr_float("scale", *scale);
-    yg__trace_attr_str("mode", mode);
+        yg__obs_attr_float("scale", *scale);
+    yg__obs_attr_str("mode", mode);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* pool(Tensor self, int[2] kernel_size, int[2] stride=1, float? eps=None, Scalar? scale=None,
@@ -763,7 +763,7 @@ yg_status yg_pool(const yg_tensor *self,
     yg_device dev;
     pool_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return pool_traced(self,
                            kernel_size,
                            kernel_size_len,
@@ -839,7 +839,7 @@ static const pool_backward_fn pool_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_pool_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status pool_backward_traced(const yg_tensor *grad,
                                       const yg_tensor *self,
                                       const bool *output_mask,
@@ -848,18 +848,18 @@ static yg_status pool_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_pool_backward(grad, self, output_mask, out_grad_self, out_grad_scale);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("pool_backward");
-    yg__trace_input(grad);
-    yg__trace_input(self);
-    yg__trace_attr_bools("output_mask", output_mask, 2);
-    yg__trace_output(out_grad_self, NULL);
-    yg__trace_output(out_grad_scale, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("pool_backward");
+    yg__obs_input(grad);
+    yg__obs_input(self);
+    yg__obs_attr_bools("output_mask", output_mask, 2);
+    yg__obs_output(out_grad_self, NULL);
+    yg__obs_output(out_grad_scale, NULL);
+    return yg__obs_end_node();
 }
 
 /* pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,
@@ -874,7 +874,7 @@ yg_status yg_pool_backward(const yg_tensor *grad,
     yg_device dev;
     pool_backward_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return pool_backward_traced(grad, self, output_mask, out_grad_self, out_grad_scale);
     YG_RETURN_IF_ERROR(yg__check_out("pool_backward", "out_grad_self", out_grad_self));
     YG_RETURN_IF_ERROR(yg__check_out("pool_backward", "out_grad_scale", out_grad_scale));
@@ -944,7 +944,7 @@ out:
 }
 
 /* Runs yg_max_dim with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_dim_traced(const yg_tensor *self,
                                 int64_t dim,
                                 yg_tensor **out0,
@@ -952,17 +952,17 @@ static yg_status max_dim_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_dim(self, dim, out0, out1);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max.dim");
-    yg__trace_input(self);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_output(out0, NULL);
-    yg__trace_output(out1, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max.dim");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out0, NULL);
+    yg__obs_output(out1, NULL);
+    return yg__obs_end_node();
 }
 
 /* max.dim(Tensor self, int dim) -> (Tensor, Tensor) */
@@ -975,7 +975,7 @@ yg_status yg_max_dim(const yg_tensor *self, int64_t dim, yg_tensor **out0, yg_te
     max_dim_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return max_dim_traced(self, dim, out0, out1);
     YG_RETURN_IF_ERROR(yg__check_out("max", "out0", out0));
     YG_RETURN_IF_ERROR(yg__check_out("max", "out1", out1));
@@ -1016,7 +1016,7 @@ static const max_dim_backward_fn max_dim_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_max_dim_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status max_dim_backward_traced(const yg_tensor *grad,
                                          int64_t dim,
                                          const yg_tensor *indices,
@@ -1026,18 +1026,18 @@ static yg_status max_dim_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_max_dim_backward(grad, dim, indices, sizes, sizes_len, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("max_dim_backward");
-    yg__trace_input(grad);
-    yg__trace_attr_int("dim", dim);
-    yg__trace_input(indices);
-    yg__trace_attr_ints("sizes", sizes, sizes_len);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("max_dim_backward");
+    yg__obs_input(grad);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_input(indices);
+    yg__obs_attr_ints("sizes", sizes, sizes_len);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* max_dim_backward(Tensor grad, int dim, Tensor indices, int[] sizes) -> Tensor */
@@ -1052,7 +1052,7 @@ yg_status yg_max_dim_backward(const yg_tensor *grad,
     yg_device dev;
     max_dim_backward_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return max_dim_backward_traced(grad, dim, indices, sizes, sizes_len, out);
     YG_RETURN_IF_ERROR(yg__check_out("max_dim_backward", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("max_dim_backward", "grad", grad));
@@ -1129,21 +1129,21 @@ out:
 }
 
 /* Runs yg_sincos with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sincos_traced(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sincos(self, out_sin, out_cos);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sincos");
-    yg__trace_input(self);
-    yg__trace_output(out_sin, NULL);
-    yg__trace_output(out_cos, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sincos");
+    yg__obs_input(self);
+    yg__obs_output(out_sin, NULL);
+    yg__obs_output(out_cos, NULL);
+    return yg__obs_end_node();
 }
 
 /* sincos(Tensor self) -> (Tensor sin, Tensor cos) */
@@ -1156,7 +1156,7 @@ yg_status yg_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_
     sincos_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sincos_traced(self, out_sin, out_cos);
     YG_RETURN_IF_ERROR(yg__check_out("sincos", "out_sin", out_sin));
     YG_RETURN_IF_ERROR(yg__check_out("sincos", "out_cos", out_cos));
@@ -1223,21 +1223,21 @@ out:
 }
 
 /* Runs yg_scaled with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status scaled_traced(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_scaled(self, scale, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("scaled");
-    yg__trace_input(self);
-    yg__trace_input(scale);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("scaled");
+    yg__obs_input(self);
+    yg__obs_input(scale);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* scaled(Tensor self, Tensor scale) -> Tensor */
@@ -1249,7 +1249,7 @@ yg_status yg_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **o
     scaled_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return scaled_traced(self, scale, out);
     YG_RETURN_IF_ERROR(yg__check_out("scaled", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("scaled", "self", self));
@@ -1292,7 +1292,7 @@ static const scaled_backward_fn scaled_backward_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_scaled_backward with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status scaled_backward_traced(const yg_tensor *grad,
                                         const yg_tensor *self,
                                         const yg_tensor *scale,
@@ -1302,19 +1302,19 @@ static yg_status scaled_backward_traced(const yg_tensor *grad,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_scaled_backward(grad, self, scale, grad_input_mask, out_grad_self, out_grad_scale);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("scaled_backward");
-    yg__trace_input(grad);
-    yg__trace_input(self);
-    yg__trace_input(scale);
-    yg__trace_attr_bools("grad_input_mask", grad_input_mask, 2);
-    yg__trace_output(out_grad_self, NULL);
-    yg__trace_output(out_grad_scale, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("scaled_backward");
+    yg__obs_input(grad);
+    yg__obs_input(self);
+    yg__obs_input(scale);
+    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 2);
+    yg__obs_output(out_grad_self, NULL);
+    yg__obs_output(out_grad_scale, NULL);
+    return yg__obs_end_node();
 }
 
 /* scaled_backward(Tensor grad, Tensor self, Tensor scale,
@@ -1330,7 +1330,7 @@ yg_status yg_scaled_backward(const yg_tensor *grad,
     yg_device dev;
     scaled_backward_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return scaled_backward_traced(grad,
                                       self,
                                       scale,
@@ -1370,7 +1370,7 @@ static const mul_out_fn mul_out_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_mul_out with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status mul_out_traced(const yg_tensor *self,
                                 const yg_tensor *other,
                                 yg_tensor *dest,
@@ -1378,17 +1378,17 @@ static yg_status mul_out_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_mul_out(self, other, dest, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("mul.out");
-    yg__trace_input(self);
-    yg__trace_input(other);
-    yg__trace_input(dest);
-    yg__trace_output(out, dest);
-    return yg__trace_end_node();
+    yg__obs_begin_node("mul.out");
+    yg__obs_input(self);
+    yg__obs_input(other);
+    yg__obs_input(dest);
+    yg__obs_output(out, dest);
+    return yg__obs_end_node();
 }
 
 /* mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!) */
@@ -1401,7 +1401,7 @@ yg_status yg_mul_out(const yg_tensor *self,
     yg_device dev;
     mul_out_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return mul_out_traced(self, other, dest, out);
     YG_RETURN_IF_ERROR(yg__check_out("mul", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("mul", "self", self));
@@ -1452,20 +1452,20 @@ out:
 }
 
 /* Runs yg_sign with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status sign_traced(const yg_tensor *self, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_sign(self, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("sign");
-    yg__trace_input(self);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("sign");
+    yg__obs_input(self);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* sign(Tensor self) -> Tensor */
@@ -1477,7 +1477,7 @@ yg_status yg_sign(const yg_tensor *self, yg_tensor **out)
     sign_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return sign_traced(self, out);
     YG_RETURN_IF_ERROR(yg__check_out("sign", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("sign", "self", self));
@@ -1514,7 +1514,7 @@ static const noise_fn noise_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_noise with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status noise_traced(const int64_t *size,
                               int64_t size_len,
                               yg_generator *generator,
@@ -1524,20 +1524,20 @@ static yg_status noise_traced(const int64_t *size,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_noise(size, size_len, generator, dtype, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("noise");
-    yg__trace_attr_ints("size", size, size_len);
-    yg__trace_generator("generator", generator);
+    yg__obs_begin_node("noise");
+    yg__obs_attr_ints("size", size, size_len);
+    yg__obs_generator("generator", generator);
     if (dtype != NULL)
-        yg__trace_attr_int("dtype", (int64_t)*dtype);
+        yg__obs_attr_int("dtype", (int64_t)*dtype);
     if (device != NULL)
-        yg__trace_attr_int("device", (int64_t)*device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+        yg__obs_attr_int("device", (int64_t)*device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,
@@ -1552,7 +1552,7 @@ yg_status yg_noise(const int64_t *size,
     yg_device dev;
     noise_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return noise_traced(size, size_len, generator, dtype, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("noise", "out", out));
     YG_RETURN_IF_ERROR(yg__dispatch_device("noise", device, NULL, &dev));
@@ -1587,21 +1587,21 @@ static const noise_like_fn noise_like_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_noise_like with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status noise_like_traced(const yg_tensor *self, yg_device device, yg_tensor **out)
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_noise_like(self, device, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("noise_like");
-    yg__trace_input(self);
-    yg__trace_attr_int("device", (int64_t)device);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("noise_like");
+    yg__obs_input(self);
+    yg__obs_attr_int("device", (int64_t)device);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* noise_like(Tensor self, Device device) -> Tensor */
@@ -1611,7 +1611,7 @@ yg_status yg_noise_like(const yg_tensor *self, yg_device device, yg_tensor **out
     yg_device dev;
     noise_like_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return noise_like_traced(self, device, out);
     YG_RETURN_IF_ERROR(yg__check_out("noise_like", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("noise_like", "self", self));
@@ -1638,7 +1638,7 @@ static const running_scale_fn running_scale_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_running_scale with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status running_scale_traced(const yg_tensor *self,
                                       yg_tensor *running,
                                       double momentum,
@@ -1646,17 +1646,17 @@ static yg_status running_scale_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_running_scale(self, running, momentum, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("running_scale");
-    yg__trace_input(self);
-    yg__trace_input(running);
-    yg__trace_attr_float("momentum", momentum);
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("running_scale");
+    yg__obs_input(self);
+    yg__obs_input(running);
+    yg__obs_attr_float("momentum", momentum);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor */
@@ -1670,7 +1670,7 @@ yg_status yg_running_scale(const yg_tensor *self,
     running_scale_fn kernel;
     yg_status st;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return running_scale_traced(self, running, momentum, out);
     YG_RETURN_IF_ERROR(yg__check_out("running_scale", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("running_scale", "self", self));
@@ -1711,7 +1711,7 @@ static const loss_fn loss_kernels[YG_DEVICE_COUNT_] = {
 };
 
 /* Runs yg_loss with tracing paused and records it as one node
- * (jit/tracer.h). */
+ * (core/observer.h). */
 static yg_status loss_traced(const yg_tensor *self,
                              const yg_tensor *target,
                              yg_reduction reduction,
@@ -1719,17 +1719,17 @@ static yg_status loss_traced(const yg_tensor *self,
 {
     yg_status st;
 
-    yg__trace_pause();
+    yg__obs_pause();
     st = yg_loss(self, target, reduction, out);
-    yg__trace_resume();
+    yg__obs_resume();
     if (st != YG_OK)
         return st;
-    yg__trace_begin_node("loss");
-    yg__trace_input(self);
-    yg__trace_input(target);
-    yg__trace_attr_str("reduction", yg_reduction_name(reduction));
-    yg__trace_output(out, NULL);
-    return yg__trace_end_node();
+    yg__obs_begin_node("loss");
+    yg__obs_input(self);
+    yg__obs_input(target);
+    yg__obs_attr_str("reduction", yg_reduction_name(reduction));
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
 }
 
 /* loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor */
@@ -1742,7 +1742,7 @@ yg_status yg_loss(const yg_tensor *self,
     yg_device dev;
     loss_fn kernel;
 
-    if (yg__trace_recording(false))
+    if (yg__obs_recording(false))
         return loss_traced(self, target, reduction, out);
     YG_RETURN_IF_ERROR(yg__check_out("loss", "out", out));
     YG_RETURN_IF_ERROR(yg__check_defined("loss", "self", self));
