@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backend.h"
 #include "core/core.h"
-#include "cuda/cuda.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_dtype_conversion.h"
 
@@ -101,8 +101,11 @@ storage_new(const char *op, yg_device device, int32_t index, size_t nbytes, yg_s
     yg_storage *s = malloc(sizeof *s);
     if (s == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "out of memory allocating a storage");
-    if (device == YG_CUDA) {
-        yg_status st = yg__cuda_alloc(op, index, nbytes, &s->data);
+    if (device != YG_CPU) {
+        const yg_device_backend *b = NULL;
+        yg_status st = yg__backend(op, device, &b);
+        if (st == YG_OK)
+            st = b->alloc(op, index, nbytes, &s->data);
         if (st != YG_OK) {
             free(s);
             return st;
@@ -128,8 +131,8 @@ static void storage_release(yg_storage *s)
 {
     if (s == NULL || atomic_fetch_sub(&s->refcount, 1) != 1)
         return;
-    if (s->device == YG_CUDA)
-        yg__cuda_free(s->device_index, s->data);
+    if (s->device != YG_CPU)
+        yg__backend_of(s->device)->free(s->device_index, s->data);
     else
         yg__free(s->data, s->nbytes);
     free(s);
@@ -445,12 +448,16 @@ yg_status yg__tensor_to(const yg_tensor *t, yg_device device, int32_t index, yg_
     st = yg__tensor_new_on("to_device", t->sizes, t->ndim, t->dtype, device, index, &res);
     if (st == YG_OK && res->storage->nbytes > 0) {
         size_t n = (size_t)yg_tensor_numel(t) * yg_dtype_size(t->dtype);
-        st = yg__cuda_memcpy("to_device",
-                             yg__tensor_ptr(res),
-                             device == YG_CPU ? -1 : index,
-                             yg__tensor_ptr(src),
-                             src->storage->device == YG_CPU ? -1 : src->storage->device_index,
-                             n);
+        /* The backend of the side that is not the host copies. */
+        yg_device dev = device != YG_CPU ? device : src->storage->device;
+        st = yg__backend_of(dev)->memcpy("to_device",
+                                         yg__tensor_ptr(res),
+                                         device == YG_CPU ? -1 : index,
+                                         yg__tensor_ptr(src),
+                                         src->storage->device == YG_CPU
+                                             ? -1
+                                             : src->storage->device_index,
+                                         n);
     }
     yg_release(src);
     if (st != YG_OK) {

@@ -29,25 +29,6 @@ yg_status yg__cuda_check_index(const char *op, int index) {
     return yg__fail(YG_ERR_DEVICE, "%s: cuda: %s", op, why);
 }
 
-yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out) {
-    (void)nbytes;
-    *out = NULL;
-    return yg__cuda_check_index(op, index);
-}
-
-yg_status yg__cuda_memcpy(
-    const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes) {
-    (void)dst;
-    (void)src;
-    (void)nbytes;
-    return yg__cuda_check_index(op, dst_index >= 0 ? dst_index : src_index);
-}
-
-void yg__cuda_free(int index, void *ptr) {
-    (void)index;
-    (void)ptr;
-}
-
 yg_status yg_cuda_get_device_properties(int index, yg_cuda_device_properties *out) {
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_get_device_properties: out is NULL");

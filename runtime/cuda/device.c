@@ -16,6 +16,7 @@
  */
 #include "cuda/cuda.h"
 
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/rng.h"
 #include "cpu/cpu.h"
@@ -517,6 +518,20 @@ yg_status yg__cuda_memcpy(
                         cudaGetErrorString(e));
     }
     return YG_OK;
+}
+
+/* The CUDA backend of the device registry (core/backend.h), registered
+ * when the library loads. */
+static const yg_device_backend cuda_backend = {
+    .name = "cuda",
+    .check_index = yg__cuda_check_index,
+    .alloc = yg__cuda_alloc,
+    .free = yg__cuda_free,
+    .memcpy = yg__cuda_memcpy,
+};
+
+__attribute__((constructor)) static void register_backend(void) {
+    yg__backend_register(YG_CUDA, &cuda_backend);
 }
 
 yg_status yg_cuda_get_device_properties(int index, yg_cuda_device_properties *out) {

@@ -1,0 +1,61 @@
+/*
+ * backend.h - the device registry: what core needs of a device other than
+ * the CPU (memory, copies), behind one table per device kind that its
+ * backend registers.  Not public API.
+ *
+ * core/ calls a device only through here and includes nothing of a
+ * backend.  A device whose backend is not there (a build without it, or
+ * a module that failed to load) gets one status, from yg__backend, the
+ * same for every request: YG_ERR_DEVICE "<op>: built without CUDA (...)".
+ *
+ * A backend registers its table with yg__backend_register before any
+ * tensor of its device exists; a storage on that device therefore always
+ * finds its backend.
+ */
+#ifndef YAGRAD_CORE_BACKEND_H
+#define YAGRAD_CORE_BACKEND_H
+
+#include "yagrad/status.h"
+#include "yagrad/tensor.h"
+
+#include <stddef.h>
+
+/* Memory of a device, by index.  Every function names op in its errors. */
+typedef struct yg_device_backend {
+    const char *name; /* "cuda": as yg__device_name */
+
+    /* YG_OK when index names a usable device, else YG_ERR_DEVICE. */
+    yg_status (*check_index)(const char *op, int index);
+
+    /* *out = nbytes of device memory on index (NULL on failure):
+     * YG_ERR_DEVICE for an unusable index, YG_ERR_OUT_OF_MEMORY. */
+    yg_status (*alloc)(const char *op, int index, size_t nbytes, void **out);
+
+    /* Gives back memory from alloc.  NULL-safe.  Cannot fail. */
+    void (*free)(int index, void *ptr);
+
+    /* Copies nbytes from src to dst, each host memory (index -1) or
+     * memory from alloc on device index; a copy with the host is complete
+     * when it returns. */
+    yg_status (*memcpy)(
+        const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes);
+
+    /* What the backend offers beyond this table (its kernels, its public
+     * API), in a layout only its own callers know; may be NULL. */
+    const void *ext;
+} yg_device_backend;
+
+/* Makes b (static, never freed) the backend of device.  Called once per
+ * device kind, by the backend itself.  Cannot fail. */
+void yg__backend_register(yg_device device, const yg_device_backend *b);
+
+/* *out = the backend of device (not YG_CPU).  YG_ERR_DEVICE naming op when
+ * there is none: "<op>: built without CUDA (configure with the CUDA
+ * toolkit installed and YG_WITH_CUDA=ON)", or an invalid device. */
+yg_status yg__backend(const char *op, yg_device device, const yg_device_backend **out);
+
+/* The backend of device, for a device a storage is on (whose backend is
+ * therefore registered).  Cannot fail. */
+const yg_device_backend *yg__backend_of(yg_device device);
+
+#endif /* YAGRAD_CORE_BACKEND_H */
