@@ -3,6 +3,9 @@
 #   include/yagrad/*.h        the public headers: runtime/include/yagrad/,
 #                             gen's ops.h and ops_<section>.h, version.h
 #   lib/libyagrad.so.0.2.0    SONAME libyagrad.so.0.2 (CMakeLists.txt)
+#   lib/libyagrad_cuda.so.0.2 the CUDA module, loaded by libyagrad.so on
+#                             the first request for a GPU (not by
+#                             programs linked with libyagrad.a)
 #   lib/libyagrad.a           YG_BUILD_STATIC
 #   lib/cmake/yagrad/         yagradConfig.cmake, yagradConfigVersion.cmake,
 #                             the exported targets yagrad::yagrad and
@@ -35,6 +38,11 @@ install(TARGETS yagrad EXPORT yagradTargets
                 NAMELINK_COMPONENT yagrad_development)
 install(EXPORT yagradTargets NAMESPACE yagrad:: DESTINATION ${YG_INSTALL_CMAKEDIR}
         COMPONENT yagrad_development)
+# The CUDA module beside libyagrad, where core/backend.c looks for it.
+if(YG_HAVE_CUDA)
+  install(TARGETS yagrad_cuda_module
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT yagrad_runtime)
+endif()
 if(YG_BUILD_STATIC)
   # A separate export set: yagradConfig.cmake includes it only once it has
   # found what the archive needs at link time.
@@ -145,17 +153,6 @@ if(YG_WITH_MPI)
   foreach(lib ${MPI_C_LIBRARIES})
     yg_pc_add_lib(${lib})
   endforeach()
-endif()
-if(YG_HAVE_CUDA)
-  yg_pc_add_lib(${CUDA_cudart_static_LIBRARY})
-  yg_pc_add_lib(${CUDA_cublas_LIBRARY})
-  yg_pc_add_lib(rt)
-endif()
-if(YG_HAVE_NCCL)
-  yg_pc_add_lib(${NCCL_LIBRARY})
-endif()
-if(YG_HAVE_CUDNN)
-  yg_pc_add_lib(${CUDNN_LIBRARY})
 endif()
 foreach(lib ${OpenMP_C_LIB_NAMES})
   if(DEFINED OpenMP_${lib}_LIBRARY)

@@ -9,8 +9,8 @@
  * print "skipped: no CUDA device ..." (or "skipped: built without CUDA")
  * and CTest reports them as skipped (tests/CMakeLists.txt), never passed.
  */
+#include "core/backend.h"
 #include "core/core.h"
-#include "cuda/cuda.h"
 #include "opinfo/opinfo.h"
 #include "testutil.h"
 #include "yagrad/autograd.h"
@@ -65,9 +65,12 @@ static void test_cuda_state_is_reported(void **state) {
     YG_EXPECT_ERROR(yg_cuda_get_device_properties(0, &p), YG_ERR_DEVICE, "cuda_get_device_properties: ");
     YG_EXPECT_ERROR(yg_cuda_synchronize(0), YG_ERR_DEVICE, "cuda_synchronize: ");
     YG_EXPECT_ERROR(yg_cuda_memory_stats_get(0, &m), YG_ERR_DEVICE, "cuda_memory_stats_get: ");
-    void *ptr = (void *)1;
-    YG_EXPECT_ERROR(yg__cuda_alloc("empty", 0, 16, &ptr), YG_ERR_DEVICE, "empty: ");
-    assert_null(ptr);
+    yg_tensor *t = (yg_tensor *)&p;
+    int64_t four = 4;
+    YG_EXPECT_ERROR(yg__tensor_new_on("empty", &four, 1, YG_FLOAT32, YG_CUDA, 0, &t),
+                    YG_ERR_DEVICE,
+                    "empty: cuda: ");
+    assert_null(t);
     YG_EXPECT_ERROR(
         yg_cuda_get_device_properties(0, NULL), YG_ERR_INVALID_ARGUMENT, "out is NULL");
     yg_cuda_empty_cache(); /* harmless */
@@ -112,26 +115,28 @@ static void test_device_properties_and_bad_indices(void **state) {
 static void test_allocator_caches_device_memory(void **state) {
     (void)state;
     need_device();
+    const yg_device_backend *cuda = NULL;
+    YG_CHECK(yg__backend("test", YG_CUDA, &cuda));
     enum { N = 1000 };
     void *p[N];
     yg_cuda_memory_stats m;
     for (int i = 0; i < N; i++)
-        YG_CHECK(yg__cuda_alloc("test", 0, (size_t)(i % 97) * 1000 + 1, &p[i]));
+        YG_CHECK(cuda->alloc("test", 0, (size_t)(i % 97) * 1000 + 1, &p[i]));
     YG_CHECK(yg_cuda_memory_stats_get(0, &m));
     assert_true(m.num_cuda_mallocs < 40);
     assert_true(m.allocated_bytes > 0 && m.reserved_bytes >= m.allocated_bytes);
     for (int i = 0; i < N; i++)
-        yg__cuda_free(0, p[i]);
+        cuda->free(0, p[i]);
     YG_CHECK(yg_cuda_memory_stats_get(0, &m));
     assert_int_equal(m.allocated_bytes, 0);
     void *huge = NULL;
-    YG_EXPECT_ERROR(yg__cuda_alloc("empty", 0, (size_t)1 << 40, &huge),
+    YG_EXPECT_ERROR(cuda->alloc("empty", 0, (size_t)1 << 40, &huge),
                     YG_ERR_OUT_OF_MEMORY,
                     "empty: out of CUDA memory allocating 1099511627776 bytes on cuda:0");
     assert_null(huge);
     void *again = NULL;
-    YG_CHECK(yg__cuda_alloc("test", 0, 4096, &again));
-    yg__cuda_free(0, again);
+    YG_CHECK(cuda->alloc("test", 0, 4096, &again));
+    cuda->free(0, again);
     yg_cuda_empty_cache();
     YG_CHECK(yg_cuda_memory_stats_get(0, &m));
     assert_int_equal(m.reserved_bytes, 0);

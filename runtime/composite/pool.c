@@ -20,7 +20,7 @@
  * generated wrapper prefixes it).
  */
 #include "composite/composite.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 #include "yagrad/ops_views.h"
 #include "yagrad/ops_indexing.h"
 #include "yagrad/ops_pooling.h"
@@ -118,7 +118,7 @@ static yg_status indices_backward(int64_t nsp,
                                grad_output->storage->device_index,
                                &flat);
         if (st == YG_OK)
-            st = yg__cuda_max_pool_backward("max pooling gradient",
+            st = yg__cuda()->max_pool_backward("max pooling gradient",
                                             grad_output,
                                             indices,
                                             yg__sizes_product(fs, fnd - 1),

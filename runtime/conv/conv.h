@@ -1,8 +1,8 @@
 /*
  * conv/conv.h - the convolution dispatcher's interface to the rest of the
  * runtime: the validated parameters of one call, backend selection, and
- * the backends' entry points (conv/native.c, conv/onednn.c; cuDNN will
- * sit beside them behind the same three functions).  Not public API.
+ * the registry of backends (conv/native.c, conv/onednn.c, conv/cudnn.c),
+ * each behind the same three passes.  Not public API.
  *
  * Geometry.  Every convolution is handled as 3-d: a 1-d or 2-d one gets
  * size-1 leading spatial dims (stride, dilation 1, padding 0 there).  A
@@ -75,72 +75,53 @@ void yg__conv_output_sizes(const yg_conv_params *p, int64_t *sizes);
  * Records the choice as the last one. */
 yg_status yg__conv_select(const yg_conv_params *p, bool allow_choice, yg_conv_backend *out);
 
-/* native.c.  x, w, y, bias contiguous of p->dtype.  Fail only with
- * YG_ERR_OUT_OF_MEMORY (the im2col buffers). */
+/* A convolution backend: the three passes of an ordinary convolution A
+ * over contiguous operands of p->dtype in the memory of device (x, w, y,
+ * bias; bias nullable).  Messages carry no op name.  Each returns YG_OK,
+ * YG_ERR_OUT_OF_MEMORY (buffers, workspaces), YG_ERR_NOT_IMPLEMENTED (a
+ * case it has no algorithm for), YG_ERR_DEVICE or YG_ERR_INTERNAL (its
+ * library's failure, named).
+ *
+ * The registry (select.c) holds one per yg_conv_backend: native.c and,
+ * when built, onednn.c are in the library; cudnn.c is part of the CUDA
+ * module and registers itself when the module loads. */
+typedef struct yg_conv_impl {
+    yg_device device; /* whose memory the passes read and write */
 
-/* y = A(x) (+ bias per y channel; bias nullable) */
-yg_status yg__conv_native_forward(const yg_conv_params *p,
-                                  const void *x,
-                                  const void *w,
-                                  const void *bias,
-                                  void *y);
-/* x = A^T(y) (+ bias per x channel; nullable): the data gradient */
-yg_status yg__conv_native_data(const yg_conv_params *p,
-                               const void *y,
-                               const void *w,
-                               const void *bias,
-                               void *x);
-/* w = the gradient of <y, A_w(x)> in w (overwritten) */
-yg_status yg__conv_native_weight(const yg_conv_params *p, const void *y, const void *x, void *w);
+    /* Why the backend does not take p ("float64: oneDNN has no float64
+     * convolution"), or NULL when it does; NULL for a backend that takes
+     * every case.  A static string.  Cannot fail. */
+    const char *(*refuses)(const yg_conv_params *p);
 
-/* onednn.c (built with oneDNN) or onednn_stub.c (without): the same
- * three passes on oneDNN primitives, float32 only.  x, w, y, bias
- * contiguous float32.  Messages carry no op name.
- * Returns: YG_OK; YG_ERR_OUT_OF_MEMORY; YG_ERR_NOT_IMPLEMENTED (stub, or a
- * case oneDNN has no primitive for); YG_ERR_INTERNAL for any other dnnl
- * failure (its status named). */
-yg_status yg__conv_onednn_forward(const yg_conv_params *p,
-                                  const void *x,
-                                  const void *w,
-                                  const void *bias,
-                                  void *y);
-yg_status yg__conv_onednn_data(const yg_conv_params *p,
-                               const void *y,
-                               const void *w,
-                               const void *bias,
-                               void *x);
-yg_status yg__conv_onednn_weight(const yg_conv_params *p, const void *y, const void *x, void *w);
+    /* y = A(x) (+ bias per y channel) */
+    yg_status (*forward)(
+        const yg_conv_params *p, const void *x, const void *w, const void *bias, void *y);
+    /* x = A^T(y) (+ bias per x channel): the data gradient */
+    yg_status (*data)(
+        const yg_conv_params *p, const void *y, const void *w, const void *bias, void *x);
+    /* w = the gradient of <y, A_w(x)> in w (overwritten) */
+    yg_status (*weight)(const yg_conv_params *p, const void *y, const void *x, void *w);
+} yg_conv_impl;
 
-/* Whether this build has the oneDNN backend.  Cannot fail. */
-bool yg__conv_onednn_built(void);
+/* Makes impl (static, never freed) the backend b.  Cannot fail. */
+void yg__conv_register(yg_conv_backend b, const yg_conv_impl *impl);
 
-/* Why oneDNN does not take p ("float64: oneDNN has no float64
- * convolution"), or NULL when it does.  A static string.  Cannot fail. */
-const char *yg__conv_onednn_refuses(const yg_conv_params *p);
+/* The backend b, or NULL when this process has none (not built, or, for
+ * cudnn, the CUDA module not loadable: asking loads it).  Cannot fail. */
+const yg_conv_impl *yg__conv_impl(yg_conv_backend b);
 
-/* cudnn.c (built with cuDNN) or cudnn_stub.c (without): the same three
- * passes with cuDNN on device p->device_index, float32 or float64; x, w,
- * y, bias contiguous device memory there.  The algorithm is chosen per
+/* native.c: im2col and BLAS, float32 and float64, every case; fails only
+ * with YG_ERR_OUT_OF_MEMORY. */
+extern const yg_conv_impl yg__conv_native;
+
+/* onednn.c (built with oneDNN): oneDNN primitives, float32 only. */
+extern const yg_conv_impl yg__conv_onednn;
+
+/* cudnn.c (in the CUDA module, built with cuDNN) registers cuDNN on
+ * device p->device_index, float32 or float64: the algorithm is chosen per
  * geometry under a workspace limit (cudnnGet*_v7 heuristics, or
  * cudnnFind*Ex timings when p->benchmark; only deterministic ones when
- * p->deterministic) and cached.  Messages carry no op name.
- * Returns: YG_OK; YG_ERR_OUT_OF_MEMORY (workspace); YG_ERR_DEVICE for a
- * cuDNN or CUDA failure (cuDNN's reason named); YG_ERR_NOT_IMPLEMENTED
- * (stub, or a case no cuDNN algorithm takes). */
-yg_status yg__conv_cudnn_forward(const yg_conv_params *p,
-                                 const void *x,
-                                 const void *w,
-                                 const void *bias,
-                                 void *y);
-yg_status yg__conv_cudnn_data(const yg_conv_params *p,
-                              const void *y,
-                              const void *w,
-                              const void *bias,
-                              void *x);
-yg_status yg__conv_cudnn_weight(const yg_conv_params *p, const void *y, const void *x, void *w);
-
-/* Whether this build has the cuDNN backend.  Cannot fail. */
-bool yg__conv_cudnn_built(void);
+ * p->deterministic) and cached. */
 
 /* The caller's backward in one call (composite convolution_backward runs
  * it when nothing records): the gradients of the caller's convolution in

@@ -86,10 +86,6 @@ static cudnnHandle_t handles[YG_CUDA_MAX_DEVICES];
 static algo_entry cache[CACHE_SLOTS];
 static int cache_len, cache_next;
 
-bool yg__conv_cudnn_built(void) {
-    return true;
-}
-
 /* The descriptors of one call. */
 typedef struct descs {
     cudnnTensorDescriptor_t x, y, bias;
@@ -565,7 +561,7 @@ static yg_status pass_run(const yg_conv_params *p,
     return st;
 }
 
-yg_status yg__conv_cudnn_forward(const yg_conv_params *p,
+static yg_status cudnn_forward(const yg_conv_params *p,
                                  const void *x,
                                  const void *w,
                                  const void *bias,
@@ -573,7 +569,7 @@ yg_status yg__conv_cudnn_forward(const yg_conv_params *p,
     return pass_run(p, PASS_FORWARD, x, w, bias, y);
 }
 
-yg_status yg__conv_cudnn_data(const yg_conv_params *p,
+static yg_status cudnn_data(const yg_conv_params *p,
                               const void *y,
                               const void *w,
                               const void *bias,
@@ -581,6 +577,18 @@ yg_status yg__conv_cudnn_data(const yg_conv_params *p,
     return pass_run(p, PASS_DATA, y, w, bias, x);
 }
 
-yg_status yg__conv_cudnn_weight(const yg_conv_params *p, const void *y, const void *x, void *w) {
+static yg_status cudnn_weight(const yg_conv_params *p, const void *y, const void *x, void *w) {
     return pass_run(p, PASS_WEIGHT, x, y, NULL, w);
+}
+
+static const yg_conv_impl cudnn = {
+    .device = YG_CUDA,
+    .forward = cudnn_forward,
+    .data = cudnn_data,
+    .weight = cudnn_weight,
+};
+
+/* Registered when the CUDA module loads (cuda/module.c). */
+__attribute__((constructor)) static void register_cudnn(void) {
+    yg__conv_register(YG_CONV_BACKEND_CUDNN, &cudnn);
 }

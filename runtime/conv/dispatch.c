@@ -30,42 +30,6 @@ static const void *data(const yg_tensor *t) {
     return t != NULL ? yg__tensor_ptr(t) : NULL;
 }
 
-/* The three passes of conv/conv.h on backend b. */
-static yg_status forward(yg_conv_backend b,
-                         const yg_conv_params *p,
-                         const void *x,
-                         const void *w,
-                         const void *bias,
-                         void *y) {
-    if (b == YG_CONV_BACKEND_CUDNN)
-        return yg__conv_cudnn_forward(p, x, w, bias, y);
-    if (b == YG_CONV_BACKEND_ONEDNN)
-        return yg__conv_onednn_forward(p, x, w, bias, y);
-    return yg__conv_native_forward(p, x, w, bias, y);
-}
-
-static yg_status data_grad(yg_conv_backend b,
-                           const yg_conv_params *p,
-                           const void *y,
-                           const void *w,
-                           const void *bias,
-                           void *x) {
-    if (b == YG_CONV_BACKEND_CUDNN)
-        return yg__conv_cudnn_data(p, y, w, bias, x);
-    if (b == YG_CONV_BACKEND_ONEDNN)
-        return yg__conv_onednn_data(p, y, w, bias, x);
-    return yg__conv_native_data(p, y, w, bias, x);
-}
-
-static yg_status
-weight_grad(yg_conv_backend b, const yg_conv_params *p, const void *y, const void *x, void *w) {
-    if (b == YG_CONV_BACKEND_CUDNN)
-        return yg__conv_cudnn_weight(p, y, x, w);
-    if (b == YG_CONV_BACKEND_ONEDNN)
-        return yg__conv_onednn_weight(p, y, x, w);
-    return yg__conv_native_weight(p, y, x, w);
-}
-
 yg_status yg__kernel_convolution_dispatch(const yg_tensor *input,
                                           const yg_tensor *weight,
                                           const yg_tensor *bias,
@@ -124,9 +88,9 @@ yg_status yg__kernel_convolution_dispatch(const yg_tensor *input,
         st = yg__tensor_new_on(
             "convolution_dispatch", sizes, p.n_spatial + 2, p.dtype, p.device, p.device_index, &y);
     if (st == YG_OK && !transposed)
-        st = forward(backend, &p, data(x), data(w), data(b), yg__tensor_ptr(y));
+        st = yg__conv_impl(backend)->forward(&p, data(x), data(w), data(b), yg__tensor_ptr(y));
     else if (st == YG_OK)
-        st = data_grad(backend, &p, data(x), data(w), data(b), yg__tensor_ptr(y));
+        st = yg__conv_impl(backend)->data(&p, data(x), data(w), data(b), yg__tensor_ptr(y));
     yg_release(x);
     yg_release(w);
     yg_release(b);
@@ -195,15 +159,15 @@ yg_status yg__conv_backward(const yg_tensor *grad_output,
     if (st == YG_OK && mask[0])
         st = yg__tensor_empty_like(input, p->dtype, &gi);
     if (st == YG_OK && mask[0] && !p->transposed)
-        st = data_grad(backend, p, data(gy), data(w), NULL, yg__tensor_ptr(gi));
+        st = yg__conv_impl(backend)->data(p, data(gy), data(w), NULL, yg__tensor_ptr(gi));
     else if (st == YG_OK && mask[0])
-        st = forward(backend, p, data(gy), data(w), NULL, yg__tensor_ptr(gi));
+        st = yg__conv_impl(backend)->forward(p, data(gy), data(w), NULL, yg__tensor_ptr(gi));
     if (st == YG_OK && mask[1])
         st = yg__tensor_empty_like(weight, p->dtype, &gw);
     if (st == YG_OK && mask[1] && !p->transposed)
-        st = weight_grad(backend, p, data(gy), data(x), yg__tensor_ptr(gw));
+        st = yg__conv_impl(backend)->weight(p, data(gy), data(x), yg__tensor_ptr(gw));
     else if (st == YG_OK && mask[1])
-        st = weight_grad(backend, p, data(x), data(gy), yg__tensor_ptr(gw));
+        st = yg__conv_impl(backend)->weight(p, data(x), data(gy), yg__tensor_ptr(gw));
     if (st == YG_OK && mask[2])
         st = bias_grad(p, gy, &gb);
     yg_release(gy);

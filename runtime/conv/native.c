@@ -489,7 +489,7 @@ run(const yg_conv_params *p, const geom *g, pass what, const void *a, const void
     return YG_OK;
 }
 
-yg_status yg__conv_native_forward(const yg_conv_params *p,
+static yg_status native_forward(const yg_conv_params *p,
                                   const void *x,
                                   const void *w,
                                   const void *bias,
@@ -506,7 +506,7 @@ yg_status yg__conv_native_forward(const yg_conv_params *p,
     return YG_OK;
 }
 
-yg_status yg__conv_native_data(const yg_conv_params *p,
+static yg_status native_data(const yg_conv_params *p,
                                const void *y,
                                const void *w,
                                const void *bias,
@@ -525,7 +525,7 @@ yg_status yg__conv_native_data(const yg_conv_params *p,
     return YG_OK;
 }
 
-yg_status yg__conv_native_weight(const yg_conv_params *p, const void *y, const void *x, void *w) {
+static yg_status native_weight(const yg_conv_params *p, const void *y, const void *x, void *w) {
     geom g = geometry(p);
     if (p->batch == 0 || g.P <= 0 || g.Q <= 0) {
         /* No image, or one of no positions: the gradient is zero. */
@@ -539,3 +539,10 @@ yg_status yg__conv_native_weight(const yg_conv_params *p, const void *y, const v
     }
     return run(p, &g, PASS_WEIGHT, y, x, w);
 }
+
+const yg_conv_impl yg__conv_native = {
+    .device = YG_CPU,
+    .forward = native_forward,
+    .data = native_data,
+    .weight = native_weight,
+};

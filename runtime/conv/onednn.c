@@ -83,11 +83,7 @@ static yg_status fail(dnnl_status_t s, const char *what) {
     return yg__fail(code, "onednn: %s: %s", what, dnnl_status2str(s));
 }
 
-bool yg__conv_onednn_built(void) {
-    return true;
-}
-
-const char *yg__conv_onednn_refuses(const yg_conv_params *p) {
+static const char *onednn_refuses(const yg_conv_params *p) {
     if (p->dtype != YG_FLOAT32)
         return "float64: oneDNN has no float64 convolution";
     if (p->batch == 0 || p->cx == 0 || p->cy == 0)
@@ -408,7 +404,7 @@ static yg_status run(const yg_conv_params *p, pass what, bool bias, void *const 
     return st;
 }
 
-yg_status yg__conv_onednn_forward(const yg_conv_params *p,
+static yg_status onednn_forward(const yg_conv_params *p,
                                   const void *x,
                                   const void *w,
                                   const void *bias,
@@ -417,7 +413,7 @@ yg_status yg__conv_onednn_forward(const yg_conv_params *p,
     return run(p, PASS_FORWARD, bias != NULL, bufs);
 }
 
-yg_status yg__conv_onednn_data(const yg_conv_params *p,
+static yg_status onednn_data(const yg_conv_params *p,
                                const void *y,
                                const void *w,
                                const void *bias,
@@ -438,7 +434,15 @@ yg_status yg__conv_onednn_data(const yg_conv_params *p,
     return YG_OK;
 }
 
-yg_status yg__conv_onednn_weight(const yg_conv_params *p, const void *y, const void *x, void *w) {
+static yg_status onednn_weight(const yg_conv_params *p, const void *y, const void *x, void *w) {
     void *bufs[] = {(void *)x, (void *)y, w};
     return run(p, PASS_WEIGHT, false, bufs);
 }
+
+const yg_conv_impl yg__conv_onednn = {
+    .device = YG_CPU,
+    .refuses = onednn_refuses,
+    .forward = onednn_forward,
+    .data = onednn_data,
+    .weight = onednn_weight,
+};

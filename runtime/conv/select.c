@@ -12,12 +12,15 @@
  *
  * Automatic choice, per call: cudnn for CUDA operands (the only backend
  * that reads device memory); for cpu operands onednn when built and it
- * takes the case (float32, a non-empty batch: yg__conv_onednn_refuses),
+ * takes the case (float32, a non-empty batch: its refuses),
  * else native.  The benchmark and deterministic flags are thread-local
  * too; yg__conv_params_init copies them into each call's parameters.
  */
 #include "conv/conv.h"
+#include "core/backend.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,8 +39,42 @@ static const char *const names[YG_CONV_BACKEND_COUNT_] = {
 /* What a missing backend lacks, for the message. */
 static const char *const missing[YG_CONV_BACKEND_COUNT_] = {
     [YG_CONV_BACKEND_ONEDNN] = "built without oneDNN",
+#ifdef YG_HAVE_CUDNN
+    [YG_CONV_BACKEND_CUDNN] = "the CUDA backend module, which has cuDNN, could not be loaded",
+#else
     [YG_CONV_BACKEND_CUDNN] = "built without cuDNN",
+#endif
 };
+
+/* The registry: the library's own backends, and the slot cudnn.c fills
+ * when the CUDA module loads. */
+static _Atomic(const yg_conv_impl *) impls[YG_CONV_BACKEND_COUNT_] = {
+    [YG_CONV_BACKEND_NATIVE] = &yg__conv_native,
+#ifdef YG_HAVE_ONEDNN
+    [YG_CONV_BACKEND_ONEDNN] = &yg__conv_onednn,
+#endif
+};
+
+void yg__conv_register(yg_conv_backend b, const yg_conv_impl *impl) {
+    atomic_store_explicit(&impls[b], impl, memory_order_release);
+}
+
+const yg_conv_impl *yg__conv_impl(yg_conv_backend b) {
+    if ((int)b <= YG_CONV_BACKEND_NONE || b >= YG_CONV_BACKEND_COUNT_)
+        return NULL;
+    const yg_conv_impl *impl = atomic_load_explicit(&impls[b], memory_order_acquire);
+    if (impl == NULL && b == YG_CONV_BACKEND_CUDNN && yg__backend_load(YG_CUDA))
+        impl = atomic_load_explicit(&impls[b], memory_order_acquire);
+    return impl;
+}
+
+#ifndef YG_HAVE_ONEDNN
+void yg_conv_onednn_cache_stats(int64_t *out_hits, int64_t *out_misses, int64_t *out_entries) {
+    *out_hits = 0;
+    *out_misses = 0;
+    *out_entries = 0;
+}
+#endif
 
 const char *yg_conv_backend_name(yg_conv_backend backend) {
     if ((int)backend < 0 || backend >= YG_CONV_BACKEND_COUNT_)
@@ -46,9 +83,7 @@ const char *yg_conv_backend_name(yg_conv_backend backend) {
 }
 
 bool yg_conv_backend_available(yg_conv_backend backend) {
-    return backend == YG_CONV_BACKEND_NATIVE ||
-           (backend == YG_CONV_BACKEND_ONEDNN && yg__conv_onednn_built()) ||
-           (backend == YG_CONV_BACKEND_CUDNN && yg__conv_cudnn_built());
+    return yg__conv_impl(backend) != NULL;
 }
 
 void yg_conv_set_benchmark(bool on) {
@@ -113,22 +148,29 @@ yg_status yg__conv_select(const yg_conv_params *p, bool allow_choice, yg_conv_ba
      * memory). */
     if (b == YG_CONV_BACKEND_NONE && p->device == YG_CUDA)
         b = YG_CONV_BACKEND_CUDNN;
-    if (b != YG_CONV_BACKEND_NONE && !yg_conv_backend_available(b))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED, "backend %s: %s", names[b], missing[b]);
-    if (b == YG_CONV_BACKEND_CUDNN && p->device != YG_CUDA)
-        return yg__fail(YG_ERR_DEVICE,
-                        "backend cudnn: needs cuda tensors, got input on %s",
-                        yg__device_name(p->device));
-    if (b != YG_CONV_BACKEND_CUDNN && p->device == YG_CUDA)
-        return yg__fail(YG_ERR_DEVICE,
-                        "backend %s: needs cpu tensors, got input on cuda:%d",
-                        names[b],
-                        p->device_index);
-    if (b == YG_CONV_BACKEND_ONEDNN && (refused = yg__conv_onednn_refuses(p)) != NULL)
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED, "backend onednn: %s", refused);
-    if (b == YG_CONV_BACKEND_NONE)
-        b = allow_choice && yg__conv_onednn_refuses(p) == NULL ? YG_CONV_BACKEND_ONEDNN
-                                                               : YG_CONV_BACKEND_NATIVE;
+    if (b != YG_CONV_BACKEND_NONE) {
+        const yg_conv_impl *impl = yg__conv_impl(b);
+        char dev[32];
+        if (impl == NULL)
+            return yg__fail(YG_ERR_NOT_IMPLEMENTED, "backend %s: %s", names[b], missing[b]);
+        if (impl->device != p->device) {
+            if (p->device == YG_CUDA)
+                snprintf(dev, sizeof dev, "cuda:%d", (int)p->device_index);
+            else
+                snprintf(dev, sizeof dev, "%s", yg__device_name(p->device));
+            return yg__fail(YG_ERR_DEVICE,
+                            "backend %s: needs %s tensors, got input on %s",
+                            names[b],
+                            yg__device_name(impl->device),
+                            dev);
+        }
+        if (impl->refuses != NULL && (refused = impl->refuses(p)) != NULL)
+            return yg__fail(YG_ERR_NOT_IMPLEMENTED, "backend %s: %s", names[b], refused);
+    } else {
+        const yg_conv_impl *onednn = yg__conv_impl(YG_CONV_BACKEND_ONEDNN);
+        b = allow_choice && onednn != NULL && onednn->refuses(p) == NULL ? YG_CONV_BACKEND_ONEDNN
+                                                                        : YG_CONV_BACKEND_NATIVE;
+    }
     last = b;
     *out = b;
     return YG_OK;

@@ -8,9 +8,11 @@
  * a module that failed to load) gets one status, from yg__backend, the
  * same for every request: YG_ERR_DEVICE "<op>: built without CUDA (...)".
  *
- * A backend registers its table with yg__backend_register before any
- * tensor of its device exists; a storage on that device therefore always
- * finds its backend.
+ * A backend is a module (a shared object) loaded on the first request
+ * for its device; its constructor registers its table with
+ * yg__backend_register, before any tensor of its device can exist, so a
+ * storage on that device always finds its backend.  A program that never
+ * asks for the device never loads the module nor what it links.
  */
 #ifndef YAGRAD_CORE_BACKEND_H
 #define YAGRAD_CORE_BACKEND_H
@@ -18,6 +20,7 @@
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Memory of a device, by index.  Every function names op in its errors. */
@@ -49,10 +52,21 @@ typedef struct yg_device_backend {
  * device kind, by the backend itself.  Cannot fail. */
 void yg__backend_register(yg_device device, const yg_device_backend *b);
 
-/* *out = the backend of device (not YG_CPU).  YG_ERR_DEVICE naming op when
- * there is none: "<op>: built without CUDA (configure with the CUDA
- * toolkit installed and YG_WITH_CUDA=ON)", or an invalid device. */
+/* *out = the backend of device (not YG_CPU), loading its module on the
+ * first request (backend.c).  YG_ERR_DEVICE when there is none, the same
+ * message for every request: "<op>: cuda: built without CUDA (configure
+ * with the CUDA toolkit installed and YG_WITH_CUDA=ON)", "<op>: cuda: its
+ * backend module could not be loaded (<the loader's reason>)"; op NULL
+ * leaves out "<op>: ".  An invalid device: "<op>: invalid device N". */
 yg_status yg__backend(const char *op, yg_device device, const yg_device_backend **out);
+
+/* Whether device has a backend, loading its module if needed; unlike
+ * yg__backend it leaves this thread's message alone.  Cannot fail. */
+bool yg__backend_load(yg_device device);
+
+/* The backend of device if it is registered, else NULL; loads nothing.
+ * Cannot fail. */
+const yg_device_backend *yg__backend_if_loaded(yg_device device);
 
 /* The backend of device, for a device a storage is on (whose backend is
  * therefore registered).  Cannot fail. */

@@ -53,7 +53,7 @@
  * the fix off entirely.
  */
 #include "cpu/cpu.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -328,7 +328,7 @@ gemm_into(const char *op, const yg_tensor *self, const yg_tensor *mat2, char *ds
     if (st != YG_OK)
         goto out;
     if (self->storage->device == YG_CUDA)
-        st = yg__cuda_gemm(op, self->storage->device_index, self->dtype, a.trans, b.trans, m, n,
+        st = yg__cuda()->gemm(op, self->storage->device_index, self->dtype, a.trans, b.trans, m, n,
                            k, yg__tensor_ptr(a.t), a.ld, yg__tensor_ptr(b.t), b.ld, 0.0, dst,
                            n > 1 ? n : 1);
     else

@@ -18,7 +18,7 @@
  */
 #include "cpu/cpu.h"
 #include "cpu/cpu_int.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <stdint.h>
@@ -283,7 +283,7 @@ yg_status yg__tensor_contiguous_as(const yg_tensor *t,
     if (t->storage->device == YG_CUDA) {
         YG_RETURN_IF_ERROR(yg__tensor_new_on(
             "contiguous", t->sizes, t->ndim, dtype, YG_CUDA, t->storage->device_index, &res));
-        yg_status st = yg__cuda_copy("contiguous", res, t);
+        yg_status st = yg__cuda()->copy("contiguous", res, t);
         if (st != YG_OK) {
             yg_release(res);
             return st;

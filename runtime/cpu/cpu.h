@@ -51,21 +51,24 @@ typedef struct yg_pointwise_desc {
      * All tables of one descriptor support the same dtypes. */
     const yg_loop_table *loops[YG_CPU_CAPABILITY_COUNT_];
     /* The CUDA launchers (cuda/launch.h; generated/cuda/<section>.cu):
-     * YG_CUDA_LOOPS(op), NULL in a build without CUDA or for a
-     * descriptor without CUDA loops, whose op then refuses CUDA tensors. */
-    const yg_cuda_loop_table *cuda;
+     * YG_CUDA_LOOPS(op), or NULL for a descriptor without CUDA loops,
+     * whose op then refuses CUDA tensors. */
+    struct yg_cuda_loops_ref *cuda;
     int n_scalars;                        /* operand Scalars checked on integer dtypes */
     const char *const *scalar_names;      /* {"alpha"}; NULL when n_scalars is 0 */
 } yg_pointwise_desc;
 
-/* The generated descriptors' CUDA launcher tables, defined by nvcc's
- * objects when the CUDA backend is built. */
-#define YG_CUDA_LOOPS_DECLARE(op) extern const yg_cuda_loop_table yg__cuda_loops_##op
-#ifdef YG_HAVE_CUDA
-#define YG_CUDA_LOOPS(op) (&yg__cuda_loops_##op)
-#else
-#define YG_CUDA_LOOPS(op) NULL
-#endif
+/* A descriptor's CUDA launchers: the name of their table in the CUDA
+ * module (yg__cuda_loops_<op>, generated/cuda/<section>.cu), which the
+ * iterator looks up on the first CUDA call and keeps.  libyagrad links no
+ * CUDA code, so it names the table instead of pointing to it. */
+typedef struct yg_cuda_loops_ref {
+    const char *name;
+    _Atomic(const yg_cuda_loop_table *) table;
+} yg_cuda_loops_ref;
+#define YG_CUDA_LOOPS_DECLARE(op)                                                                  \
+    static yg_cuda_loops_ref yg__cuda_ref_##op = {"yg__cuda_loops_" #op, NULL}
+#define YG_CUDA_LOOPS(op) (&yg__cuda_ref_##op)
 
 /* out = f(inputs...) elementwise with NumPy broadcasting, on the device
  * the inputs are on (all on one: the generated entry points check that);

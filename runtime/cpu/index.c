@@ -24,7 +24,7 @@
  * in the CPU's order (deterministic, bit for bit).
  */
 #include "cpu/cpu.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -175,7 +175,7 @@ yg_status yg__kernel_index_select(const yg_tensor *self,
         yg_status st =
             yg_tensor_numel(res) == 0
                 ? YG_OK
-                : yg__cuda_gather("index_select", self, outer, self->sizes[d], inner, index, res);
+                : yg__cuda()->gather("index_select", self, outer, self->sizes[d], inner, index, res);
         if (st != YG_OK) {
             yg_release(res);
             return st;
@@ -248,7 +248,7 @@ yg_status yg__kernel_index_select_backward(const yg_tensor *grad_output,
         int64_t outer, inner;
         split_sizes(res->sizes, res->ndim, d, &outer, &inner);
         if (yg_tensor_numel(grad_output) > 0)
-            st = yg__cuda_index_add(
+            st = yg__cuda()->index_add(
                 "index_select_backward", grad_output, outer, res->sizes[d], inner, index, -1, res);
         if (st != YG_OK)
             goto out;
@@ -376,7 +376,7 @@ static yg_status scatter_cuda(const char *op,
     if (mode == SCATTER_VALUE)
         value_bytes(res->dtype, value, vbuf);
     if (st == YG_OK)
-        st = yg__cuda_scatter(op,
+        st = yg__cuda()->scatter(op,
                               is_gather,
                               (int)mode,
                               res,
@@ -597,7 +597,7 @@ yg_status yg__kernel_embedding(const yg_tensor *weight,
         yg_status st =
             yg_tensor_numel(res) == 0
                 ? YG_OK
-                : yg__cuda_gather("embedding", weight, 1, weight->sizes[0], dim, indices, res);
+                : yg__cuda()->gather("embedding", weight, 1, weight->sizes[0], dim, indices, res);
         if (st != YG_OK) {
             yg_release(res);
             return st;
@@ -658,7 +658,7 @@ yg_status yg__kernel_embedding_backward(const yg_tensor *grad_output,
         return st;
     if (res->storage->device == YG_CUDA) {
         if (n > 0 && dim > 0)
-            st = yg__cuda_index_add("embedding_backward",
+            st = yg__cuda()->index_add("embedding_backward",
                                     grad_output,
                                     1,
                                     weight_sizes[0],

@@ -28,7 +28,7 @@
  * order, or keep the CPU's last write, deterministically).
  */
 #include "cpu/cpu.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -337,7 +337,7 @@ yg_status yg__kernel_index(const yg_tensor *self,
     int64_t n = st == YG_OK ? plan_numel(&p) : 0;
     if (st == YG_OK && self->storage->device == YG_CUDA) {
         int64_t *off = plan_offsets(&p, self, n);
-        st = off == NULL ? offsets_oom("index", n) : yg__cuda_take("index", self, off, n, res);
+        st = off == NULL ? offsets_oom("index", n) : yg__cuda()->take("index", self, off, n, res);
         free(off);
     } else if (st == YG_OK) {
         size_t esize = yg_dtype_size(self->dtype);
@@ -373,7 +373,7 @@ static yg_status put_cuda(const char *op,
     if (st == YG_OK && (off = plan_offsets(p, dst, n)) == NULL)
         st = offsets_oom(op, n);
     if (st == YG_OK)
-        st = yg__cuda_put(op, dst, off, n, span, vc, accumulate_);
+        st = yg__cuda()->put(op, dst, off, n, span, vc, accumulate_);
     free(off);
     yg_release(vc);
     yg_release(ex);

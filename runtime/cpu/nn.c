@@ -25,7 +25,7 @@
  * compute.
  */
 #include "cpu/cpu_int.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 #include "cpu/vec/kernels.h"
 #include "yagrad/enums.h"
 
@@ -66,7 +66,7 @@ softmax_like(const char *op, const yg_tensor *self, int64_t dim, bool is_log, yg
         goto out;
     split_at(x, d, &outer, &n, &inner);
     if (outer * n * inner > 0 && x->storage->device == YG_CUDA)
-        st = yg__cuda_softmax(op, x->storage->device_index, self->dtype == YG_FLOAT64,
+        st = yg__cuda()->softmax(op, x->storage->device_index, self->dtype == YG_FLOAT64,
                               yg__tensor_ptr(res), yg__tensor_ptr(x), NULL, outer, n, inner,
                               is_log, false);
     else if (outer * n * inner > 0)
@@ -130,7 +130,7 @@ static yg_status softmax_backward_like(const char *op,
         goto out;
     split_at(y, d, &outer, &n, &inner);
     if (outer * n * inner > 0 && y->storage->device == YG_CUDA)
-        st = yg__cuda_softmax(op, y->storage->device_index, output->dtype == YG_FLOAT64,
+        st = yg__cuda()->softmax(op, y->storage->device_index, output->dtype == YG_FLOAT64,
                               yg__tensor_ptr(res), yg__tensor_ptr(go), yg__tensor_ptr(y), outer,
                               n, inner, is_log, true);
     else if (outer * n * inner > 0)
@@ -289,7 +289,7 @@ yg_status yg__kernel_nll_loss(const yg_tensor *self,
         st = yg__tensor_new_on(
             "nll_loss", self->sizes, ndim, self->dtype, YG_CUDA, self->storage->device_index, &res);
         if (st == YG_OK && yg_tensor_numel(res) > 0)
-            st = yg__cuda_nll("nll_loss", self->storage->device_index, self->dtype == YG_FLOAT64,
+            st = yg__cuda()->nll("nll_loss", self->storage->device_index, self->dtype == YG_FLOAT64,
                               false, yg__tensor_ptr(self), self->ndim == 2 ? self->strides[0] : 0,
                               self->strides[self->ndim - 1],
                               (const int64_t *)yg__tensor_ptr(target),
@@ -377,7 +377,7 @@ yg_status yg__kernel_nll_loss_backward(const yg_tensor *grad_output,
         return st;
     if (grad_output->storage->device == YG_CUDA) {
         if (batch > 0)
-            st = yg__cuda_nll("nll_loss_backward", grad_output->storage->device_index,
+            st = yg__cuda()->nll("nll_loss_backward", grad_output->storage->device_index,
                               grad_output->dtype == YG_FLOAT64, true, yg__tensor_ptr(grad_output),
                               grad_output->ndim == 1 ? grad_output->strides[0] : 0, 0,
                               (const int64_t *)yg__tensor_ptr(target),

@@ -38,7 +38,7 @@
  */
 #include "cpu/cpu_int.h"
 #include "cpu/vec/kernels.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -206,7 +206,7 @@ yg_status yg__kernel_native_layer_norm(const yg_tensor *input,
         goto out;
     if (input->storage->device == YG_CUDA) {
         if (rows * m > 0)
-            st = yg__cuda_layer_norm(op,
+            st = yg__cuda()->layer_norm(op,
                                      input->storage->device_index,
                                      input->dtype == YG_FLOAT64,
                                      false,
@@ -468,7 +468,7 @@ yg_status yg__kernel_native_layer_norm_backward_fused(const yg_tensor *grad_out,
                                        input->storage->device_index,
                                        k == 1 ? &gw : &gb);
         if (st == YG_OK && rows * m > 0)
-            st = yg__cuda_layer_norm(op,
+            st = yg__cuda()->layer_norm(op,
                                      input->storage->device_index,
                                      input->dtype == YG_FLOAT64,
                                      true,
@@ -762,7 +762,7 @@ static yg_status cuda_batch_norm(const char *op,
             .rv_f64 = running_var != NULL && running_var->dtype == YG_FLOAT64,
             .training = training,
         };
-        st = yg__cuda_batch_norm(op, dev, &a);
+        st = yg__cuda()->batch_norm(op, dev, &a);
     }
     if (st == YG_OK) {
         *out_output = y;
@@ -1107,7 +1107,7 @@ yg_status yg__kernel_native_batch_norm_backward_fused(const yg_tensor *grad_out,
                 .f64 = input->dtype == YG_FLOAT64,
                 .training = training,
             };
-            st = yg__cuda_batch_norm_backward(op, dev, &a);
+            st = yg__cuda()->batch_norm_backward(op, dev, &a);
         }
         if (st == YG_OK) {
             *out_grad_input = gi;

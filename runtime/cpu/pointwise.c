@@ -28,7 +28,7 @@
  * elements) so each thread writes a disjoint part of the output.
  */
 #include "cpu/cpu.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -267,7 +267,7 @@ yg_status yg__cuda_loop(const char *op,
     a.index32 = cuda_index32_ok(&a);
     for (int k = 0; k < n_scalars; k++)
         a.scalars[k] = scalars[k];
-    return yg__cuda_launch(op, ops[0]->storage->device_index, fn, &a);
+    return yg__cuda()->launch(op, ops[0]->storage->device_index, fn, &a);
 }
 
 /* Runs the loop the check found over every element of ops[0], on the
@@ -327,6 +327,20 @@ static yg_status check_scalars(const yg_pointwise_desc *desc,
     return YG_OK;
 }
 
+/* The CUDA module's launchers of ref (NULL: none), looked up by name on
+ * first use and kept (cpu.h). */
+static const yg_cuda_loop_table *cuda_loops(yg_cuda_loops_ref *ref) {
+    if (ref == NULL)
+        return NULL;
+    const yg_cuda_loop_table *t = atomic_load_explicit(&ref->table, memory_order_acquire);
+    if (t == NULL) {
+        t = yg__cuda()->loops(ref->name);
+        if (t != NULL)
+            atomic_store_explicit(&ref->table, t, memory_order_release);
+    }
+    return t;
+}
+
 /* The supported dtypes of a loop table, "float32, float64", into buf. */
 static void
 list_dtypes(const yg_loop_table *cpu, const yg_cuda_loop_table *cuda, char *buf, size_t len) {
@@ -375,7 +389,7 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
     const yg_cuda_loop_table *cuda = NULL;
     bool found;
     if (device == YG_CUDA) {
-        cuda = desc->cuda;
+        cuda = cuda_loops(desc->cuda);
         if (cuda == NULL)
             return yg__fail(YG_ERR_DEVICE, "%s: no kernel for device cuda", desc->op);
         found = cuda->fn[dtype] != NULL;

@@ -40,7 +40,7 @@
  * columns, found on the host) in this file's order.
  */
 #include "cpu/cpu_int.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -302,7 +302,7 @@ static yg_status cuda_avg_run(const char *op,
     if (st == YG_OK)
         st = cuda_result(op, src, sizes, ndim, g->nsp, backward ? g->in : g->out, src->dtype, &res);
     if (st == YG_OK)
-        st = yg__cuda_avg_pool(
+        st = yg__cuda()->avg_pool(
             op, x, &cg, adaptive, backward, count_include_pad, divisor_override, res);
     yg_release(x);
     if (st != YG_OK) {
@@ -330,7 +330,7 @@ static yg_status cuda_nearest_run(const char *op,
     if (st == YG_OK)
         st = cuda_result(op, src, sizes, ndim, 2, backward ? g->in : g->out, YG_FLOAT64, &res);
     if (st == YG_OK)
-        st = yg__cuda_upsample_nearest(op, x, &cg, backward, res);
+        st = yg__cuda()->upsample_nearest(op, x, &cg, backward, res);
     yg_release(x);
     if (st != YG_OK) {
         yg_release(res);
@@ -554,7 +554,7 @@ static yg_status max_pool_run(const char *op,
         if (st == YG_OK)
             st = cuda_result(op, self, isizes, self->ndim, 0, g->out, YG_INT64, &idx);
         if (st == YG_OK)
-            st = yg__cuda_max_pool(op, x, &cg, adaptive, res, idx);
+            st = yg__cuda()->max_pool(op, x, &cg, adaptive, res, idx);
         if (st == YG_OK) {
             *out_values = res;
             *out_indices = idx;

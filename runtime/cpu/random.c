@@ -29,7 +29,7 @@
 
 #include "core/rng.h"
 #include "cpu/cpu_int.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 /* Below this many elements one thread draws them all; above it the work
  * is split into chunks of RANDOM_GRAIN elements (one Philox block costs
@@ -100,7 +100,7 @@ static yg_status draw_all(const char *op, draw *d, yg_generator *generator, yg_t
 
     yg__generator_reserve(generator, (uint64_t)n, &d->r);
     if (t->storage->device == YG_CUDA)
-        return yg__cuda_draw(op, t, &d->r, (int)d->kind, d->low, d->range, d->p, d->probs);
+        return yg__cuda()->draw(op, t, &d->r, (int)d->kind, d->low, d->range, d->p, d->probs);
     if (n < RANDOM_PARALLEL_MIN) {
         draw_range(d, t, 0, n);
         return YG_OK;

@@ -25,7 +25,7 @@
  * contiguous rows, which cuda/reduce.cu sums (the same accumulators).
  */
 #include "cpu/cpu.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <omp.h>
@@ -284,7 +284,7 @@ static yg_status reduce_cuda(const char *op,
     if (st == YG_OK)
         st = yg__tensor_contiguous_as(perm, self->dtype, true, &rows);
     if (st == YG_OK)
-        st = yg__cuda_sum_rows(op,
+        st = yg__cuda()->sum_rows(op,
                                self->storage->device_index,
                                self->dtype,
                                yg__tensor_ptr(rows),

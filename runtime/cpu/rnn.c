@@ -11,7 +11,7 @@
  */
 #include "cpu/cpu.h"
 #include "cpu/vec/kernels.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -92,7 +92,7 @@ yg_status yg__kernel_lstm_cell_gates(const yg_tensor *input_gates,
     if (st == YG_OK)
         st = yg__tensor_empty_like(cx, dt, &cy);
     if (st == YG_OK && rows * h > 0 && cx->storage->device == YG_CUDA)
-        st = yg__cuda_lstm_gates("lstm_cell_gates",
+        st = yg__cuda()->lstm_gates("lstm_cell_gates",
                                  cx->storage->device_index,
                                  dt == YG_FLOAT64,
                                  false,
@@ -187,7 +187,7 @@ yg_status yg__kernel_lstm_cell_gates_backward(const yg_tensor *grad_hy,
     if (st == YG_OK)
         st = yg__tensor_empty_like(cx, dt, &gcx);
     if (st == YG_OK && rows * h > 0 && (want_gates || want_cx) && cx->storage->device == YG_CUDA)
-        st = yg__cuda_lstm_gates(op,
+        st = yg__cuda()->lstm_gates(op,
                                  cx->storage->device_index,
                                  dt == YG_FLOAT64,
                                  true,

@@ -9,7 +9,7 @@
  * which shares an input that is already contiguous in that dtype.
  */
 #include "cpu/cpu_int.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -127,7 +127,7 @@ yg_status yg__rows_reduce_cuda(const char *op,
         st = yg__tensor_new_on(
             op, rows->out_sizes, rows->out_ndim, YG_INT64, YG_CUDA, d->storage->device_index, &idx);
     if (st == YG_OK)
-        st = yg__cuda_rows(op, d, rows->outer, rows->inner, (int)kind, param, work, idx);
+        st = yg__cuda()->rows(op, d, rows->outer, rows->inner, (int)kind, param, work, idx);
     if (st == YG_OK && work != NULL && values_dtype != (int)d->dtype)
         st = yg__tensor_contiguous_as(work, (yg_dtype)values_dtype, false, &conv);
     if (st != YG_OK) {
@@ -170,7 +170,7 @@ yg_status yg__rows_grad_cuda(const char *op,
         (kind == YG_ROWS_GRAD_PROD_DOUBLE || kind == YG_ROWS_GRAD_CUMPROD_DOUBLE))
         st = yg__tensor_new_on(op, bs, 2, YG_FLOAT64, YG_CUDA, index, &scratch);
     if (st == YG_OK)
-        st = yg__cuda_rows_grad(
+        st = yg__cuda()->rows_grad(
             op, (int)kind, param, rows->outer, rows->inner, block, d, a, b, scratch);
     /* Stream-ordered: the allocator reuses the scratch only for work
      * queued after the launch. */

@@ -18,7 +18,7 @@
  * Each line costs O(n).
  */
 #include "cpu/cpu_int.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -40,7 +40,7 @@ scan(const char *op, const yg_tensor *self, int64_t dim, bool prod, yg_tensor **
     if (st != YG_OK)
         goto out;
     if (block->storage->device == YG_CUDA)
-        st = yg__cuda_scan(op, block, rows.outer, rows.inner, prod);
+        st = yg__cuda()->scan(op, block, rows.outer, rows.inner, prod);
     if (st != YG_OK)
         goto out;
     for (int64_t r = 0; r < rows.outer && block->storage->device == YG_CPU; r++) {

@@ -16,7 +16,7 @@
  */
 #include "cpu/cpu.h"
 #include "cpu/cpu_int.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -679,7 +679,7 @@ yg__kernel_cat(const yg_tensor *const *tensors, int64_t tensors_len, int64_t dim
             int64_t len = tensors[i]->sizes[d];
             st = yg__kernel_slice(res, d, offset, offset + len, 1, &slot);
             if (st == YG_OK && len > 0)
-                st = yg__cuda_copy("cat", slot, tensors[i]);
+                st = yg__cuda()->copy("cat", slot, tensors[i]);
             yg_release(slot);
             offset += len;
         }

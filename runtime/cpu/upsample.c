@@ -27,7 +27,7 @@
  * the loop below scatters, so both devices agree to the bit.
  */
 #include "cpu/cpu_int.h"
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -235,7 +235,7 @@ yg_status yg__kernel_upsample_bilinear2d(const yg_tensor *self,
     if (st != YG_OK)
         goto out;
     if (self->storage->device == YG_CUDA) {
-        st = yg__cuda_upsample_bilinear(op, x, t, planes, ih, iw, o[0], o[1], false, res);
+        st = yg__cuda()->upsample_bilinear(op, x, t, planes, ih, iw, o[0], o[1], false, res);
         if (st == YG_OK)
             st = yg__tensor_contiguous_as(res, self->dtype, true, out);
         goto out;
@@ -297,7 +297,7 @@ yg_status yg__kernel_upsample_bilinear2d_backward(const yg_tensor *grad_output,
     if (st != YG_OK)
         goto out;
     if (grad_output->storage->device == YG_CUDA) {
-        st = yg__cuda_upsample_bilinear(op, go, t, planes, ih, iw, oh, ow, true, res);
+        st = yg__cuda()->upsample_bilinear(op, go, t, planes, ih, iw, oh, ow, true, res);
         if (st == YG_OK)
             st = yg__tensor_contiguous_as(res, grad_output->dtype, true, out);
         goto out;

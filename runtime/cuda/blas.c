@@ -17,19 +17,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
-#include <stdatomic.h>
 
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static cublasHandle_t handles[YG_CUDA_MAX_DEVICES];
-static atomic_bool allow_tf32;
-
-void yg_cuda_set_allow_tf32(bool allow) {
-    atomic_store(&allow_tf32, allow);
-}
-
-bool yg_cuda_get_allow_tf32(void) {
-    return atomic_load(&allow_tf32);
-}
 
 static const char *cublas_reason(cublasStatus_t s) {
     switch (s) {
@@ -78,7 +68,7 @@ yg_status yg__cuda_gemm(const char *op,
         s = cublasSetStream(handles[index], (cudaStream_t)yg__cuda_current_stream());
     if (s == CUBLAS_STATUS_SUCCESS)
         s = cublasSetMathMode(handles[index],
-                              atomic_load(&allow_tf32) ? CUBLAS_TF32_TENSOR_OP_MATH
+                              yg_cuda_get_allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH
                                                        : CUBLAS_DEFAULT_MATH);
     cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (s == CUBLAS_STATUS_SUCCESS && dtype == YG_FLOAT64) {

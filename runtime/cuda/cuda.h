@@ -1,9 +1,9 @@
 /*
- * cuda/cuda.h - what the CUDA backend's files share: device.c (devices,
+ * cuda/cuda.h - what the CUDA module's files share: device.c (devices,
  * the per-device caching allocator, kernel launches and the host side of
- * the kernels), the kernels of *.cu, blas.c (cuBLAS), index.c, and
- * cuda_stub.c, the same entry points in a build without CUDA.  Not
- * public API; yagrad/cuda.h is.
+ * the kernels), the kernels of *.cu, blas.c (cuBLAS), index.c.  Code
+ * outside the module reaches these only through the module's table
+ * (cuda/backend.h).  Not public API; yagrad/cuda.h is.
  */
 #ifndef YAGRAD_CUDA_CUDA_H
 #define YAGRAD_CUDA_CUDA_H
@@ -22,6 +22,31 @@
 
 /* The most devices the backend uses (more are ignored). */
 #define YG_CUDA_MAX_DEVICES 64
+
+/* yagrad/cuda.h's functions as the module implements them (device.c):
+ * each yg__cuda_X is yg_cuda_X, with its contract; cuda/api.c forwards
+ * the public names here through the module's table (cuda/backend.h).
+ * yg_cuda_is_available is device_count() > 0, and the TF32 switch lives
+ * in cuda/api.c. */
+yg_status yg__cuda_check(void);
+int yg__cuda_device_count(void);
+yg_status yg__cuda_get_device_properties(int index, yg_cuda_device_properties *out);
+yg_status yg__cuda_synchronize(int index);
+yg_status yg__cuda_memory_stats_get(int index, yg_cuda_memory_stats *out);
+void yg__cuda_empty_cache(void);
+yg_status yg__cuda_stream_create(int index, yg_cuda_stream **out);
+void yg__cuda_stream_destroy(yg_cuda_stream *stream);
+yg_status yg__cuda_set_stream(int index, yg_cuda_stream *stream);
+yg_cuda_stream *yg__cuda_get_stream(int index);
+int yg__cuda_stream_device(const yg_cuda_stream *stream);
+yg_status yg__cuda_stream_synchronize(int index, yg_cuda_stream *stream);
+yg_status yg__cuda_event_create(int index, yg_cuda_event **out);
+void yg__cuda_event_destroy(yg_cuda_event *event);
+yg_status yg__cuda_event_record(yg_cuda_event *event, yg_cuda_stream *stream);
+yg_status yg__cuda_stream_wait_event(yg_cuda_stream *stream, yg_cuda_event *event);
+yg_status yg__cuda_event_synchronize(yg_cuda_event *event);
+yg_status yg__cuda_event_query(yg_cuda_event *event, bool *done);
+yg_status yg__cuda_event_elapsed_ms(yg_cuda_event *start, yg_cuda_event *end, double *ms);
 
 /* *out = nbytes of memory on device index from its caching allocator, for
  * the calling thread's current stream.  Errors name op: YG_ERR_DEVICE

@@ -16,7 +16,6 @@
  */
 #include "cuda/cuda.h"
 
-#include "core/backend.h"
 #include "core/core.h"
 #include "core/rng.h"
 #include "cpu/cpu.h"
@@ -59,17 +58,12 @@ static void init(void) {
     n_devices = n > YG_CUDA_MAX_DEVICES ? YG_CUDA_MAX_DEVICES : n;
 }
 
-bool yg_cuda_is_available(void) {
-    pthread_once(&init_once, init);
-    return n_devices > 0;
-}
-
-int yg_cuda_device_count(void) {
+int yg__cuda_device_count(void) {
     pthread_once(&init_once, init);
     return n_devices;
 }
 
-yg_status yg_cuda_check(void) {
+yg_status yg__cuda_check(void) {
     pthread_once(&init_once, init);
     return n_devices > 0 ? YG_OK : yg__fail(YG_ERR_DEVICE, "%s", why);
 }
@@ -111,7 +105,7 @@ static yg_status runtime_fail(const char *op, int index, cudaError_t e) {
     return yg__fail(YG_ERR_DEVICE, "%s: cuda:%d: %s", op, index, cudaGetErrorString(e));
 }
 
-yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out) {
+yg_status yg__cuda_stream_create(int index, yg_cuda_stream **out) {
     const char *op = "cuda_stream_create";
     int prev;
     if (out == NULL)
@@ -136,7 +130,7 @@ yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out) {
     return YG_OK;
 }
 
-void yg_cuda_stream_destroy(yg_cuda_stream *stream) {
+void yg__cuda_stream_destroy(yg_cuda_stream *stream) {
     if (stream == NULL)
         return;
     if (current[stream->device] == stream) /* this thread's, at least */
@@ -147,7 +141,7 @@ void yg_cuda_stream_destroy(yg_cuda_stream *stream) {
     free(stream);
 }
 
-yg_status yg_cuda_set_stream(int index, yg_cuda_stream *stream) {
+yg_status yg__cuda_set_stream(int index, yg_cuda_stream *stream) {
     YG_RETURN_IF_ERROR(yg__cuda_check_index("cuda_set_stream", index));
     if (stream != NULL && stream->device != index)
         return yg__fail(YG_ERR_DEVICE,
@@ -158,15 +152,15 @@ yg_status yg_cuda_set_stream(int index, yg_cuda_stream *stream) {
     return YG_OK;
 }
 
-yg_cuda_stream *yg_cuda_get_stream(int index) {
+yg_cuda_stream *yg__cuda_get_stream(int index) {
     return index >= 0 && index < YG_CUDA_MAX_DEVICES ? current[index] : NULL;
 }
 
-int yg_cuda_stream_device(const yg_cuda_stream *stream) {
+int yg__cuda_stream_device(const yg_cuda_stream *stream) {
     return stream->device;
 }
 
-yg_status yg_cuda_stream_synchronize(int index, yg_cuda_stream *stream) {
+yg_status yg__cuda_stream_synchronize(int index, yg_cuda_stream *stream) {
     const char *op = "cuda_stream_synchronize";
     int dev = stream != NULL ? stream->device : index, prev;
     YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, dev, &prev));
@@ -175,7 +169,7 @@ yg_status yg_cuda_stream_synchronize(int index, yg_cuda_stream *stream) {
     return e == cudaSuccess ? YG_OK : runtime_fail(op, dev, e);
 }
 
-yg_status yg_cuda_event_create(int index, yg_cuda_event **out) {
+yg_status yg__cuda_event_create(int index, yg_cuda_event **out) {
     const char *op = "cuda_event_create";
     int prev;
     if (out == NULL)
@@ -200,7 +194,7 @@ yg_status yg_cuda_event_create(int index, yg_cuda_event **out) {
     return YG_OK;
 }
 
-void yg_cuda_event_destroy(yg_cuda_event *event) {
+void yg__cuda_event_destroy(yg_cuda_event *event) {
     if (event == NULL)
         return;
     (void)cudaEventDestroy(event->e);
@@ -226,7 +220,7 @@ static yg_status event_stream(const char *op,
     return YG_OK;
 }
 
-yg_status yg_cuda_event_record(yg_cuda_event *event, yg_cuda_stream *stream) {
+yg_status yg__cuda_event_record(yg_cuda_event *event, yg_cuda_stream *stream) {
     const char *op = "cuda_event_record";
     cudaStream_t s = NULL;
     int prev;
@@ -237,7 +231,7 @@ yg_status yg_cuda_event_record(yg_cuda_event *event, yg_cuda_stream *stream) {
     return e == cudaSuccess ? YG_OK : runtime_fail(op, event->device, e);
 }
 
-yg_status yg_cuda_stream_wait_event(yg_cuda_stream *stream, yg_cuda_event *event) {
+yg_status yg__cuda_stream_wait_event(yg_cuda_stream *stream, yg_cuda_event *event) {
     const char *op = "cuda_stream_wait_event";
     cudaStream_t s = NULL;
     int prev;
@@ -248,14 +242,14 @@ yg_status yg_cuda_stream_wait_event(yg_cuda_stream *stream, yg_cuda_event *event
     return e == cudaSuccess ? YG_OK : runtime_fail(op, event->device, e);
 }
 
-yg_status yg_cuda_event_synchronize(yg_cuda_event *event) {
+yg_status yg__cuda_event_synchronize(yg_cuda_event *event) {
     if (event == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_event_synchronize: event is NULL");
     cudaError_t e = cudaEventSynchronize(event->e);
     return e == cudaSuccess ? YG_OK : runtime_fail("cuda_event_synchronize", event->device, e);
 }
 
-yg_status yg_cuda_event_query(yg_cuda_event *event, bool *done) {
+yg_status yg__cuda_event_query(yg_cuda_event *event, bool *done) {
     if (event == NULL || done == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_event_query: event or done is NULL");
     cudaError_t e = cudaEventQuery(event->e);
@@ -267,7 +261,7 @@ yg_status yg_cuda_event_query(yg_cuda_event *event, bool *done) {
     return runtime_fail("cuda_event_query", event->device, e);
 }
 
-yg_status yg_cuda_event_elapsed_ms(yg_cuda_event *start, yg_cuda_event *end, double *ms) {
+yg_status yg__cuda_event_elapsed_ms(yg_cuda_event *start, yg_cuda_event *end, double *ms) {
     const char *op = "cuda_event_elapsed_ms";
     float f = 0;
     if (start == NULL || end == NULL || ms == NULL)
@@ -520,21 +514,8 @@ yg_status yg__cuda_memcpy(
     return YG_OK;
 }
 
-/* The CUDA backend of the device registry (core/backend.h), registered
- * when the library loads. */
-static const yg_device_backend cuda_backend = {
-    .name = "cuda",
-    .check_index = yg__cuda_check_index,
-    .alloc = yg__cuda_alloc,
-    .free = yg__cuda_free,
-    .memcpy = yg__cuda_memcpy,
-};
 
-__attribute__((constructor)) static void register_backend(void) {
-    yg__backend_register(YG_CUDA, &cuda_backend);
-}
-
-yg_status yg_cuda_get_device_properties(int index, yg_cuda_device_properties *out) {
+yg_status yg__cuda_get_device_properties(int index, yg_cuda_device_properties *out) {
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_get_device_properties: out is NULL");
     memset(out, 0, sizeof *out);
@@ -557,7 +538,7 @@ yg_status yg_cuda_get_device_properties(int index, yg_cuda_device_properties *ou
     return YG_OK;
 }
 
-yg_status yg_cuda_synchronize(int index) {
+yg_status yg__cuda_synchronize(int index) {
     YG_RETURN_IF_ERROR(yg__cuda_check_index("cuda_synchronize", index));
     int prev = 0;
     cudaError_t e = cudaGetDevice(&prev);
@@ -573,7 +554,7 @@ yg_status yg_cuda_synchronize(int index) {
     return YG_OK;
 }
 
-yg_status yg_cuda_memory_stats_get(int index, yg_cuda_memory_stats *out) {
+yg_status yg__cuda_memory_stats_get(int index, yg_cuda_memory_stats *out) {
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_memory_stats_get: out is NULL");
     memset(out, 0, sizeof *out);
@@ -596,7 +577,7 @@ yg_status yg_cuda_memory_stats_get(int index, yg_cuda_memory_stats *out) {
     return YG_OK;
 }
 
-void yg_cuda_empty_cache(void) {
+void yg__cuda_empty_cache(void) {
     pthread_mutex_lock(&caches_lock);
     for (int i = 0; i < YG_CUDA_MAX_DEVICES; i++)
         if (caches[i] != NULL)

@@ -76,11 +76,29 @@ yg_status yg__ddp_check_device(int64_t i,
 typedef struct yg__nccl_group yg__nccl_group;
 typedef struct yg__nccl_work yg__nccl_work;
 
-/* YG_OK when an NCCL group can be made in this process: yagrad was built
- * with NCCL and a CUDA device is usable.  Else YG_ERR_NOT_IMPLEMENTED
- * "<op>: yagrad was built without NCCL ..." or YG_ERR_DEVICE "<op>: no
- * CUDA device (...)".  Runs before MPI is touched. */
+/* The NCCL backend is part of the CUDA module (process_group_nccl.c),
+ * which registers the table below when it loads; process_group_mpi.c
+ * reaches it only through yg__nccl().  Each field is the function of the
+ * same name below. */
+typedef struct yg__nccl_backend yg__nccl_backend;
+
+/* Makes b (static) the NCCL backend.  Cannot fail. */
+void yg__nccl_register(const yg__nccl_backend *b);
+
+/* The NCCL backend, loading the CUDA module if needed; NULL in a build
+ * without NCCL or when the module cannot be loaded.  Cannot fail. */
+const yg__nccl_backend *yg__nccl(void);
+
+/* YG_OK when an NCCL group can be made in this process: the NCCL backend
+ * is there (yg__nccl) and a CUDA device is usable.  Else
+ * YG_ERR_NOT_IMPLEMENTED "<op>: yagrad was built without NCCL ..." (or
+ * "... could not load the CUDA backend module ...") or YG_ERR_DEVICE
+ * "<op>: cuda: no CUDA device (...)".  Runs before MPI is touched. */
 yg_status yg__nccl_check_available(const char *op);
+
+/* process_group_nccl.c's check behind yg__nccl_check_available: a CUDA
+ * device is usable. */
+yg_status yg__nccl_check_device(const char *op);
 
 /* Joins this rank to an NCCL communicator over the ranks of mpi_pg, an
  * MPI group (its collectives carry rank 0's ncclUniqueId and the hosts'
@@ -125,4 +143,20 @@ yg_status yg__nccl_work_wait(yg__nccl_work *w);
 yg_status yg__nccl_work_test(yg__nccl_work *w, bool *done);
 void yg__nccl_work_release(yg__nccl_work *w);
 
+
+struct yg__nccl_backend {
+    __typeof__(yg__nccl_check_device) *check_device;
+    __typeof__(yg__nccl_group_create) *group_create;
+    __typeof__(yg__nccl_group_release) *group_release;
+    __typeof__(yg__nccl_group_device) *group_device;
+    __typeof__(yg__nccl_group_broken) *group_broken;
+    __typeof__(yg__nccl_all_reduce) *all_reduce;
+    __typeof__(yg__nccl_broadcast) *broadcast;
+    __typeof__(yg__nccl_all_gather) *all_gather;
+    __typeof__(yg__nccl_reduce_scatter) *reduce_scatter;
+    __typeof__(yg__nccl_barrier) *barrier;
+    __typeof__(yg__nccl_work_wait) *work_wait;
+    __typeof__(yg__nccl_work_test) *work_test;
+    __typeof__(yg__nccl_work_release) *work_release;
+};
 #endif /* YAGRAD_DISTRIBUTED_DIST_INT_H */

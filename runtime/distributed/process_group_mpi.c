@@ -34,6 +34,7 @@
  * process_group_nccl.c), which then takes every collective; a yg_work of
  * such a group only wraps the NCCL part's work (w->nccl).
  */
+#include "core/backend.h"
 #include "distributed/dist_int.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_inplace_fill.h"
@@ -148,7 +149,8 @@ static MPI_Op mpi_op(yg_reduce_op rop, yg_dtype dtype) {
 static void work_unref(yg_work *w) {
     if (w == NULL || atomic_fetch_sub(&w->refs, 1) != 1)
         return;
-    yg__nccl_work_release(w->nccl);
+    if (w->nccl != NULL)
+        yg__nccl()->work_release(w->nccl);
     yg_release(w->user_in);
     yg_release(w->user_out);
     yg_release(w->buf_in);
@@ -429,6 +431,43 @@ out:
     return st;
 }
 
+/* ---- the NCCL backend's slot (dist_int.h) ---- */
+
+static _Atomic(const yg__nccl_backend *) nccl_backend;
+
+void yg__nccl_register(const yg__nccl_backend *b) {
+    atomic_store_explicit(&nccl_backend, b, memory_order_release);
+}
+
+const yg__nccl_backend *yg__nccl(void) {
+    const yg__nccl_backend *b = atomic_load_explicit(&nccl_backend, memory_order_acquire);
+    if (b == NULL && yg__backend_load(YG_CUDA))
+        b = atomic_load_explicit(&nccl_backend, memory_order_acquire);
+    return b;
+}
+
+bool yg_distributed_nccl_is_available(void) {
+    return yg__nccl() != NULL;
+}
+
+yg_status yg__nccl_check_available(const char *op) {
+    const yg__nccl_backend *b = yg__nccl();
+    if (b != NULL)
+        return b->check_device(op);
+#ifdef YG_HAVE_NCCL
+    const yg_device_backend *cuda = NULL;
+    yg_status st = yg__backend(op, YG_CUDA, &cuda); /* the loader's reason */
+    if (st != YG_OK)
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED, "%s", yg_last_error());
+    return yg__fail(YG_ERR_INTERNAL, "%s: the CUDA backend module has no NCCL", op);
+#else
+    return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                    "%s: yagrad was built without NCCL (it needs the CUDA backend and the CUDA "
+                    "toolkit's nccl.h and libnccl; configure with -DYG_WITH_NCCL=ON)",
+                    op);
+#endif
+}
+
 yg_status yg_process_group_create(const yg_process_group_options *options, yg_process_group **out) {
     yg_dist_backend backend = options != NULL ? options->backend : YG_DIST_MPI;
     yg_process_group *pg = NULL;
@@ -453,7 +492,7 @@ yg_status yg_process_group_create(const yg_process_group_options *options, yg_pr
     if (backend == YG_DIST_NCCL) {
         /* pg->nccl is still NULL, so the bootstrap's collectives run on
          * the MPI part. */
-        st = yg__nccl_group_create(pg, options, &nccl);
+        st = yg__nccl()->group_create(pg, options, &nccl);
         if (st != YG_OK) {
             yg_process_group_release(pg);
             return st;
@@ -469,7 +508,7 @@ yg_dist_backend yg_process_group_backend(const yg_process_group *pg) {
 }
 
 int yg_process_group_cuda_device(const yg_process_group *pg) {
-    return pg != NULL && pg->nccl != NULL ? yg__nccl_group_device(pg->nccl) : -1;
+    return pg != NULL && pg->nccl != NULL ? yg__nccl()->group_device(pg->nccl) : -1;
 }
 
 int yg_process_group_rank(const yg_process_group *pg) {
@@ -483,7 +522,7 @@ int yg_process_group_world_size(const yg_process_group *pg) {
 bool yg__process_group_broken(const yg_process_group *pg) {
     bool b;
     if (pg->nccl != NULL)
-        return yg__nccl_group_broken(pg->nccl);
+        return yg__nccl()->group_broken(pg->nccl);
     pthread_mutex_lock((pthread_mutex_t *)&pg->mu);
     b = pg->broken;
     pthread_mutex_unlock((pthread_mutex_t *)&pg->mu);
@@ -495,7 +534,8 @@ void yg_process_group_release(yg_process_group *pg) {
 
     if (pg == NULL)
         return;
-    yg__nccl_group_release(pg->nccl);
+    if (pg->nccl != NULL)
+        yg__nccl()->group_release(pg->nccl);
     pthread_mutex_lock(&pg->mu);
     pg->stop = true;
     pthread_cond_broadcast(&pg->cv);
@@ -604,13 +644,13 @@ nccl_submit(yg_process_group *pg, const char *op, yg_status st, yg__nccl_work *n
     if (st != YG_OK)
         return st;
     if (work == NULL) {
-        st = yg__nccl_work_wait(nw);
-        yg__nccl_work_release(nw);
+        st = yg__nccl()->work_wait(nw);
+        yg__nccl()->work_release(nw);
         return st;
     }
     w = calloc(1, sizeof *w);
     if (w == NULL) {
-        yg__nccl_work_release(nw); /* waits for it */
+        yg__nccl()->work_release(nw); /* waits for it */
         return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory", op);
     }
     atomic_init(&w->refs, 1);
@@ -637,7 +677,7 @@ yg_process_group_all_reduce(yg_process_group *pg, yg_tensor *t, yg_reduce_op op,
     YG_RETURN_IF_ERROR(check_pg("all_reduce", pg));
     if (pg->nccl != NULL) {
         yg__nccl_work *nw = NULL;
-        st = yg__nccl_all_reduce(pg->nccl, t, op, &nw);
+        st = yg__nccl()->all_reduce(pg->nccl, t, op, &nw);
         return nccl_submit(pg, "all_reduce", st, nw, work);
     }
     YG_RETURN_IF_ERROR(yg__dist_check_tensor("all_reduce", "tensor", t));
@@ -662,7 +702,7 @@ yg_status yg_process_group_broadcast(yg_process_group *pg, yg_tensor *t, int roo
     YG_RETURN_IF_ERROR(check_pg("broadcast", pg));
     if (pg->nccl != NULL) {
         yg__nccl_work *nw = NULL;
-        st = yg__nccl_broadcast(pg->nccl, t, root, &nw);
+        st = yg__nccl()->broadcast(pg->nccl, t, root, &nw);
         return nccl_submit(pg, "broadcast", st, nw, work);
     }
     YG_RETURN_IF_ERROR(yg__dist_check_tensor("broadcast", "tensor", t));
@@ -721,7 +761,7 @@ yg_status yg_process_group_all_gather(yg_process_group *pg,
     YG_RETURN_IF_ERROR(check_pg("all_gather", pg));
     if (pg->nccl != NULL) {
         yg__nccl_work *nw = NULL;
-        yg_status st = yg__nccl_all_gather(pg->nccl, input, output, &nw);
+        yg_status st = yg__nccl()->all_gather(pg->nccl, input, output, &nw);
         return nccl_submit(pg, "all_gather", st, nw, work);
     }
     return mpi_all_gather(pg, input, output, work);
@@ -746,7 +786,7 @@ yg_status yg_process_group_reduce_scatter(yg_process_group *pg,
     YG_RETURN_IF_ERROR(check_pg("reduce_scatter", pg));
     if (pg->nccl != NULL) {
         yg__nccl_work *nw = NULL;
-        st = yg__nccl_reduce_scatter(pg->nccl, input, output, op, &nw);
+        st = yg__nccl()->reduce_scatter(pg->nccl, input, output, op, &nw);
         return nccl_submit(pg, "reduce_scatter", st, nw, work);
     }
     YG_RETURN_IF_ERROR(check_pair("reduce_scatter", pg, input, output, false));
@@ -773,7 +813,7 @@ yg_status yg_process_group_barrier(yg_process_group *pg, yg_work **work) {
     YG_RETURN_IF_ERROR(check_pg("barrier", pg));
     if (pg->nccl != NULL) {
         yg__nccl_work *nw = NULL;
-        yg_status st = yg__nccl_barrier(pg->nccl, &nw);
+        yg_status st = yg__nccl()->barrier(pg->nccl, &nw);
         return nccl_submit(pg, "barrier", st, nw, work);
     }
     YG_RETURN_IF_ERROR(work_new(pg, COLL_BARRIER, "barrier", &w));
@@ -845,7 +885,7 @@ yg_status yg_work_wait(yg_work *work) {
     if (work == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "work_wait: work is NULL");
     if (work->nccl != NULL)
-        return yg__nccl_work_wait(work->nccl);
+        return yg__nccl()->work_wait(work->nccl);
     pthread_mutex_lock(&work->pg->mu);
     while (!work->done)
         pthread_cond_wait(&work->pg->cv, &work->pg->mu);
@@ -861,7 +901,7 @@ yg_status yg_work_test(yg_work *work, bool *done) {
     if (work == NULL || done == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "work_test: work or done is NULL");
     if (work->nccl != NULL)
-        return yg__nccl_work_test(work->nccl, done);
+        return yg__nccl()->work_test(work->nccl, done);
     pthread_mutex_lock(&work->pg->mu);
     d = work->done;
     pthread_mutex_unlock(&work->pg->mu);

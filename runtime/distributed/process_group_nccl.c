@@ -105,9 +105,6 @@ struct yg__nccl_work {
     char message[YG__MESSAGE_CAP];
 };
 
-bool yg_distributed_nccl_is_available(void) {
-    return true;
-}
 
 /* ---- helpers ---- */
 
@@ -220,7 +217,7 @@ static ncclRedOp_t nccl_op(yg_reduce_op rop, yg_dtype dtype) {
 
 /* ---- creation ---- */
 
-yg_status yg__nccl_check_available(const char *op) {
+yg_status yg__nccl_check_device(const char *op) {
     /* "<op>: cuda: no CUDA device (<the runtime's reason>)" without one. */
     return yg__cuda_check_index(op, 0);
 }
@@ -354,8 +351,8 @@ yg_status yg__nccl_group_create(yg_process_group *mpi_pg,
     /* Local set-up; a failure is kept in local_msg until every rank knows. */
     if (options != NULL && options->cuda_device != NULL)
         g->device = *options->cuda_device;
-    else if (yg_cuda_device_count() > 0) /* checked before MPI started */
-        g->device = lrank % yg_cuda_device_count();
+    else if (yg__cuda_device_count() > 0) /* checked before MPI started */
+        g->device = lrank % yg__cuda_device_count();
     local = yg__cuda_check_index(op, g->device);
     if (local == YG_OK) {
         local = enter(op, g->device, &prev);
@@ -788,4 +785,25 @@ void yg__nccl_work_release(yg__nccl_work *w) {
         return;
     progress(w, true); /* NCCL may still write the tensors' memory */
     work_free(w);
+}
+
+static const yg__nccl_backend nccl = {
+    .check_device = yg__nccl_check_device,
+    .group_create = yg__nccl_group_create,
+    .group_release = yg__nccl_group_release,
+    .group_device = yg__nccl_group_device,
+    .group_broken = yg__nccl_group_broken,
+    .all_reduce = yg__nccl_all_reduce,
+    .broadcast = yg__nccl_broadcast,
+    .all_gather = yg__nccl_all_gather,
+    .reduce_scatter = yg__nccl_reduce_scatter,
+    .barrier = yg__nccl_barrier,
+    .work_wait = yg__nccl_work_wait,
+    .work_test = yg__nccl_work_test,
+    .work_release = yg__nccl_work_release,
+};
+
+/* Registered when the CUDA module loads (cuda/module.c). */
+__attribute__((constructor)) static void register_nccl(void) {
+    yg__nccl_register(&nccl);
 }

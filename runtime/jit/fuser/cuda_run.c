@@ -27,7 +27,7 @@
  * size (tests/test_jit_fuser.c), but only a GPU machine runs it (the
  * jit_fuser.cuda_* tests).
  */
-#include "cuda/cuda.h"
+#include "cuda/backend.h"
 #include "jit/fuser/fuser.h"
 #include "yagrad/jit.h"
 
@@ -368,14 +368,14 @@ yg_status yg__fuser_cuda_launch(const yg_fuser_cuda_kernel *k,
     void *params[1] = {words};
     int prev = 0;
     bool pushed = false;
-    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
+    YG_RETURN_IF_ERROR(yg__cuda()->device_enter(op, index, &prev));
     CUresult r = enter(k->ctx, &pushed);
     if (r == CUDA_SUCCESS)
         r = drv.launch(
             k->fn[which], (unsigned)blocks, 1, 1, (unsigned)threads, 1, 1, 0,
-            (CUstream)yg__cuda_current_stream(), params, NULL);
+            (CUstream)yg__cuda()->current_stream(), params, NULL);
     leave(pushed);
-    yg__cuda_device_leave(prev);
+    yg__cuda()->device_leave(prev);
     if (r != CUDA_SUCCESS)
         return yg__fail(YG_ERR_DEVICE,
                         "%s: launching a fused kernel on cuda:%d: %s",

@@ -1,0 +1,89 @@
+/*
+ * module.c - the CUDA module's registration: when core/backend.c loads
+ * the module (dlopen), this file's constructor hands the device registry
+ * the module's table (cuda/backend.h).
+ */
+#include "cuda/backend.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+/* The launcher tables (generated/cuda/<section>.cu, cuda/copy.cu,
+ * cuda/compare.cu) are looked up by their symbol name in the module's own
+ * dynamic symbol table: the generated files need no list of their own. */
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+static void *self;
+
+static void find_self(void) {
+    Dl_info info;
+    if (dladdr(&self_once, &info) != 0 && info.dli_fname != NULL)
+        self = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+static const yg_cuda_loop_table *loops(const char *name) {
+    pthread_once(&self_once, find_self);
+    return self != NULL ? (const yg_cuda_loop_table *)dlsym(self, name) : NULL;
+}
+
+static const yg_cuda_backend cuda = {
+    .check = yg__cuda_check,
+    .device_count = yg__cuda_device_count,
+    .get_device_properties = yg__cuda_get_device_properties,
+    .synchronize = yg__cuda_synchronize,
+    .memory_stats_get = yg__cuda_memory_stats_get,
+    .empty_cache = yg__cuda_empty_cache,
+    .stream_create = yg__cuda_stream_create,
+    .stream_destroy = yg__cuda_stream_destroy,
+    .set_stream = yg__cuda_set_stream,
+    .get_stream = yg__cuda_get_stream,
+    .stream_device = yg__cuda_stream_device,
+    .stream_synchronize = yg__cuda_stream_synchronize,
+    .event_create = yg__cuda_event_create,
+    .event_destroy = yg__cuda_event_destroy,
+    .event_record = yg__cuda_event_record,
+    .stream_wait_event = yg__cuda_stream_wait_event,
+    .event_synchronize = yg__cuda_event_synchronize,
+    .event_query = yg__cuda_event_query,
+    .event_elapsed_ms = yg__cuda_event_elapsed_ms,
+    .device_enter = yg__cuda_device_enter,
+    .device_leave = yg__cuda_device_leave,
+    .current_stream = yg__cuda_current_stream,
+    .loops = loops,
+    .launch = yg__cuda_launch,
+    .copy = yg__cuda_copy,
+    .gemm = yg__cuda_gemm,
+    .sum_rows = yg__cuda_sum_rows,
+    .softmax = yg__cuda_softmax,
+    .nll = yg__cuda_nll,
+    .draw = yg__cuda_draw,
+    .gather = yg__cuda_gather,
+    .index_add = yg__cuda_index_add,
+    .take = yg__cuda_take,
+    .put = yg__cuda_put,
+    .lstm_gates = yg__cuda_lstm_gates,
+    .layer_norm = yg__cuda_layer_norm,
+    .rows = yg__cuda_rows,
+    .rows_grad = yg__cuda_rows_grad,
+    .scatter = yg__cuda_scatter,
+    .scan = yg__cuda_scan,
+    .max_pool = yg__cuda_max_pool,
+    .avg_pool = yg__cuda_avg_pool,
+    .max_pool_backward = yg__cuda_max_pool_backward,
+    .upsample_nearest = yg__cuda_upsample_nearest,
+    .upsample_bilinear = yg__cuda_upsample_bilinear,
+    .batch_norm = yg__cuda_batch_norm,
+    .batch_norm_backward = yg__cuda_batch_norm_backward,
+};
+
+static const yg_device_backend device = {
+    .name = "cuda",
+    .check_index = yg__cuda_check_index,
+    .alloc = yg__cuda_alloc,
+    .free = yg__cuda_free,
+    .memcpy = yg__cuda_memcpy,
+    .ext = &cuda,
+};
+
+__attribute__((constructor)) static void register_module(void) {
+    yg__backend_register(YG_CUDA, &device);
+}
