@@ -1,8 +1,11 @@
 /*
  * conv/conv.h - the convolution dispatcher's interface to the rest of the
  * runtime: the validated parameters of one call, backend selection, and
- * the backends' entry points (conv/native.c, conv/onednn.c; cuDNN will
- * sit beside them behind the same three functions).  Not public API.
+ * the backends' entry points, the same three passes (forward, data
+ * gradient, weight gradient) for each: conv/native.c and conv/onednn.c on
+ * CPU tensors, conv/cudnn.c on CUDA tensors (each optional backend with a
+ * stub, onednn_stub.c and cudnn_stub.c, when built without it).  Not
+ * public API.
  *
  * Geometry.  Every convolution is handled as 3-d: a 1-d or 2-d one gets
  * size-1 leading spatial dims (stride, dilation 1, padding 0 there).  A
