@@ -320,8 +320,11 @@ typedef struct gen_section {
 } gen_section;
 
 /* `- enum: Reduction` with `values: [none, mean, sum]`: an argument type
- * whose C form is `yg_reduction` (YG_REDUCTION_NONE = 0, ...), an int in
- * the IR and the kernels. */
+ * whose C form is `yg_reduction` (YG_REDUCTION_NONE = 0, ...) in the
+ * public API and an int64_t in the kernels.  In the IR the value is a str
+ * attribute naming it (`mse_loss[reduction="none"]`): the tracer records
+ * yg_<cname>_name(v) and yg__box_enum (runtime/jit/boxing.c) maps the name
+ * back to the number. */
 typedef struct gen_enum {
     char *name;    /* "Reduction": the type's spelling in signatures */
     char *cname;   /* "reduction": yg_reduction, YG_REDUCTION_* */

@@ -1,10 +1,11 @@
 /*
  * alloc.c - the one door for tensor memory: a caching allocator.
  *
- * Why cache: on these machines the first write to freshly mapped memory
- * runs at 2-3 GB/s (1.3-1.8 us per 4 KiB page), so an eager library that
- * hands big buffers back to the OS and maps new ones for every op loses up
- * to 2.7x (see docs/architecture.md).  Freed blocks are kept in
+ * Why cache: the first write to freshly mapped memory is slow (the kernel
+ * faults in and zeroes every 4 KiB page), so an eager library that hands
+ * big buffers back to the OS and maps new ones for every op loses much of
+ * its speed (docs/architecture.md; figures: docs/benchmarks.md, section
+ * "Figures behind other choices").  Freed blocks are kept in
  * power-of-two size classes and handed out again; yg_allocator_empty_cache
  * returns them to the system.
  *

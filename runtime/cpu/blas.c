@@ -15,27 +15,24 @@
  * yg__cpu_gemm.  float64 is OpenBLAS's dgemm.  float32 is oneDNN's
  * dnnl_sgemm when the library is built with oneDNN and the product has at
  * least YG_GEMM_ONEDNN_MIN multiply-adds (and is not x w^T over k >= 256,
- * see below), else OpenBLAS's sgemm: measured
- * on a 2-core AMD EPYC (Zen 4) against OpenBLAS 0.3.21 (which runs its
- * Cooper Lake kernels there), oneDNN 2.6 was 1.2-4x faster on the shapes
- * of training (an LSTM cell's weight gradient [2600, 20] x [20, 650]: 0.38
- * against 1.45 ms; its input gradient [20, 2600] x [2600, 650]: 0.31
- * against 0.64 ms; a 1024^3 square product 10.5 against 12.8 ms) and at
- * most 1.25x slower on a few products with a transposed right operand,
- * while below ~64^3 multiply-adds its fixed cost loses (8^3: 3-6x slower).
- * Both run on the library's OpenMP threads and, called inside a parallel
- * region, on one.  YG_GEMM=openblas in the environment (read once) sends
- * float32 to OpenBLAS too, to compare or to rule oneDNN out.
+ * see below), else OpenBLAS's sgemm: oneDNN is faster on the shapes of
+ * training (an LSTM cell's gradients, large square products) and only a
+ * little slower on a few products with a transposed right operand, while
+ * below ~64^3 multiply-adds its fixed cost makes it the slower one
+ * (figures: docs/benchmarks.md, section "BLAS: oneDNN, OpenBLAS and its
+ * kernel sets").  Both run on the library's OpenMP threads and, called
+ * inside a parallel region, on one.  YG_GEMM=openblas in the environment
+ * (read once) sends float32 to OpenBLAS too, to compare or to rule oneDNN
+ * out.
  *
  * Core selection.  Debian's OpenBLAS 0.3.21 is a DYNAMIC_ARCH build: its
  * load-time constructor reads cpuid and points the global `gotoblas` at one
  * of its kernel tables.  CPUs newer than its tables (some Xeons, e.g.) fall
  * back to "Prescott", the SSE3 kernels, which run sgemm several times
- * slower than the AVX2/AVX-512 ones (measured on an AMD EPYC Zen 4 host with
- * 0.3.21 at n = 1024: Prescott 40.8 GFLOP/s on one thread and 80.0 on two;
- * SkylakeX 103.8 and 207.7).  So when libyagrad is loaded (a constructor,
- * which runs after OpenBLAS's own one because we link against it) and the
- * user has not chosen a core with OPENBLAS_CORETYPE, we check whether the
+ * slower than the AVX2/AVX-512 ones (figures: docs/benchmarks.md, same
+ * section).  So when libyagrad is loaded (a constructor, which runs after
+ * OpenBLAS's own one because we link against it) and the user has not
+ * chosen a core with OPENBLAS_CORETYPE, we check whether the
  * chosen core is a pre-AVX one although the CPU (and the OS, which
  * __builtin_cpu_supports checks through XGETBV) supports AVX2+FMA or
  * AVX-512; if so we re-run OpenBLAS's own selection with OPENBLAS_CORETYPE
@@ -175,8 +172,9 @@ void yg__cpu_gemm(yg_dtype dtype,
 #ifdef YG_HAVE_ONEDNN
     /* m, n, k <= INT_MAX (the callers' checks), so the product fits. */
     /* A transposed right operand alone (x w^T of a linear layer) over a
-     * long k runs no faster on oneDNN (measured 0.96-1.2x), so OpenBLAS
-     * keeps it; over a short k (a weight gradient) oneDNN is 4x faster. */
+     * long k runs no faster on oneDNN, so OpenBLAS keeps it; over a short
+     * k (a weight gradient) oneDNN is much faster (docs/benchmarks.md,
+     * section "BLAS: oneDNN, OpenBLAS and its kernel sets"). */
     bool nt_long = tb && !ta && k >= 256;
     if (m * n * k >= YG_GEMM_ONEDNN_MIN && !nt_long && onednn_sgemm_enabled() &&
         dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, (float)beta, c, ldc) ==

@@ -4,17 +4,21 @@
  * handwritten kernels named in specs/native_functions.yaml `dispatch:`
  * entries.  Not public API.
  *
- * Kernel contract (every yg__cpu_* op kernel): same C signature as the
+ * Kernel contract (every yg__kernel_* op kernel): same C signature as the
  * public op it implements (see generated ops.h); inputs are borrowed and
  * already checked to be non-NULL where the YAML says `Tensor`; the kernel
  * validates shapes, dims and dtypes itself, naming the op in its message;
  * it writes a new reference to *out on success and leaves *out NULL on
  * failure.  Kernels never record autograd history.
  *
- * A kernel named yg__kernel_* serves every device (`dispatch: {"CPU,
- * CUDA": ...}`): the views, which only compute a geometry, and the
- * copies, fills and creations, which run the iterator or yg__cuda_copy
- * on a GPU tensor.
+ * Every op kernel serves every device: each `dispatch:` entry is
+ * {"CPU, CUDA": yg__kernel_<op>}.  The views only compute a geometry;
+ * the other kernels make their checks once, then compute on the CPU or
+ * hand a GPU tensor to the CUDA module through its table (yg__cuda(),
+ * cuda/backend.h: the iterator's launchers, copy, the kernels of
+ * cuda/cuda.h).  The
+ * yg__cpu_* functions (yg__cpu_gemm, ...) are CPU helpers, not op
+ * kernels.
  */
 #ifndef YAGRAD_CPU_H
 #define YAGRAD_CPU_H

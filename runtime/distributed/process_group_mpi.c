@@ -14,8 +14,9 @@
  * is what makes the timeout possible (MPI has none) and leaves the cores
  * to backward on a machine with fewer cores than ranks.  Not sleeping
  * sooner matters: libnbc advances a collective only inside MPI_Test, and
- * sleeps after 2 ms made 8-64 MiB all-reduces 2.5-3.4x slower than
- * MPI_Allreduce (bench_distributed).
+ * sleeping after a few milliseconds made large all-reduces several times
+ * slower than MPI_Allreduce (bench_distributed; figures:
+ * docs/distributed.md, section "The communication thread").
  *
  * Buffers: a contiguous tensor of a dtype MPI has is used in place; any
  * other tensor is copied, on the caller's thread at queue time, into a
@@ -305,10 +306,10 @@ static yg_status mpi_fail(const char *what, int rc) {
 
 /* Asks Open MPI's non-blocking collectives (libnbc) for the ring
  * algorithm of MPI_Iallreduce, through the MPI tool interface, before
- * MPI_Init.  Measured with bench_distributed at 2 ranks: libnbc's own
- * choice made yagrad's all_reduce 1.4-1.7x slower than the blocking
- * MPI_Allreduce from 8 to 64 MiB; ring made it 0.57-0.68x (faster) and
- * equal at 1 MiB (docs/distributed.md).  Skipped when the user set the
+ * MPI_Init.  With libnbc's own choice yagrad's all_reduce was clearly
+ * slower than the blocking MPI_Allreduce from 8 MiB up; with ring it is as
+ * fast or faster (bench_distributed; figures: docs/distributed.md,
+ * section "Figures").  Skipped when the user set the
  * variable (OMPI_MCA_coll_libnbc_iallreduce_algorithm) or MPI has no such
  * variable (not Open MPI): best effort, failures are ignored.  *t_open
  * says whether the tool interface must be closed after MPI_Init. */
@@ -602,9 +603,10 @@ static yg_status submit(yg_work *w, yg_work **work) {
 
     pthread_mutex_lock(&pg->mu);
     /* A blocking call with nothing queued or running runs on the caller's
-     * thread, saving the hand-over to the thread and back (about 25 us a
-     * call, 20% of a 1 MiB all-reduce); `running` keeps the thread out of
-     * MPI meanwhile, so calls stay serialised and in order. */
+     * thread, saving the hand-over to the thread and back, which shows on
+     * small all-reduces (docs/distributed.md, section "Figures");
+     * `running` keeps the thread out of MPI meanwhile, so calls stay
+     * serialised and in order. */
     if (work == NULL && pg->head == NULL && !pg->running && !pg->broken) {
         pg->running = true;
         pthread_mutex_unlock(&pg->mu);

@@ -33,9 +33,9 @@
 /* Rows up to this long sum softmax's exponentials in the data's type: the
  * vector loop keeps one partial sum per lane (16 for float32 under
  * AVX-512, 4 at the baseline), so each adds at most 1024 to 4096 terms,
- * all positive (no cancellation): a few 1e-6 relative at worst; the widening to double cost 20%
- * of softmax's time over 4096x1024 float32 (1.20 -> 0.98 ms, 2 threads).
- * Longer rows sum in double. */
+ * all positive (no cancellation): a few 1e-6 relative at worst; the
+ * widening to double cost 20% of softmax's time (docs/benchmarks.md,
+ * section "Figures behind other choices").  Longer rows sum in double. */
 #define SHORT_ROW 16384
 
 #define DEFINE_SOFTMAX(SUFFIX, T)                                                                  \
