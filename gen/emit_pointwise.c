@@ -303,7 +303,7 @@ char *gen_emit_pointwise_c(const gen_model *model, int section)
                 " */\n"
                 "#include \"kernels/%s.h\"\n\n"
                 "#include <stdint.h>\n\n"
-                "#include \"cpu/cpu.h\"\n#include \"generated_int.h\"\n",
+                "#include \"cpu/cpu.h\"\n",
                 model->sections[section].name, model->sections[section].name,
                 model->sections[section].name, model->sections[section].name,
                 model->sections[section].name);

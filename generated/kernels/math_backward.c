@@ -13,7 +13,6 @@
 #include <stdint.h>
 
 #include "cpu/cpu.h"
-#include "generated_int.h"
 
 /* ---- pow_backward: exponent == 0 ? 0 : grad_output * exponent * pow(self, exponent - 1) ---- */
 

@@ -13,7 +13,6 @@
 #include <stdint.h>
 
 #include "cpu/cpu.h"
-#include "generated_int.h"
 
 /* ---- neg: -self ---- */
 

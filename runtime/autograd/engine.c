@@ -29,7 +29,6 @@
 #include "autograd/node.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
-#include "generated_int.h"
 #include "kernels/arithmetic.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_arithmetic.h"

@@ -13,7 +13,6 @@
 #include <stdint.h>
 
 #include "cpu/cpu.h"
-#include "generated_int.h"
 
 /* ---- sign_backward: 0 * grad_output * self ---- */
 
