@@ -1,0 +1,138 @@
+/*
+ * test_backends.c - the device registry (core/backend.h) and the CUDA
+ * module it loads on first use: a program that never asks for a GPU maps
+ * none of the GPU libraries, asking loads the module, and a module that
+ * is missing or wrong is one clear status for every request.  Each test
+ * runs in a process of its own (one CTest entry per test), so each sees
+ * a process that has not loaded anything yet.
+ */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "testutil.h"
+#include "yagrad/conv.h"
+#include "yagrad/cuda.h"
+#include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_convolution.h"
+#include "yagrad/ops_sums.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether a file whose name contains part is mapped into this process. */
+static bool mapped(const char *part) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    bool found = false;
+    assert_non_null(f);
+    while (!found && fgets(line, sizeof line, f) != NULL)
+        found = strstr(line, part) != NULL;
+    fclose(f);
+    return found;
+}
+
+static bool built_with_cuda(void) {
+    return strstr(yg_build_info(), " cuda") != NULL;
+}
+
+static const char *const gpu_libraries[] = {
+    "libyagrad_cuda", "libcublas", "libcudnn", "libnccl", "libcudart", "libcuda.so",
+};
+
+/* Forward, backward and a convolution on the CPU, then: no GPU library
+ * is in the process. */
+static void test_a_cpu_program_maps_no_gpu_library(void **state) {
+    (void)state;
+    int64_t sizes[4] = {1, 2, 5, 5}, wsizes[4] = {3, 2, 3, 3}, stride[2] = {1, 1},
+            pad[2] = {1, 1}, dil[2] = {1, 1};
+    yg_tensor *x = NULL, *w = NULL, *y = NULL, *s = NULL, *z = NULL;
+    YG_CHECK(yg_tensor_full(sizes, 4, 1.0, YG_FLOAT32, &x));
+    YG_CHECK(yg_tensor_full(wsizes, 4, 0.5, YG_FLOAT32, &w));
+    YG_CHECK(yg_tensor_set_requires_grad(w, true));
+    YG_CHECK(yg_conv2d(x, w, NULL, stride, 2, pad, 2, dil, 2, 1, &y));
+    YG_CHECK(yg_mul(y, y, &z));
+    YG_CHECK(yg_sum(z, &s));
+    YG_CHECK(yg_backward(s, NULL, false));
+    assert_true(yg_conv_backend_available(YG_CONV_BACKEND_NATIVE));
+    for (size_t i = 0; i < sizeof gpu_libraries / sizeof *gpu_libraries; i++)
+        if (mapped(gpu_libraries[i]))
+            fail_msg("%s is mapped into a program that never asked for a GPU",
+                     gpu_libraries[i]);
+    yg_release(x);
+    yg_release(w);
+    yg_release(y);
+    yg_release(z);
+    yg_release(s);
+}
+
+/* The first request for a GPU loads the module (in a build with CUDA),
+ * whether or not the machine has one. */
+static void test_asking_for_a_gpu_loads_the_module(void **state) {
+    (void)state;
+    assert_false(mapped("libyagrad_cuda"));
+    int n = yg_cuda_device_count();
+    printf("%d CUDA device(s): %s\n", n, yg_build_info());
+    if (!built_with_cuda()) {
+        assert_int_equal(n, 0);
+        YG_EXPECT_ERROR(yg_cuda_check(), YG_ERR_DEVICE, "cuda: built without CUDA");
+        assert_false(mapped("libyagrad_cuda"));
+        return;
+    }
+    assert_true(mapped("libyagrad_cuda"));
+    assert_true(mapped("libcublas"));
+}
+
+/* Every request of a process whose module cannot be loaded gets the
+ * loader's reason, naming the request; the queries answer "none". */
+static void test_a_missing_module_is_one_clear_status(void **state) {
+    (void)state;
+    int64_t n = 4;
+    yg_tensor *t = NULL, *d = (yg_tensor *)&n;
+    yg_cuda_stream *stream = (yg_cuda_stream *)&n;
+    const char *why = built_with_cuda()
+                          ? "cuda: its backend module could not be loaded "
+                            "(/nonexistent/libyagrad_cuda.so.0.2: cannot open shared object file"
+                          : "cuda: built without CUDA";
+    char want[256];
+
+    assert_int_equal(setenv("YG_CUDA_MODULE", "/nonexistent/libyagrad_cuda.so.0.2", 1), 0);
+    YG_CHECK(yg_tensor_full(&n, 1, 1.0, YG_FLOAT32, &t));
+    snprintf(want, sizeof want, "to_device: %s", why);
+    YG_EXPECT_ERROR(yg_tensor_to_device(t, YG_CUDA, 0, &d), YG_ERR_DEVICE, want);
+    assert_null(d);
+    snprintf(want, sizeof want, "cuda_stream_create: %s", why);
+    YG_EXPECT_ERROR(yg_cuda_stream_create(0, &stream), YG_ERR_DEVICE, want);
+    assert_null(stream);
+    YG_EXPECT_ERROR(yg_cuda_check(), YG_ERR_DEVICE, why);
+    assert_int_equal(yg_cuda_device_count(), 0);
+    assert_false(yg_cuda_is_available());
+    assert_false(yg_conv_backend_available(YG_CONV_BACKEND_CUDNN));
+    assert_null(yg_cuda_get_stream(0));
+    yg_cuda_empty_cache(); /* nothing to give back, and no load */
+    assert_false(mapped("libcublas"));
+    yg_release(t);
+}
+
+/* A file that loads but is not the module (here the C math library) is
+ * refused as such. */
+static void test_a_module_that_registers_nothing_is_refused(void **state) {
+    (void)state;
+    if (!built_with_cuda()) {
+        YG_EXPECT_ERROR(yg_cuda_check(), YG_ERR_DEVICE, "cuda: built without CUDA");
+        return;
+    }
+    assert_int_equal(setenv("YG_CUDA_MODULE", "libm.so.6", 1), 0);
+    YG_EXPECT_ERROR(yg_cuda_check(),
+                    YG_ERR_DEVICE,
+                    "cuda: its backend module libm.so.6 loaded but registered nothing");
+    assert_int_equal(yg_cuda_device_count(), 0);
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_cpu_program_maps_no_gpu_library),
+        cmocka_unit_test(test_asking_for_a_gpu_loads_the_module),
+        cmocka_unit_test(test_a_missing_module_is_one_clear_status),
+        cmocka_unit_test(test_a_module_that_registers_nothing_is_refused),
+    };
+    return YG_TEST_RUN(tests, argc, argv);
+}
