@@ -21,7 +21,7 @@
  * computed there with the loops below (cpu_int.h's yg__rows_grad_cuda).
  */
 #include "cpu/cpu_int.h"
-#include "cpu/norm_grad.h"
+#include "core/norm_grad.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -15,7 +15,7 @@
  * var; max then sum of exp for logsumexp); their sums are added in
  * another order than the CPU's loop, so they agree to rounding.
  */
-#include "cpu/norm_grad.h"
+#include "core/norm_grad.h"
 #include "cuda/pointwise.cuh"
 
 namespace {

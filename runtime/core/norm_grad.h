@@ -1,11 +1,12 @@
 /*
- * cpu/norm_grad.h - d norm / d x for one element, the one definition the
+ * core/norm_grad.h - d norm / d x for one element, the one definition the
  * CPU's norm_backward (cpu/reduce_stats.c) and the GPU's (cuda/rows.cu)
  * both compile, so the two devices compute it alike.  Read by C and by
- * nvcc.  Not public API.
+ * nvcc.  In core, below both backends, as intmath.h and rng.h: formulas
+ * both devices compile.  Not public API.
  */
-#ifndef YAGRAD_CPU_NORM_GRAD_H
-#define YAGRAD_CPU_NORM_GRAD_H
+#ifndef YAGRAD_CORE_NORM_GRAD_H
+#define YAGRAD_CORE_NORM_GRAD_H
 
 #ifdef __CUDACC__
 #define YG_NORM_GRAD_FN static inline __host__ __device__
@@ -35,4 +36,4 @@ YG_NORM_GRAD_FN double yg__norm_grad(double x, double n, double p, long long cou
     return s * pow(fabs(x), p - 1) / pow(n, p - 1);
 }
 
-#endif /* YAGRAD_CPU_NORM_GRAD_H */
+#endif /* YAGRAD_CORE_NORM_GRAD_H */
