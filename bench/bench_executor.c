@@ -20,7 +20,7 @@
  * Prints one JSON line per measurement with both medians and the ratio
  * executor / eager.  Usage: bench_executor [ROUNDS]
  */
-#include "jit/ir.h" /* yg__graph_freeze: the baseline keeps its plan too */
+#include "jit/ir/ir.h" /* yg__graph_freeze: the baseline keeps its plan too */
 #include "yagrad/jit.h"
 #include "yagrad/yagrad.h"
 

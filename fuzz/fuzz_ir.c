@@ -1,5 +1,5 @@
 /*
- * fuzz_ir.c - libFuzzer target over the IR parser (runtime/jit/parser.c)
+ * fuzz_ir.c - libFuzzer target over the IR parser (runtime/jit/ir/parser.c)
  * and everything that runs on what it accepts.  Seeds: fuzz/corpus/ir/,
  * one graph text per file (a few malformed on purpose).
  *

@@ -34,7 +34,7 @@
  */
 #include "core/core.h"
 #include "generated_int.h"
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 #include "yagrad/yagrad.h"
 
 #include <inttypes.h>

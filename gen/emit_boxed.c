@@ -10,7 +10,7 @@
  * takes what the other tensor arguments leave: it is `in + k` with length
  * n_in - n_other, and a tensor after it is read from the end of in);
  * every other argument is the node attribute of the same name, read by a
- * helper of runtime/jit/boxing.h that applies the schema's default when
+ * helper of runtime/jit/ir/boxing.h that applies the schema's default when
  * the attribute is absent and checks its kind.  Nothing depends on an op's
  * name.  An argument type this file does not know how to box (types other
  * branches add to gen_type) gives a NULL entry with the reason, which the
@@ -349,7 +349,7 @@ char *gen_emit_boxed_c(const gen_model *model, int section)
                   "/*\n"
                   " * boxed/%s.c - the boxed form of every op of section %s:\n"
                   " * a function that calls yg_<op> with a graph node's tensor inputs and\n"
-                  " * attributes (see runtime/jit/boxing.h).  An attribute left out of the\n"
+                  " * attributes (see runtime/jit/ir/boxing.h).  An attribute left out of the\n"
                   " * node takes the schema's default; one of the wrong kind fails naming op\n"
                   " * and attribute.  Outputs are new references.\n"
                   " */\n"
@@ -380,7 +380,7 @@ char *gen_emit_boxed_h(const gen_model *model)
                 " * public API.\n"
                 " */\n"
                 "#ifndef YAGRAD_GENERATED_BOXED_H\n#define YAGRAD_GENERATED_BOXED_H\n\n"
-                "#include \"jit/boxing.h\"\n\n"
+                "#include \"jit/ir/boxing.h\"\n\n"
                 "/* Each boxed function is declared where it is defined and in\n"
                 " * boxed/table.c, not here: this header does not change when an op is\n"
                 " * added, so what includes it does not recompile. */\n");

@@ -341,7 +341,7 @@ char *gen_emit_onnx_c(const gen_model *model, const gen_onnx_map *maps, int sect
                   " * runtime/onnx/symbolic.h.\n"
                   " */\n",
                   model->sections[section].name, model->sections[section].name);
-    gen_sb_puts(&sb, "#include \"onnx/onnx_gen.h\"\n\n#include \"jit/boxing.h\"\n");
+    gen_sb_puts(&sb, "#include \"onnx/onnx_gen.h\"\n\n#include \"jit/ir/boxing.h\"\n");
     for (int i = 0; i < model->n_ops; i++) {
         if (model->ops[i].section != section || maps[i].form != GEN_ONNX_OP)
             continue;

@@ -1,7 +1,7 @@
 /*
  * emit_symbolic.c - writes the symbolic derivatives: every entry of
  * specs/derivatives.yaml whose formulas have a graph form, as a function
- * that appends those formulas to a backward graph (runtime/jit/symbolic.h):
+ * that appends those formulas to a backward graph (runtime/jit/autodiff/symbolic.h):
  *   symbolic/<section>.c  yg__symbolic_<op>, from the formulas that the
  *                         entry's eager node (nodes/<section>.c) runs
  *   symbolic/symbolic.h   their declarations
@@ -148,7 +148,7 @@ char *gen_emit_symbolic_c(const gen_model *model, int section)
                   " * symbolic/%s.c - the symbolic derivatives of section %s: each\n"
                   " * entry's formulas of specs/derivatives.yaml, the same ones its eager\n"
                   " * backward node runs (nodes/%s.c), as code that appends them to a\n"
-                  " * backward graph (runtime/jit/symbolic.h).  Scalar arguments come from\n"
+                  " * backward graph (runtime/jit/autodiff/symbolic.h).  Scalar arguments come from\n"
                   " * the forward node's attributes; errors are sticky in s.\n"
                   " */\n"
                   "#include \"symbolic/symbolic.h\"\n",
@@ -179,7 +179,7 @@ char *gen_emit_symbolic_h(const gen_model *model)
                 " * against.  Not public API.\n"
                 " */\n"
                 "#ifndef YAGRAD_GENERATED_SYMBOLIC_H\n#define YAGRAD_GENERATED_SYMBOLIC_H\n\n"
-                "#include \"jit/boxing.h\"\n#include \"jit/symbolic.h\"\n\n"
+                "#include \"jit/ir/boxing.h\"\n#include \"jit/autodiff/symbolic.h\"\n\n"
                 "/* Each symbolic derivative is declared where it is defined and in\n"
                 " * symbolic/table.c, not here: this header does not change when an op is\n"
                 " * added, so what includes it does not recompile. */\n");

@@ -1,7 +1,7 @@
 /*
  * formula_symbolic.c - lowers a derivative formula, once formula_lower.c
  * has lowered it for the eager backward node, a second time: to C that
- * builds the formula as IR (runtime/jit/symbolic.h) in a backward graph.
+ * builds the formula as IR (runtime/jit/autodiff/symbolic.h) in a backward graph.
  * Same AST, same walk order, so the graph computes what the eager node
  * computes.  Every op call becomes
  *     n = yg__sym_op(s, "mul.Scalar", 1);

@@ -278,7 +278,7 @@ typedef struct gen_formula {
     gen_loc key_loc;   /* of the input key */
     bool has_error;
     char *lowered;     /* straight-line C, indented 8 spaces; NULL until lowered */
-    char *symbolic;    /* the same formula as IR-building C (runtime/jit/symbolic.h),
+    char *symbolic;    /* the same formula as IR-building C (runtime/jit/autodiff/symbolic.h),
                           indented 8 spaces; NULL when the entry has none */
     char *grad_name;   /* the local holding its gradient: grad_self */
     uint64_t grads_read; /* bit i: the formula reads grads[i] (grad is grads[0]) */
@@ -323,7 +323,7 @@ typedef struct gen_section {
  * whose C form is `yg_reduction` (YG_REDUCTION_NONE = 0, ...) in the
  * public API and an int64_t in the kernels.  In the IR the value is a str
  * attribute naming it (`mse_loss[reduction="none"]`): the tracer records
- * yg_<cname>_name(v) and yg__box_enum (runtime/jit/boxing.c) maps the name
+ * yg_<cname>_name(v) and yg__box_enum (runtime/jit/ir/boxing.c) maps the name
  * back to the number. */
 typedef struct gen_enum {
     char *name;    /* "Reduction": the type's spelling in signatures */
@@ -439,7 +439,7 @@ bool gen_deriv_has_symbolic(const gen_deriv *d);
 char *gen_emit_fuser_table_c(const gen_model *model);
 
 /* emit_boxed.c: how a non-tensor argument is read from a graph node's
- * attributes (the helpers of runtime/jit/boxing.h, with the schema's
+ * attributes (the helpers of runtime/jit/ir/boxing.h, with the schema's
  * default): C declarations, the reading statements (each a
  * YG_RETURN_IF_ERROR on a `node` in scope) and the C call arguments the
  * value becomes (two for lists).  Returns false for a type it cannot

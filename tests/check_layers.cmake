@@ -44,19 +44,15 @@ set(YG_UNIT_RULES
   generated/api/=ops                 # the public yg_<op> wrappers and the op registry
   generated/registry.c=ops
   generated/generated_int.h=ops
-  runtime/jit/tracer.=jit.tracer     # yg_trace
-  runtime/jit/boxing.=jit.boxing     # calling an op from a graph node
-  generated/boxed/=jit.boxing
+  runtime/jit/frontend/=jit.tracer   # yg_trace
+  generated/boxed/=jit.ir            # an op called from a graph node (jit/ir/boxing.h)
   runtime/jit/passes/=jit.passes     # graph to graph: passes, autodiff, symbolic derivatives
-  runtime/jit/autodiff.=jit.passes
-  runtime/jit/symbolic.=jit.passes
+  runtime/jit/autodiff/=jit.passes
   generated/symbolic/=jit.passes
   runtime/jit/fuser/=jit.fuser       # the pointwise fuser
   generated/fuser/=jit.fuser
-  runtime/jit/interpreter.=jit.exec  # running graphs: interpreter, executor,
-  runtime/jit/executor.c=jit.exec    # differentiable graph nodes
-  runtime/jit/diff_graph.c=jit.exec
-  runtime/jit/=jit.ir                # the rest of runtime/jit: IR, kinds, text, parser, dumps
+  runtime/jit/exec/=jit.exec         # running graphs: interpreter, executor, differentiable graphs
+  runtime/jit/ir/=jit.ir             # IR, kinds, text, parser, printer, dumps
   runtime/onnx/=onnx
   generated/onnx/=onnx
   runtime/distributed/=distributed
@@ -69,7 +65,7 @@ set(YG_BUILT_HEADERS
 
 # ---- levels, bottom to top ----
 # A unit may only be allowed units on a lower level; units on one level
-# (cpu and cuda; jit.tracer and jit.boxing; onnx, distributed and optim)
+# (cpu and cuda; onnx, distributed and optim)
 # never include each other.  Checked below: it makes the table acyclic.
 set(YG_LEVELS
   public
@@ -79,7 +75,7 @@ set(YG_LEVELS
   autograd
   ops
   jit.ir
-  jit.tracer,jit.boxing
+  jit.tracer
   jit.passes
   jit.fuser
   jit.exec
@@ -104,31 +100,29 @@ set(YG_ALLOW_autograd kernels cpu core public)
 # ops: a wrapper checks, dispatches to a kernel or composite and records
 # the backward node: everything below.
 set(YG_ALLOW_ops autograd kernels cpu cuda core public)
-# jit.*: everything below ops (jit/ir.h interns kinds from the op registry,
+# jit.*: everything below ops (jit/ir/ir.h interns kinds from the op registry,
 # generated_int.h; diff_graph.c makes an autograd node; the fuser emits
 # vecmath calls and launches on CUDA), and inside jit only downwards:
 set(YG_JIT_BELOW ops autograd kernels cpu cuda core public)
-# jit.ir: graphs, kinds, text; nothing else of jit.
+# jit.ir (jit/ir/): graphs, kinds, text, and boxing: an op called from a
+# graph node's inputs and attributes.  The generated boxed functions take a
+# yg_ir_node and only jit calls them (the interpreter, constant
+# propagation), so they are jit's, not ops'.  Nothing else of jit.
 set(YG_ALLOW_jit.ir ${YG_JIT_BELOW})
-# jit.tracer: records op calls as IR.
+# jit.tracer (jit/frontend/): records op calls as IR, as core's op-call
+# observer.
 set(YG_ALLOW_jit.tracer jit.ir ${YG_JIT_BELOW})
-# jit.boxing: an op called from a graph node's inputs and attributes, and
-# the attribute readers.  The generated boxed functions take a yg_ir_node
-# and only jit calls them (the interpreter, constant propagation), so they
-# are jit's, not ops'; the symbolic derivatives and ONNX symbolics use the
-# readers.
-set(YG_ALLOW_jit.boxing jit.ir ${YG_JIT_BELOW})
-# jit.passes: constant propagation and decomposition run ops through boxing.
-set(YG_ALLOW_jit.passes jit.boxing jit.ir ${YG_JIT_BELOW})
+# jit.passes (jit/passes/, jit/autodiff/): constant propagation and
+# decomposition run ops through boxing; autodiff builds backward graphs.
+set(YG_ALLOW_jit.passes jit.ir ${YG_JIT_BELOW})
 # jit.fuser: its fusion pass is a pass.
-set(YG_ALLOW_jit.fuser jit.passes jit.boxing jit.ir ${YG_JIT_BELOW})
-# jit.exec: runs graphs, their fusion groups and differentiable subgraphs
-# (an executor called inside a trace runs the graph op by op so the trace
-# records them: it asks the tracer).
-set(YG_ALLOW_jit.exec jit.fuser jit.passes jit.tracer jit.boxing jit.ir ${YG_JIT_BELOW})
+set(YG_ALLOW_jit.fuser jit.passes jit.ir ${YG_JIT_BELOW})
+# jit.exec (jit/exec/): runs graphs, their fusion groups and
+# differentiable subgraphs.
+set(YG_ALLOW_jit.exec jit.fuser jit.passes jit.tracer jit.ir ${YG_JIT_BELOW})
 # onnx, distributed, optim: users of the library, everything below; none
 # includes another.
-set(YG_TOP_BELOW jit.exec jit.fuser jit.passes jit.tracer jit.boxing jit.ir ${YG_JIT_BELOW})
+set(YG_TOP_BELOW jit.exec jit.fuser jit.passes jit.tracer jit.ir ${YG_JIT_BELOW})
 set(YG_ALLOW_onnx ${YG_TOP_BELOW})
 set(YG_ALLOW_distributed ${YG_TOP_BELOW})
 set(YG_ALLOW_optim ${YG_TOP_BELOW})

@@ -1,7 +1,7 @@
 # layers.test_catches_a_forbidden_include: the layering check
 # (check_layers.cmake) run on a copy of runtime/ and generated/
 #   1. as it is: passes;
-#   2. with runtime/core/layer_probe.c including "jit/ir.h": fails with
+#   2. with runtime/core/layer_probe.c including "jit/ir/ir.h": fails with
 #      exactly that problem, naming the file, its line, the include, both
 #      units and what core may include;
 #   3. with the include of the first exception deleted: fails with exactly
@@ -30,12 +30,12 @@ endif()
 
 # 2. an upward include
 file(WRITE ${tree}/runtime/core/layer_probe.c
-     "/* a core file reaching up into the jit */\n#include \"jit/ir.h\"\n")
+     "/* a core file reaching up into the jit */\n#include \"jit/ir/ir.h\"\n")
 run_checker(rc all)
 if(rc EQUAL 0)
-  message(FATAL_ERROR "the layering check passed core including jit/ir.h:\n${all}")
+  message(FATAL_ERROR "the layering check passed core including jit/ir/ir.h:\n${all}")
 endif()
-set(want_problem "runtime/core/layer_probe\\.c:2: #include \"jit/ir\\.h\" goes from core to jit\\.ir \\(runtime/jit/ir\\.h\\), which core may not include\n")
+set(want_problem "runtime/core/layer_probe\\.c:2: #include \"jit/ir/ir\\.h\" goes from core to jit\\.ir \\(runtime/jit/ir/ir\\.h\\), which core may not include\n")
 set(want_allowed "\n    core may include: public \\(and core itself\\)")
 if(NOT all MATCHES "${want_problem}" OR NOT all MATCHES "${want_allowed}"
    OR NOT all MATCHES "layering: 1 problem\\(s\\):")

@@ -3,7 +3,7 @@
  */
 #include "jit_trace_util.h"
 
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 #include "testutil.h"
 
 #include <stdbool.h>

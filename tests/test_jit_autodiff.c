@@ -8,7 +8,7 @@
  * no sample reaches fails, so the two forms cannot drift apart unnoticed.
  */
 #include "generated_int.h"
-#include "jit/symbolic.h"
+#include "jit/autodiff/symbolic.h"
 #include "opinfo/opinfo.h"
 #include "testutil.h"
 #include "yagrad/autograd.h"

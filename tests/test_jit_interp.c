@@ -12,9 +12,9 @@
  * in-place nodes, multi-output nodes, constants and None, input checks
  * and the messages of every refusal, with all outputs NULL on failure.
  */
-#include "jit/boxing.h"
-#include "jit/interpreter.h"
-#include "jit/ir.h"
+#include "jit/ir/boxing.h"
+#include "jit/exec/interpreter.h"
+#include "jit/ir/ir.h"
 #include "testutil.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_inplace_arithmetic.h"

@@ -3,7 +3,7 @@
  * inputs, nodes, constants, attributes, types, names, outputs, cloning,
  * and the failure guarantee (status, NULL outputs, graph unchanged).
  */
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 #include "testutil.h"
 #include "yagrad/ops_views.h"
 

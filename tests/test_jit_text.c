@@ -3,7 +3,7 @@
  * the parser's tolerance and its located errors, canonicalize, and the
  * linter catching broken graphs.
  */
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 #include "testutil.h"
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * graphs is tested in test_jit_trace_types.c.
  */
 #include "core/observer.h"
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 #include "jit_trace_util.h"
 #include "testutil.h"
 #include "yagrad/ops_activations.h"

@@ -7,7 +7,7 @@
  * recurrent cells and attention.
  */
 #include "core/observer.h"
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 #include "jit_trace_util.h"
 #include "testutil.h"
 #include "yagrad/ops_activations.h"

@@ -2,7 +2,7 @@
 /*
  * boxed/extrema.c - the boxed form of every op of section extrema:
  * a function that calls yg_<op> with a graph node's tensor inputs and
- * attributes (see runtime/jit/boxing.h).  An attribute left out of the
+ * attributes (see runtime/jit/ir/boxing.h).  An attribute left out of the
  * node takes the schema's default; one of the wrong kind fails naming op
  * and attribute.  Outputs are new references.
  */

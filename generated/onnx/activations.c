@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* sigmoid(Tensor self) -> Tensor */
 /* onnx: Sigmoid(self) */

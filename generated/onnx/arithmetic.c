@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 /* onnx: Add(self, other) where alpha == 1 */

@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* where(Tensor condition, Tensor self, Tensor other) -> Tensor */
 /* onnx: Where(condition, self, other) */

@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* eq(Tensor self, Tensor other) -> Tensor */
 /* onnx: Equal(self, other) */

@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor */
 /* onnx: Gather(self, index, axis=dim) */

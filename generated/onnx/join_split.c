@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
 /* onnx: Concat(tensors, axis=dim) */

@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor */
 /* onnx: Gather(weight, indices, ignore(padding_idx)) */

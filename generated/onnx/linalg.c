@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
 /* onnx: MatMul(self, mat2) */

@@ -7,6 +7,6 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* No op of this section maps to one ONNX operator. */

@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* clamp(Tensor self, Scalar min, Scalar max) -> Tensor */
 /* onnx: Clip(self, scalar(min), scalar(max)) */

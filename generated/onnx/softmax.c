@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* log_softmax(Tensor self, int dim) -> Tensor */
 /* onnx: LogSoftmax(self, axis=dim) */

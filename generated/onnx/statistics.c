@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 /* onnx: ReduceLogSumExp(self, axes=dim, keepdims=keepdim) */

@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* sum(Tensor self) -> Tensor */
 /* onnx: ReduceSum(self, keepdims=0) */

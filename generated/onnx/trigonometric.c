@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* tanh(Tensor self) -> Tensor */
 /* onnx: Tanh(self) */

@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* neg(Tensor self) -> Tensor */
 /* onnx: Neg(self) */

@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
 /* onnx: Unsqueeze(self, ints(dim)) */

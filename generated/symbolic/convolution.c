@@ -3,7 +3,7 @@
  * symbolic/convolution.c - the symbolic derivatives of section convolution: each
  * entry's formulas of specs/derivatives.yaml, the same ones its eager
  * backward node runs (nodes/convolution.c), as code that appends them to a
- * backward graph (runtime/jit/symbolic.h).  Scalar arguments come from
+ * backward graph (runtime/jit/autodiff/symbolic.h).  Scalar arguments come from
  * the forward node's attributes; errors are sticky in s.
  */
 #include "symbolic/symbolic.h"

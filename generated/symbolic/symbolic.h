@@ -7,8 +7,8 @@
 #ifndef YAGRAD_GENERATED_SYMBOLIC_H
 #define YAGRAD_GENERATED_SYMBOLIC_H
 
-#include "jit/boxing.h"
-#include "jit/symbolic.h"
+#include "jit/ir/boxing.h"
+#include "jit/autodiff/symbolic.h"
 
 /* Each symbolic derivative is declared where it is defined and in
  * symbolic/table.c, not here: this header does not change when an op is

@@ -71,7 +71,7 @@ static void load(yg_device device)
 {
     loader *l = &loaders[device];
     const char *env = getenv(l->env);
-    char errs[sizeof l->why] = "";
+    char errs[400] = ""; /* fits in why with its words */
     bool opened = false;
 
     if (env != NULL && env[0] != '\0') {

@@ -1,6 +1,6 @@
 /*
  * observer.h - the op-call observer slot: how a layer above the ops (the
- * tracer, jit/tracer.c) watches the op calls of a thread without the ops,
+ * tracer, jit/frontend/tracer.c) watches the op calls of a thread without the ops,
  * autograd or the composites knowing it.  Not public API; the generated
  * api/<section>.c files, the autograd engine and the composites call the
  * yg__obs_* functions below, and the observer is whatever the thread

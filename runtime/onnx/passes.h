@@ -7,7 +7,7 @@
 #ifndef YAGRAD_ONNX_PASSES_H
 #define YAGRAD_ONNX_PASSES_H
 
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 
 /* pass_broadcast.c: an expand feeding an ONNX-broadcasting op (add, sub,
  * mul, div, pow, where, comparisons, and addmm's self, Gemm's C) is

@@ -6,7 +6,7 @@
  * one (ne).  Training-mode behaviour that ONNX inference cannot reproduce
  * (batch statistics, random dropout) fails naming the node.
  */
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 #include "onnx/onnx_gen.h"
 #include "onnx/onnx_int.h"
 

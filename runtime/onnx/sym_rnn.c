@@ -8,7 +8,7 @@
  * into equal parts (opset 13's Split without a `split` input), so no size
  * is pinned and the batch stays dynamic.
  */
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 #include "onnx/onnx_gen.h"
 #include "onnx/onnx_int.h"
 

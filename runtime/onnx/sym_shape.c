@@ -7,7 +7,7 @@
  * it reads to be known in the graph's types (a trace knows them all) and
  * otherwise fails naming the node.
  */
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 #include "onnx/onnx_gen.h"
 #include "onnx/onnx_int.h"
 

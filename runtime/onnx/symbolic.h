@@ -21,7 +21,7 @@
 #ifndef YAGRAD_ONNX_SYMBOLIC_H
 #define YAGRAD_ONNX_SYMBOLIC_H
 
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -24,7 +24,7 @@
 #ifndef YAGRAD_JIT_FUSER_H
 #define YAGRAD_JIT_FUSER_H
 
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 
 #include <stdbool.h>
 #include <stddef.h>

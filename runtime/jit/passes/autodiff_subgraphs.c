@@ -13,7 +13,7 @@
  * node that cannot join ends the run).  A run is merged when it has at
  * least min_size op nodes and one of them is on a gradient path.
  */
-#include "jit/autodiff.h"
+#include "jit/autodiff/autodiff.h"
 #include "jit/passes/passes.h"
 
 #include <stdio.h>

@@ -29,7 +29,7 @@
  * in one pass.  The replaced constants keep their value names; the
  * constants that fed them stay until dce removes the unused ones.
  */
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 #include "jit/passes/passes.h"
 #include "yagrad/autograd.h"
 

@@ -14,8 +14,8 @@
  * dummies that large), that reads a tensor it did not receive (a
  * parameter), or whose trace fails stays as it is.
  */
-#include "jit/autodiff.h"
-#include "jit/boxing.h"
+#include "jit/autodiff/autodiff.h"
+#include "jit/ir/boxing.h"
 #include "jit/passes/passes.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_views.h"

@@ -10,7 +10,7 @@
 #ifndef YAGRAD_JIT_PASSES_H
 #define YAGRAD_JIT_PASSES_H
 
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
 #ifndef YAGRAD_GENERATED_BOXED_H
 #define YAGRAD_GENERATED_BOXED_H
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* Each boxed function is declared where it is defined and in
  * boxed/table.c, not here: this header does not change when an op is

@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* cat_then(Tensor[] tensors, Tensor other) -> Tensor */
 /* onnx: Concat(tensors, other, axis=0) */

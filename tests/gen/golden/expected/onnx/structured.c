@@ -7,7 +7,7 @@
  */
 #include "onnx/onnx_gen.h"
 
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor */
 /* onnx: ReduceSum(self, ints(dim), keepdims=keepdim) */

@@ -19,7 +19,7 @@
 #ifndef YAGRAD_JIT_BOXING_H
 #define YAGRAD_JIT_BOXING_H
 
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 #include "yagrad/enums.h" /* the yg_<enum>_name functions yg__box_enum takes */
 
 #include <stdbool.h>

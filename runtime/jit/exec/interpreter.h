@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 
 typedef struct yg_interp_stats {
     int64_t nodes_run;      /* nodes that ran to completion */

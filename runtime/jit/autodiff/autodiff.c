@@ -14,7 +14,7 @@
  * it.  Only the gradients of inputs that require grad are built, so df
  * has no dead part.
  */
-#include "jit/autodiff.h"
+#include "jit/autodiff/autodiff.h"
 
 #include "jit/passes/passes.h"
 

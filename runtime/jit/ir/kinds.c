@@ -17,7 +17,7 @@
  * be right on well-formed text; on anything else it answers "no tensor
  * arguments, one result" rather than reading out of bounds.
  */
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 
 #include <string.h>
 

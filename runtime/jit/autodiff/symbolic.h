@@ -27,7 +27,7 @@
 #ifndef YAGRAD_JIT_SYMBOLIC_H
 #define YAGRAD_JIT_SYMBOLIC_H
 
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -26,10 +26,10 @@
  * that share a constant's storage are copied at the end, so a caller
  * writing an output in place cannot change the graph either.
  */
-#include "jit/interpreter.h"
+#include "jit/exec/interpreter.h"
 
-#include "jit/autodiff.h"
-#include "jit/boxing.h"
+#include "jit/autodiff/autodiff.h"
+#include "jit/ir/boxing.h"
 #include "jit/fuser/fuser.h"
 
 #include <inttypes.h>

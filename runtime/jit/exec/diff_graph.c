@@ -18,7 +18,7 @@
  * create_graph runs f again with history to make them.
  */
 #include "autograd/node.h"
-#include "jit/autodiff.h"
+#include "jit/autodiff/autodiff.h"
 #include "yagrad/autograd.h"
 
 #include <stdlib.h>

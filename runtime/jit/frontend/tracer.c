@@ -31,7 +31,7 @@
  */
 #include "core/core.h"
 #include "core/observer.h"
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 #include "yagrad/autograd.h"
 
 #include <stdio.h>

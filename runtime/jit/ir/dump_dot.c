@@ -9,8 +9,8 @@
  * value names repeat across subgraphs.  Label text is escaped for DOT's
  * double-quoted strings; tests run the output through `dot -Tsvg`.
  */
-#include "jit/ir.h"
-#include "jit/text.h"
+#include "jit/ir/ir.h"
+#include "jit/ir/text.h"
 
 #include <stdio.h>
 

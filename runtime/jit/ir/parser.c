@@ -18,7 +18,7 @@
  * Each node is then checked against its kind (yg__ir_check_node) with the
  * kind's location, so arity and attribute-name errors are located too.
  */
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 
 #include <errno.h>
 #include <math.h>

@@ -19,7 +19,7 @@
  * not yet taken, counting up from where the last one stopped, so auto
  * names stay short and unique even when parsed text already used some.
  */
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 
 #include <stdio.h>
 #include <stdatomic.h>

@@ -3,7 +3,7 @@
  * (symbolic.h): reads the forward node through tensor ordinals and slots,
  * appends op nodes to the backward graph, sticky errors.
  */
-#include "jit/symbolic.h"
+#include "jit/autodiff/symbolic.h"
 
 #include <inttypes.h>
 #include <stdio.h>

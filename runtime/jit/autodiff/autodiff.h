@@ -7,8 +7,8 @@
 #ifndef YAGRAD_JIT_AUTODIFF_H
 #define YAGRAD_JIT_AUTODIFF_H
 
-#include "jit/ir.h"
-#include "jit/symbolic.h"
+#include "jit/ir/ir.h"
+#include "jit/autodiff/symbolic.h"
 
 #include <stdbool.h>
 #include <stdint.h>

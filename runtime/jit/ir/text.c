@@ -10,7 +10,7 @@
  * that sets LC_NUMERIC to a comma locale gets text it cannot read back
  * (docs/ir.md notes this).
  */
-#include "jit/text.h"
+#include "jit/ir/text.h"
 
 #include <math.h>
 #include <stdarg.h>

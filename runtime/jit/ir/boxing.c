@@ -10,7 +10,7 @@
  * list (the shape propagation pass reads it the same way), and a float
  * that is a whole number is accepted as an int.
  */
-#include "jit/boxing.h"
+#include "jit/ir/boxing.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -15,8 +15,8 @@
  * count), enough to recognise a constant without making a dump of model
  * weights unreadable.
  */
-#include "jit/ir.h"
-#include "jit/text.h"
+#include "jit/ir/ir.h"
+#include "jit/ir/text.h"
 
 #include <math.h>
 

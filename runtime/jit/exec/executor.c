@@ -17,8 +17,8 @@
  * Plans are immutable once published, so runs share them without locks.
  */
 #include "core/observer.h"
-#include "jit/autodiff.h"
-#include "jit/interpreter.h"
+#include "jit/autodiff/autodiff.h"
+#include "jit/exec/interpreter.h"
 #include "yagrad/autograd.h"
 
 #include <inttypes.h>

@@ -12,7 +12,7 @@
  * Messages name the node by its text ("%y = mul(%a, %b)") because a
  * pass author reads them next to a printed graph.
  */
-#include "jit/ir.h"
+#include "jit/ir/ir.h"
 
 #include <stdio.h>
 #include <string.h>

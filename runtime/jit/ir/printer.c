@@ -13,8 +13,8 @@
  * indent.  (Canonicalize lives in ir.c, next to the name table it
  * rebuilds.)
  */
-#include "jit/ir.h"
-#include "jit/text.h"
+#include "jit/ir/ir.h"
+#include "jit/ir/text.h"
 
 #include <string.h>
 
