@@ -29,10 +29,14 @@ measured in this same run; convolutions carry GFLOP/s against fma_peak
 side), also measured in this run.  stderr: progress and a markdown table.
 
 Both sides get OMP_NUM_THREADS and OPENBLAS_NUM_THREADS; PyTorch also
-gets ATEN_CPU_CAPABILITY=avx512 when the CPU has avx512f, and the OpenMP
-build of OpenBLAS first in LD_LIBRARY_PATH: Debian's default (pthreads)
+gets ATEN_CPU_CAPABILITY=avx512 when the CPU has avx512f, the OpenMP
+build of OpenBLAS first in LD_LIBRARY_PATH (Debian's default (pthreads)
 OpenBLAS spins its own threads against PyTorch's OpenMP ones for the
-same cores.
+same cores) and tcmalloc preloaded when Debian's libtcmalloc-minimal4 is
+installed, as PyTorch's CPU tuning guide advises (the log line says when
+it is not).  Every summary also carries each side's peak resident memory
+(yagrad_rss_mb, torch_rss_mb: the process's maximum RSS from wait4, the
+largest over the rounds) and their ratio rss_ratio.
 
 --check passes --check to both sides and compares the checksums of the
 first round's outputs and gradients ([sum, sum |.|, sum of squares] in
@@ -43,11 +47,16 @@ import argparse
 import json
 import os
 import subprocess
+import tempfile
+import threading
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TORCH_PYTHON = "/usr/bin/python3"
 OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+# PyTorch's CPU tuning guide preloads tcmalloc (Debian libtcmalloc-minimal4):
+# on glibc's malloc its big buffers come back from the OS page by page.
+TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 WORKLOADS = [
     "overhead_plain", "overhead_autograd", "overhead_backward",
     "mlp_step", "lstm_fwd", "lstm_fwdbwd", "lstm_fused_fwd", "lstm_fused_fwdbwd",
@@ -109,23 +118,41 @@ def environments(threads):
     if os.path.isdir(OPENBLAS_OPENMP):
         old = torch_env.get("LD_LIBRARY_PATH")
         torch_env["LD_LIBRARY_PATH"] = OPENBLAS_OPENMP + (":" + old if old else "")
+    if os.path.exists(TCMALLOC):
+        old = torch_env.get("LD_PRELOAD")
+        torch_env["LD_PRELOAD"] = TCMALLOC + (":" + old if old else "")
     return base, torch_env
 
 
 def run_side(cmd, env):
-    """Runs one side; returns its JSON line (a dict) or None on failure."""
-    try:
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    """Runs one side; returns its JSON line (a dict, with the process's
+    peak resident memory added as "peak_rss_mb", from wait4) or None on
+    failure."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, text=True)
+        fired = []
+        timer = threading.Timer(TIMEOUT_S, lambda: (fired.append(1), p.kill()))
+        timer.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if fired:
         log("timed out: %s" % " ".join(cmd))
         return None
-    if r.returncode != 0:
-        log("failed (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr.strip()))
+    if p.returncode != 0:
+        log("failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), stderr.strip()))
         return None
-    for line in r.stdout.splitlines():
+    for line in stdout.splitlines():
         if line.startswith("{"):
             print(line, flush=True)
-            return json.loads(line)
+            d = json.loads(line)
+            d["peak_rss_mb"] = round(usage.ru_maxrss / 1024.0, 1)  # Linux: KiB
+            return d
     log("no JSON line from: %s" % " ".join(cmd))
     return None
 
@@ -185,6 +212,13 @@ def summarize(workload, threads, ours, theirs, triad_gbps, peak_gflops, check_re
                 s[key + "_pct_peak"] = round(100.0 * line["gflops"] / peak_gflops, 1)
     if peak_gflops and workload in COMPUTE_BOUND:
         s["peak_gflops"] = peak_gflops
+    # Peak resident memory of the whole process, the largest over the rounds.
+    for key, lines in ((name0, ours), ("torch", theirs)):
+        rss = [l["peak_rss_mb"] for l in lines if l is not None and "peak_rss_mb" in l]
+        if rss:
+            s[key + "_rss_mb"] = max(rss)
+    if s.get(name0 + "_rss_mb") and s.get("torch_rss_mb"):
+        s["rss_ratio"] = round(s[name0 + "_rss_mb"] / s["torch_rss_mb"], 3)
     if check_result is not None:
         s["check"] = check_result
     print(json.dumps(s, separators=(",", ":")), flush=True)
@@ -206,8 +240,9 @@ def print_table(summaries, threads, with_torch, triad_gbps, peak_gflops):
     log("")
     log("| workload | yagrad us | torch us | yagrad/torch | same, from p10s "
         "| yagrad GB/s (% triad) | torch GB/s (% triad) "
-        "| yagrad GFLOP/s (% peak) | torch GFLOP/s (% peak) | check |")
-    log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        "| yagrad GFLOP/s (% peak) | torch GFLOP/s (% peak) | peak RSS MB yagrad / torch "
+        "| check |")
+    log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for s in summaries:
         ours_us = s.get("yagrad_us", s.get("c_us"))
         digits = 3 if s["workload"].startswith("overhead") else 1
@@ -226,10 +261,11 @@ def print_table(summaries, threads, with_torch, triad_gbps, peak_gflops):
 
         ours_key = "c" if "c_us" in s else "yagrad"
         name = s["workload"] + (" (C loop)" if ours_key == "c" else "")
-        log("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        log("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s |" % (
             name, fmt(ours_us, digits), fmt(s.get("torch_us"), digits),
             fmt(s.get("ratio"), 2), fmt(s.get("ratio_p10"), 2), bw(ours_key), bw("torch"),
-            fl(ours_key), fl("torch"),
+            fl(ours_key), fl("torch"), fmt(s.get(ours_key + "_rss_mb"), 0),
+            fmt(s.get("torch_rss_mb"), 0),
             s.get("check", "-") if isinstance(s.get("check", "-"), str) else "FAIL"))
 
 
@@ -271,9 +307,11 @@ def main():
         log("compare_torch: `%s -c 'import torch'` failed: running yagrad alone" % TORCH_PYTHON)
     env, torch_env = environments(args.threads)
     log("compare_torch: %d threads, %d rounds, torch side: ATEN_CPU_CAPABILITY=%s, "
-        "LD_LIBRARY_PATH=%s" % (args.threads, args.rounds,
-                                torch_env.get("ATEN_CPU_CAPABILITY", "(default)"),
-                                torch_env.get("LD_LIBRARY_PATH", "")))
+        "LD_LIBRARY_PATH=%s, LD_PRELOAD=%s" % (
+            args.threads, args.rounds, torch_env.get("ATEN_CPU_CAPABILITY", "(default)"),
+            torch_env.get("LD_LIBRARY_PATH", ""),
+            torch_env.get("LD_PRELOAD", "(none: install libtcmalloc-minimal4, as PyTorch's "
+                                        "tuning guide advises)")))
     load_before = os.getloadavg()
 
     extra = (["--reps", str(args.reps)] if args.reps else []) + (["--check"] if args.check else [])
