@@ -1,7 +1,7 @@
 # MPI for runtime/distributed/ (yagrad/distributed.h), optional: with
-# YG_WITH_MPI OFF, or no MPI found, the library builds
-# process_group_stub.c and yg_process_group_create says "built without
-# MPI".  YG_MPIEXEC (mpirun plus the flags every multi-rank test needs) is
+# YG_WITH_MPI OFF, or no MPI found, the library leaves out
+# process_group_mpi.c and yg_process_group_create says "built without
+# MPI" (distributed/process_group.c).  YG_MPIEXEC (mpirun plus the flags every multi-rank test needs) is
 # what tests/CMakeLists.txt launches them with.
 find_package(MPI COMPONENTS C QUIET)
 if(MPI_C_FOUND)

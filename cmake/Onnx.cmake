@@ -5,8 +5,8 @@
 # encodes protobuf by hand.
 #
 # YG_WITH_ONNX=ON (the default) requires them and fails with an install
-# hint; -DYG_WITH_ONNX=OFF builds runtime/onnx/onnx_stub.c instead, whose
-# yg_onnx_export says "built without ONNX".
+# hint; -DYG_WITH_ONNX=OFF leaves the exporter out, and runtime/onnx/onnx.c
+# (built either way) says "built without ONNX".
 option(YG_WITH_ONNX "Build the ONNX exporter (needs protobuf-c and libonnx-dev)" ON)
 set(YG_HAVE_ONNX OFF)
 if(YG_WITH_ONNX)

@@ -1,13 +1,15 @@
 /*
  * dist_int.h - what the files of runtime/distributed share.  Not API.
  *
- * The checks of a collective's arguments (dist_check.c) are common to the
- * MPI build, the NCCL backend and the stubs, so a build without MPI or
- * NCCL gives the same messages for bad arguments and the tests of those
- * need no MPI.
+ * process_group.c is yagrad/distributed.h: it forwards to the process
+ * group backend below (process_group_mpi.c, in a build with MPI), and
+ * without one answers every request "built without MPI" itself.  The
+ * checks of a collective's arguments (dist_check.c) are common to the MPI
+ * and NCCL parts, so both give the same messages for bad arguments, and
+ * the tests of those need no MPI.
  *
- * The NCCL backend (process_group_nccl.c, or process_group_nccl_stub.c
- * in a build without NCCL) is a part of an MPI group: the public
+ * The NCCL backend (process_group_nccl.c, part of the CUDA module, which
+ * registers it when it loads) is a part of an MPI group: the public
  * yg_process_group of process_group_mpi.c holds a yg__nccl_group when
  * its backend is YG_DIST_NCCL and hands each collective to it; the MPI
  * part then only bootstrapped it.  Every yg__nccl_* collective returns a
@@ -58,6 +60,31 @@ bool yg__process_group_broken(const yg_process_group *pg);
  * group. */
 yg_status
 yg__process_group_host_all_gather(yg_process_group *pg, const yg_tensor *input, yg_tensor *output);
+
+/* A process group backend: what process_group.c forwards to, each field
+ * the function of yagrad/distributed.h (or of this file) of that name,
+ * with its contract.  process_group_mpi.c's is the one. */
+typedef struct yg__pg_backend {
+    __typeof__(yg_process_group_create) *create;
+    __typeof__(yg_process_group_rank) *rank;
+    __typeof__(yg_process_group_world_size) *world_size;
+    __typeof__(yg_process_group_backend) *backend;
+    __typeof__(yg_process_group_cuda_device) *cuda_device;
+    __typeof__(yg__process_group_broken) *broken;
+    __typeof__(yg_process_group_release) *release;
+    __typeof__(yg_process_group_all_reduce) *all_reduce;
+    __typeof__(yg_process_group_broadcast) *broadcast;
+    __typeof__(yg_process_group_all_gather) *all_gather;
+    __typeof__(yg__process_group_host_all_gather) *host_all_gather;
+    __typeof__(yg_process_group_reduce_scatter) *reduce_scatter;
+    __typeof__(yg_process_group_barrier) *barrier;
+    __typeof__(yg_work_wait) *work_wait;
+    __typeof__(yg_work_test) *work_test;
+    __typeof__(yg_work_release) *work_release;
+} yg__pg_backend;
+
+/* process_group_mpi.c (built with MPI). */
+extern const yg__pg_backend yg__process_group_mpi;
 
 /* Checks parameter i (t) of yg_ddp_create against parameter 0 (first)
  * and against what a group of backend takes (cpu tensors for MPI, those

@@ -35,7 +35,6 @@
  * process_group_nccl.c), which then takes every collective; a yg_work of
  * such a group only wraps the NCCL part's work (w->nccl).
  */
-#include "core/backend.h"
 #include "distributed/dist_int.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_inplace_fill.h"
@@ -96,13 +95,14 @@ struct yg_process_group {
     yg__nccl_group *nccl; /* backend YG_DIST_NCCL: takes the collectives */
 };
 
+/* Used before their definitions. */
+static void mpi_release(yg_process_group *pg);
+static yg_status mpi_work_wait(yg_work *work);
+static void mpi_work_release(yg_work *work);
+
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_live_groups;
 static bool g_we_initialised;
-
-bool yg_distributed_is_available(void) {
-    return true;
-}
 
 /* ---- helpers ---- */
 
@@ -432,44 +432,7 @@ out:
     return st;
 }
 
-/* ---- the NCCL backend's slot (dist_int.h) ---- */
-
-static _Atomic(const yg__nccl_backend *) nccl_backend;
-
-void yg__nccl_register(const yg__nccl_backend *b) {
-    atomic_store_explicit(&nccl_backend, b, memory_order_release);
-}
-
-const yg__nccl_backend *yg__nccl(void) {
-    const yg__nccl_backend *b = atomic_load_explicit(&nccl_backend, memory_order_acquire);
-    if (b == NULL && yg__backend_load(YG_CUDA))
-        b = atomic_load_explicit(&nccl_backend, memory_order_acquire);
-    return b;
-}
-
-bool yg_distributed_nccl_is_available(void) {
-    return yg__nccl() != NULL;
-}
-
-yg_status yg__nccl_check_available(const char *op) {
-    const yg__nccl_backend *b = yg__nccl();
-    if (b != NULL)
-        return b->check_device(op);
-#ifdef YG_HAVE_NCCL
-    const yg_device_backend *cuda = NULL;
-    yg_status st = yg__backend(op, YG_CUDA, &cuda); /* the loader's reason */
-    if (st != YG_OK)
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED, "%s", yg_last_error());
-    return yg__fail(YG_ERR_INTERNAL, "%s: the CUDA backend module has no NCCL", op);
-#else
-    return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                    "%s: yagrad was built without NCCL (it needs the CUDA backend and the CUDA "
-                    "toolkit's nccl.h and libnccl; configure with -DYG_WITH_NCCL=ON)",
-                    op);
-#endif
-}
-
-yg_status yg_process_group_create(const yg_process_group_options *options, yg_process_group **out) {
+static yg_status mpi_create(const yg_process_group_options *options, yg_process_group **out) {
     yg_dist_backend backend = options != NULL ? options->backend : YG_DIST_MPI;
     yg_process_group *pg = NULL;
     yg__nccl_group *nccl = NULL;
@@ -495,7 +458,7 @@ yg_status yg_process_group_create(const yg_process_group_options *options, yg_pr
          * the MPI part. */
         st = yg__nccl()->group_create(pg, options, &nccl);
         if (st != YG_OK) {
-            yg_process_group_release(pg);
+            mpi_release(pg);
             return st;
         }
         pg->nccl = nccl;
@@ -504,23 +467,23 @@ yg_status yg_process_group_create(const yg_process_group_options *options, yg_pr
     return YG_OK;
 }
 
-yg_dist_backend yg_process_group_backend(const yg_process_group *pg) {
+static yg_dist_backend mpi_backend(const yg_process_group *pg) {
     return pg != NULL && pg->nccl != NULL ? YG_DIST_NCCL : YG_DIST_MPI;
 }
 
-int yg_process_group_cuda_device(const yg_process_group *pg) {
+static int mpi_cuda_device(const yg_process_group *pg) {
     return pg != NULL && pg->nccl != NULL ? yg__nccl()->group_device(pg->nccl) : -1;
 }
 
-int yg_process_group_rank(const yg_process_group *pg) {
+static int mpi_rank(const yg_process_group *pg) {
     return pg != NULL ? pg->rank : 0;
 }
 
-int yg_process_group_world_size(const yg_process_group *pg) {
+static int mpi_world_size(const yg_process_group *pg) {
     return pg != NULL ? pg->world_size : 0;
 }
 
-bool yg__process_group_broken(const yg_process_group *pg) {
+static bool mpi_broken(const yg_process_group *pg) {
     bool b;
     if (pg->nccl != NULL)
         return yg__nccl()->group_broken(pg->nccl);
@@ -530,7 +493,7 @@ bool yg__process_group_broken(const yg_process_group *pg) {
     return b;
 }
 
-void yg_process_group_release(yg_process_group *pg) {
+static void mpi_release(yg_process_group *pg) {
     bool broken;
 
     if (pg == NULL)
@@ -616,8 +579,8 @@ static yg_status submit(yg_work *w, yg_work **work) {
         pthread_cond_broadcast(&pg->cv);
         pthread_mutex_unlock(&pg->mu);
         work_unref(w); /* the queue's reference */
-        st = yg_work_wait(w);
-        yg_work_release(w);
+        st = mpi_work_wait(w);
+        mpi_work_release(w);
         return st;
     }
     if (pg->tail != NULL)
@@ -631,8 +594,8 @@ static yg_status submit(yg_work *w, yg_work **work) {
         *work = w;
         return YG_OK;
     }
-    st = yg_work_wait(w);
-    yg_work_release(w);
+    st = mpi_work_wait(w);
+    mpi_work_release(w);
     return st;
 }
 
@@ -669,8 +632,8 @@ static void work_discard(yg_work *w) {
     work_unref(w);
 }
 
-yg_status
-yg_process_group_all_reduce(yg_process_group *pg, yg_tensor *t, yg_reduce_op op, yg_work **work) {
+static yg_status
+mpi_all_reduce(yg_process_group *pg, yg_tensor *t, yg_reduce_op op, yg_work **work) {
     yg_work *w = NULL;
     yg_status st;
 
@@ -695,7 +658,7 @@ yg_process_group_all_reduce(yg_process_group *pg, yg_tensor *t, yg_reduce_op op,
     return submit(w, work);
 }
 
-yg_status yg_process_group_broadcast(yg_process_group *pg, yg_tensor *t, int root, yg_work **work) {
+static yg_status mpi_broadcast(yg_process_group *pg, yg_tensor *t, int root, yg_work **work) {
     yg_work *w = NULL;
     yg_status st;
 
@@ -736,7 +699,7 @@ static yg_status check_pair(const char *op,
 
 /* all_gather on pg's MPI part (pg checked). */
 static yg_status
-mpi_all_gather(yg_process_group *pg, const yg_tensor *input, yg_tensor *output, yg_work **work) {
+all_gather_on_mpi(yg_process_group *pg, const yg_tensor *input, yg_tensor *output, yg_work **work) {
     yg_work *w = NULL;
     yg_status st;
 
@@ -754,7 +717,7 @@ mpi_all_gather(yg_process_group *pg, const yg_tensor *input, yg_tensor *output, 
     return submit(w, work);
 }
 
-yg_status yg_process_group_all_gather(yg_process_group *pg,
+static yg_status mpi_all_gather(yg_process_group *pg,
                                       const yg_tensor *input,
                                       yg_tensor *output,
                                       yg_work **work) {
@@ -766,16 +729,16 @@ yg_status yg_process_group_all_gather(yg_process_group *pg,
         yg_status st = yg__nccl()->all_gather(pg->nccl, input, output, &nw);
         return nccl_submit(pg, "all_gather", st, nw, work);
     }
-    return mpi_all_gather(pg, input, output, work);
+    return all_gather_on_mpi(pg, input, output, work);
 }
 
-yg_status
-yg__process_group_host_all_gather(yg_process_group *pg, const yg_tensor *input, yg_tensor *output) {
+static yg_status
+mpi_host_all_gather(yg_process_group *pg, const yg_tensor *input, yg_tensor *output) {
     YG_RETURN_IF_ERROR(check_pg("all_gather", pg));
-    return mpi_all_gather(pg, input, output, NULL);
+    return all_gather_on_mpi(pg, input, output, NULL);
 }
 
-yg_status yg_process_group_reduce_scatter(yg_process_group *pg,
+static yg_status mpi_reduce_scatter(yg_process_group *pg,
                                           const yg_tensor *input,
                                           yg_tensor *output,
                                           yg_reduce_op op,
@@ -807,7 +770,7 @@ yg_status yg_process_group_reduce_scatter(yg_process_group *pg,
     return submit(w, work);
 }
 
-yg_status yg_process_group_barrier(yg_process_group *pg, yg_work **work) {
+static yg_status mpi_barrier(yg_process_group *pg, yg_work **work) {
     yg_work *w = NULL;
 
     if (work != NULL)
@@ -883,7 +846,7 @@ static yg_status finish(yg_work *w) {
     return YG_OK;
 }
 
-yg_status yg_work_wait(yg_work *work) {
+static yg_status mpi_work_wait(yg_work *work) {
     if (work == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "work_wait: work is NULL");
     if (work->nccl != NULL)
@@ -895,7 +858,7 @@ yg_status yg_work_wait(yg_work *work) {
     return finish(work);
 }
 
-yg_status yg_work_test(yg_work *work, bool *done) {
+static yg_status mpi_work_test(yg_work *work, bool *done) {
     bool d;
 
     if (done != NULL)
@@ -913,6 +876,25 @@ yg_status yg_work_test(yg_work *work, bool *done) {
     return finish(work);
 }
 
-void yg_work_release(yg_work *work) {
+static void mpi_work_release(yg_work *work) {
     work_unref(work);
 }
+
+const yg__pg_backend yg__process_group_mpi = {
+    .create = mpi_create,
+    .rank = mpi_rank,
+    .world_size = mpi_world_size,
+    .backend = mpi_backend,
+    .cuda_device = mpi_cuda_device,
+    .broken = mpi_broken,
+    .release = mpi_release,
+    .all_reduce = mpi_all_reduce,
+    .broadcast = mpi_broadcast,
+    .all_gather = mpi_all_gather,
+    .host_all_gather = mpi_host_all_gather,
+    .reduce_scatter = mpi_reduce_scatter,
+    .barrier = mpi_barrier,
+    .work_wait = mpi_work_wait,
+    .work_test = mpi_work_test,
+    .work_release = mpi_work_release,
+};

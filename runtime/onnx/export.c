@@ -515,12 +515,12 @@ out:
     return st;
 }
 
-yg_status yg_onnx_export_to_buffer(const yg_graph *g,
-                                   yg_tensor *const *params,
-                                   int64_t n_params,
-                                   const yg_onnx_options *options,
-                                   uint8_t **out,
-                                   size_t *out_len) {
+static yg_status export_to_buffer(const yg_graph *g,
+                                  yg_tensor *const *params,
+                                  int64_t n_params,
+                                  const yg_onnx_options *options,
+                                  uint8_t **out,
+                                  size_t *out_len) {
     if (out == NULL || out_len == NULL) {
         if (out != NULL)
             *out = NULL;
@@ -529,10 +529,6 @@ yg_status yg_onnx_export_to_buffer(const yg_graph *g,
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "onnx_export: out or out_len is NULL");
     }
     return export_bytes(g, params, n_params, options, out, out_len);
-}
-
-void yg_onnx_buffer_release(uint8_t *buf) {
-    free(buf);
 }
 
 /* Writes len bytes to a temporary file beside path and renames it over
@@ -575,11 +571,11 @@ static yg_status write_atomically(const char *path, const uint8_t *buf, size_t l
     return st;
 }
 
-yg_status yg_onnx_export(const yg_graph *g,
-                         yg_tensor *const *params,
-                         int64_t n_params,
-                         const yg_onnx_options *options,
-                         const char *path) {
+static yg_status export_file(const yg_graph *g,
+                              yg_tensor *const *params,
+                              int64_t n_params,
+                              const yg_onnx_options *options,
+                              const char *path) {
     uint8_t *buf = NULL;
     size_t len = 0;
 
@@ -597,11 +593,7 @@ yg_status yg_onnx_export(const yg_graph *g,
     return st;
 }
 
-bool yg_onnx_is_available(void) {
-    return true;
-}
-
-bool yg_onnx_op_exportable(const char *name, const char **onnx_op, const char **reason) {
+static bool op_exportable(const char *name, const char **onnx_op, const char **reason) {
     if (onnx_op != NULL)
         *onnx_op = NULL;
     if (reason != NULL)
@@ -620,3 +612,9 @@ bool yg_onnx_op_exportable(const char *name, const char **onnx_op, const char **
     }
     return false;
 }
+
+const yg__onnx_exporter yg__onnx = {
+    .export_file = export_file,
+    .export_to_buffer = export_to_buffer,
+    .op_exportable = op_exportable,
+};

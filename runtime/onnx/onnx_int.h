@@ -13,6 +13,7 @@
 #ifndef YAGRAD_ONNX_INT_H
 #define YAGRAD_ONNX_INT_H
 
+#include "onnx/exporter.h"
 #include "onnx/onnx.pb-c.h"
 #include "onnx/symbolic.h"
 #include "yagrad/onnx.h"
