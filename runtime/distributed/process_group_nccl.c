@@ -20,9 +20,11 @@
  * and allocations run, the legacy default stream unless
  * yg_cuda_set_stream chose another), so NCCL reads what was written
  * before the call.  A second event (done) recorded after the NCCL call
- * is what wait and test look at on the host (cudaEventQuery, polled as
- * the MPI part polls MPI_Test: a yield for the first 2 ms, then 50 us
- * sleeps), together with ncclCommGetAsyncError and the group's timeout.
+ * is what wait and test look at on the host (cudaEventQuery, polled
+ * with a yield for the first 2 ms, then 50 us sleeps: the GPU makes
+ * progress without the host, unlike libnbc, which needs the MPI part to
+ * keep polling for a second), together with ncclCommGetAsyncError and
+ * the group's timeout.
  * Once it has happened, wait (and a test that says done) also makes the
  * calling thread's current stream wait for done (cudaStreamWaitEvent),
  * so the result is ordered before later kernels on whatever stream is
