@@ -7,8 +7,13 @@
  *   L(w) = sum((x w - y)^2),  x [4, 3], w [3, 1], y [4, 1]
  * the gradient is dL/dw = 2 x^T (x w - y).  yagrad computes it with mm
  * (OpenBLAS), sub, mul, sum and backward; this file computes it again
- * with plain loops and compares.  Exit status 0 when they agree.
+ * with plain loops and compares.  Then, in a build with the CUDA backend,
+ * it asks for a GPU: linked with libyagrad.so, the CUDA module must be
+ * loaded from the folder libyagrad.so was (whether or not a GPU is
+ * there); linked with libyagrad.a, the request must say why there is no
+ * GPU.  Exit status 0 when all of that holds.
  */
+#include <yagrad/cuda.h>
 #include <yagrad/yagrad.h>
 
 #include <math.h>
@@ -25,6 +30,43 @@ static int check(yg_status st, const char *what)
     return st == YG_OK;
 }
 
+/* The folder of the first mapped file whose name contains part, into
+ * dir ("" when none).  Linux only, as the project. */
+static void mapped_dir(const char *part, char *dir, size_t len)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    dir[0] = '\0';
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        char *path = strchr(line, '/'), *slash;
+        if (path == NULL || strstr(path, part) == NULL || (slash = strrchr(path, '/')) == NULL)
+            continue;
+        snprintf(dir, len, "%.*s", (int)(slash - path), path);
+        break;
+    }
+    if (f != NULL)
+        fclose(f);
+}
+
+/* A request for a GPU: see the file comment. */
+static int check_cuda_module(void)
+{
+    char lib[2048], module[2048];
+    int n = yg_cuda_device_count();
+    yg_status st = yg_cuda_check();
+
+    if (strstr(yg_build_info(), " -cuda") != NULL)
+        return 1;
+    mapped_dir("libyagrad.so", lib, sizeof lib);
+    mapped_dir("libyagrad_cuda.so", module, sizeof module);
+    printf("cuda: %d device(s), %s; module from '%s', libyagrad.so from '%s'\n", n,
+           st == YG_OK ? "ok" : yg_last_error(), module, lib);
+    if (lib[0] != '\0') /* linked shared: the module beside it */
+        return strcmp(module, lib) == 0;
+    /* linked static: no GPU, and the message says why */
+    return st == YG_ERR_DEVICE && strstr(yg_last_error(), "cuda: its backend module") != NULL;
+}
+
 int main(void)
 {
     double x[N][D], w[D], y[N], expected[D] = {0}, got[D] = {0};
@@ -34,6 +76,10 @@ int main(void)
     int ok = 1;
 
     printf("%s; headers %s\n", yg_build_info(), YG_VERSION_STRING);
+    if (!check_cuda_module()) {
+        fprintf(stderr, "the CUDA module was not found where it should be\n");
+        return 1;
+    }
     if (strcmp(yg_version(), YG_VERSION_STRING) != 0) {
         fprintf(stderr, "library %s, headers %s\n", yg_version(), YG_VERSION_STRING);
         return 1;
