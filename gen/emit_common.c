@@ -479,3 +479,10 @@ void gen_op_params_kernel(const gen_op *op, gen_params *p)
         k += gen_arg_has_len(a) ? 2 : 1;
     }
 }
+
+void gen_op_params_impl(const gen_op *op, gen_params *p)
+{
+    gen_op_params_kernel(op, p);
+    free(p->decls[p->n - 1]);
+    p->decls[p->n - 1] = gen_xstrdup("yg_tensor *out");
+}

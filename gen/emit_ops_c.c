@@ -410,6 +410,104 @@ static void emit_same_device_check(gen_sb *sb, const gen_op *op)
     gen_sb_free(&names);
 }
 
+/* Whether op's CUDA kernel is a function of its own, in the CUDA module. */
+static bool cuda_in_module(const gen_op *op)
+{
+    return op->structured && op->cuda_kernel != NULL &&
+           (op->cpu_kernel == NULL || strcmp(op->cuda_kernel, op->cpu_kernel) != 0);
+}
+
+/* "static yg_status <op>_<name>(<the kernel's parameters>)\n" */
+static void emit_kernel_signature(gen_sb *sb, const gen_op *op, const char *name)
+{
+    gen_params params;
+    char *prefix = gen_xprintf("static yg_status %s_%s(", op->cname, name);
+
+    gen_op_params_kernel(op, &params);
+    gen_emit_call_decl(sb, prefix, &params, false, "");
+    gen_params_free(&params);
+    free(prefix);
+}
+
+/* A structured op's kernel table: its meta function makes the result
+ * once, in <op>_structured, for every device; each device's adapter
+ * hands that function its implementation, which fills the result. */
+static void emit_structured_table(gen_sb *sb, const gen_op *op)
+{
+    gen_params params;
+    char *prefix = gen_xprintf("typedef yg_status (*%s_impl_fn)(", op->cname);
+    char *head;
+
+    gen_op_params_impl(op, &params);
+    gen_emit_call_decl(sb, prefix, &params, false, ";");
+    free(prefix);
+    /* the runner: the implementation first, then the kernel's parameters */
+    gen_params_free(&params);
+    gen_op_params_kernel(op, &params);
+    params.decls = gen_xrealloc(params.decls, (size_t)(params.n + 1) * sizeof(char *));
+    params.comments = gen_xrealloc(params.comments, (size_t)(params.n + 1) * sizeof(char *));
+    memmove(params.decls + 1, params.decls, (size_t)params.n * sizeof(char *));
+    memmove(params.comments + 1, params.comments, (size_t)params.n * sizeof(char *));
+    params.decls[0] = gen_xprintf("%s_impl_fn impl", op->cname);
+    params.comments[0] = NULL;
+    params.n++;
+    gen_sb_printf(sb,
+                  "\n/* %s is structured: yg__meta_%s checks the arguments and makes the\n"
+                  " * result once for every device; impl, the device's, fills it. */\n",
+                  op->display, op->cname);
+    prefix = gen_xprintf("static yg_status %s_structured(", op->cname);
+    gen_emit_call_decl(sb, prefix, &params, false, "");
+    gen_params_free(&params);
+    free(prefix);
+    char *out = gen_return_cname(op, 0);
+    gen_sb_puts(sb, "{\n    yg_tensor *result = NULL;\n");
+    head = gen_xprintf("yg_status st = yg__meta_%s(", op->cname);
+    gen_emit_forward_call(sb, "    ", head, op, "&result", ");");
+    free(head);
+    gen_sb_puts(sb, "\n    if (st == YG_OK)\n");
+    gen_emit_forward_call(sb, "        ", "st = impl(", op, "result", ");");
+    gen_sb_printf(sb,
+                  "    if (st != YG_OK) {\n        yg_release(result);\n        return st;\n    }\n"
+                  "    *%s = result;\n    return YG_OK;\n}\n\n",
+                  out);
+    free(out);
+    /* the CPU's adapter */
+    emit_kernel_signature(sb, op, "cpu");
+    head = gen_xprintf("return %s_structured(%s, ", op->cname, op->cpu_kernel);
+    gen_sb_puts(sb, "{\n");
+    gen_emit_forward_call(sb, "    ", head, op, NULL, ");");
+    gen_sb_puts(sb, "}\n\n");
+    free(head);
+    if (cuda_in_module(op)) {
+        gen_sb_printf(sb,
+                      "/* %s is the CUDA module's: found there by name on first use\n"
+                      " * (core/backend.h); a CUDA tensor means the module is loaded. */\n",
+                      op->cuda_kernel);
+        emit_kernel_signature(sb, op, "cuda");
+        gen_sb_printf(sb,
+                      "{\n    static yg_kernel_ref ref = {\"%s\", NULL};\n"
+                      "    %s_impl_fn impl = (%s_impl_fn)yg__backend_kernel(YG_CUDA, &ref);\n\n"
+                      "    if (impl == NULL)\n"
+                      "        return yg__fail(YG_ERR_INTERNAL,\n"
+                      "                        \"%s: the CUDA module has no %s\");\n",
+                      op->cuda_kernel, op->cname, op->cname, op->display, op->cuda_kernel);
+        head = gen_xprintf("return %s_structured(impl, ", op->cname);
+        gen_emit_forward_call(sb, "    ", head, op, NULL, ");");
+        gen_sb_puts(sb, "}\n\n");
+        free(head);
+    }
+    gen_sb_printf(sb, "static const %s_fn %s_kernels[YG_DEVICE_COUNT_] = {\n", op->cname,
+                  op->cname);
+    gen_sb_printf(sb, "    [YG_CPU] = %s_cpu,\n", op->cname);
+    if (cuda_in_module(op))
+        gen_sb_printf(sb, "    [YG_CUDA] = %s_cuda,\n", op->cname);
+    else if (op->cuda_kernel != NULL)
+        gen_sb_printf(sb, "    [YG_CUDA] = %s_cpu, /* one implementation */\n", op->cname);
+    else
+        gen_sb_puts(sb, "    [YG_CUDA] = NULL, /* reserved */\n");
+    gen_sb_puts(sb, "};\n\n");
+}
+
 static void emit_kernel_table(gen_sb *sb, const gen_op *op)
 {
     gen_params params;
@@ -419,6 +517,10 @@ static void emit_kernel_table(gen_sb *sb, const gen_op *op)
     gen_emit_call_decl(sb, prefix, &params, false, ";");
     gen_params_free(&params);
     free(prefix);
+    if (op->structured) {
+        emit_structured_table(sb, op);
+        return;
+    }
     const char *cpu = op->kind == GEN_OP_POINTWISE ? NULL : op->cpu_kernel;
     gen_sb_printf(sb, "\nstatic const %s_fn %s_kernels[YG_DEVICE_COUNT_] = {\n", op->cname,
                   op->cname);
@@ -1094,14 +1196,29 @@ char *gen_emit_api_c(const gen_model *model, int section)
                 GEN_OPS_INCLUDES
                 "\n"
                 "#include \"autograd/node.h\"\n"
-                "#include \"composite/composite.h\"\n"
-                "#include \"core/core.h\"\n"
-                "#include \"core/observer.h\"\n"
-                "#include \"cpu/cpu.h\"\n"
-                "#include \"generated_int.h\"\n",
+                "#include \"composite/composite.h\"\n",
                 sec, sec, sec);
-    if (model->sections[section].has_pointwise)
-        gen_sb_printf(&sb, "#include \"kernels/%s.h\"\n", sec);
+    /* A structured op includes its meta function, and one whose CUDA
+     * implementation is the module's, the registry that finds it. */
+    bool structured = false, module = false;
+    for (int i = 0; i < model->n_ops; i++)
+        if (model->ops[i].valid && model->ops[i].section == section) {
+            structured |= model->ops[i].structured;
+            module |= cuda_in_module(&model->ops[i]);
+        }
+    if (module)
+        gen_sb_puts(&sb, "#include \"core/backend.h\"\n");
+    gen_sb_puts(&sb, "#include \"core/core.h\"\n"
+                     "#include \"core/observer.h\"\n"
+                     "#include \"cpu/cpu.h\"\n"
+                     "#include \"generated_int.h\"\n");
+    const char *pw = model->sections[section].has_pointwise ? sec : NULL;
+    if (pw != NULL && (!structured || strcmp(pw, "meta") < 0))
+        gen_sb_printf(&sb, "#include \"kernels/%s.h\"\n", pw);
+    if (structured)
+        gen_sb_puts(&sb, "#include \"kernels/meta.h\"\n");
+    if (pw != NULL && structured && strcmp(pw, "meta") >= 0)
+        gen_sb_printf(&sb, "#include \"kernels/%s.h\"\n", pw);
     gen_sb_printf(&sb, "#include \"nodes/%s.h\"\n", sec);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];

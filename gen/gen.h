@@ -205,6 +205,13 @@ typedef struct gen_op {
     char *cpu_kernel;
     gen_loc cpu_kernel_loc;
     char *cuda_kernel;
+    /* `structured: true`: the kernels only fill an output that the op's
+     * meta function (yg__meta_<cname>: checks, output shape and dtype,
+     * allocation) made, once for every device; each kernel then takes
+     * `yg_tensor *out`.  The CUDA kernel lives in the CUDA module and is
+     * found there by name. */
+    bool structured;
+    gen_loc structured_loc;
     char **tags;
     gen_loc *tag_locs;
     int n_tags;
@@ -469,6 +476,9 @@ void gen_op_params(const gen_op *op, gen_params *params);
 /* The same with an enum argument as the int64_t the kernels and
  * composites take (the public API takes the enum type). */
 void gen_op_params_kernel(const gen_op *op, gen_params *params);
+/* A structured op's implementation: the kernel's, with the result as
+ * `yg_tensor *out`, made by its meta function, to fill. */
+void gen_op_params_impl(const gen_op *op, gen_params *params);
 void gen_params_free(gen_params *params);
 /* "YG_REDUCTION_MEAN": the C name of value v of enum e.  Caller frees. */
 char *gen_enum_value_cname(const struct gen_enum *e, int v);

@@ -98,13 +98,23 @@ static void parse_kernel_headers(const char *runtime_dir, const char *const *inc
     /* cuda/cuda.h where the runtime has one (the error catalogue's small
      * runtimes have not). */
     gen_sb_puts(&src, "#include \"cpu/cpu.h\"\n#if __has_include(\"cuda/cuda.h\")\n"
-                      "#include \"cuda/cuda.h\"\n#endif\n#include \"composite/composite.h\"\n");
+                      "#include \"cuda/cuda.h\"\n#endif\n#include \"composite/composite.h\"\n"
+                      "#if __has_include(\"kernels/meta.h\")\n#include \"kernels/meta.h\"\n"
+                      "#endif\n");
     for (int i = 0; i < model->n_ops; i++) {
         if (!model->ops[i].valid)
             continue;
         gen_params params;
         gen_op_params_kernel(&model->ops[i], &params);
         gen_sb_printf(&src, "yg_status yg__expected_%d(", i);
+        for (int j = 0; j < params.n; j++)
+            gen_sb_printf(&src, "%s%s", j > 0 ? ", " : "", params.decls[j]);
+        gen_sb_puts(&src, ");\n");
+        gen_params_free(&params);
+        if (!model->ops[i].structured)
+            continue;
+        gen_op_params_impl(&model->ops[i], &params);
+        gen_sb_printf(&src, "yg_status yg__expected_impl_%d(", i);
         for (int j = 0; j < params.n; j++)
             gen_sb_printf(&src, "%s%s", j > 0 ? ", " : "", params.decls[j]);
         gen_sb_puts(&src, ");\n");
@@ -205,11 +215,14 @@ static char *candidates(const decls *ds, const char *prefix, const char *want)
 /* "yg_status name(const yg_tensor *self, ...);": the whole prototype the
  * YAML implies for op's kernel or composite, with parameter names, to
  * paste into the header.  Caller frees. */
-static char *prototype(const gen_op *op, const char *name)
+static char *prototype(const gen_op *op, const char *name, bool impl)
 {
     gen_sb sb = {0};
     gen_params params;
-    gen_op_params_kernel(op, &params);
+    if (impl)
+        gen_op_params_impl(op, &params);
+    else
+        gen_op_params_kernel(op, &params);
     gen_sb_printf(&sb, "yg_status %s(", name);
     for (int j = 0; j < params.n; j++)
         gen_sb_printf(&sb, "%s%s", j > 0 ? ", " : "", params.decls[j]);
@@ -219,10 +232,11 @@ static char *prototype(const gen_op *op, const char *name)
 }
 
 /* Says how the declaration d differs from the one the YAML implies. */
-static void report_mismatch(const gen_op *op, gen_loc loc, const decl *d, const decl *e)
+static void report_mismatch(const gen_op *op, gen_loc loc, const decl *d, const decl *e,
+                            bool impl)
 {
     if (d->n_params != e->n_params) {
-        char *proto = prototype(op, d->name);
+        char *proto = prototype(op, d->name, impl);
         gen_error_in(op->full_name, loc, "%s takes %d parameters but the YAML implies %d: %s",
                      d->name, d->n_params, e->n_params, proto);
         free(proto);
@@ -240,6 +254,31 @@ static void report_mismatch(const gen_op *op, gen_loc loc, const decl *d, const 
                  d->result, e->result);
 }
 
+/* Checks that want is declared (in header, whose names start with prefix)
+ * with the canonical type expected: the op's kernel type, or with impl
+ * its structured implementation's (yg_tensor *out). */
+static void check_one(const decls *ds, const gen_op *op, const char *want, gen_loc loc,
+                      const char *header, const char *prefix, const char *expected, int i,
+                      bool impl)
+{
+    const decl *d = find_decl(ds, want);
+    if (d == NULL) {
+        char *list = candidates(ds, prefix, want);
+        char *proto = prototype(op, want, impl);
+        gen_error_in(op->full_name, loc,
+                     "%s is not declared in %s; declare it as: %s (the nearest declared "
+                     "there: %s)",
+                     want, header, proto, list);
+        free(proto);
+        free(list);
+    } else if (strcmp(d->type, expected) != 0) {
+        char *name = impl ? gen_xprintf("yg__expected_impl_%d", i)
+                          : gen_xprintf("yg__expected_%d", i);
+        report_mismatch(op, loc, d, find_decl(ds, name), impl);
+        free(name);
+    }
+}
+
 void gen_check_kernels(const gen_model *model, const char *runtime_dir,
                        const char *const *include_dirs, int n_include_dirs)
 {
@@ -251,41 +290,32 @@ void gen_check_kernels(const gen_model *model, const char *runtime_dir,
         goto out;
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
-        char *want = NULL;
-        gen_loc loc;
-        const char *header;
-        const char *prefix;
         if (!op->valid || canon[i] == NULL)
             continue;
-        if (op->kind == GEN_OP_KERNEL && op->cpu_kernel != NULL) {
-            want = gen_xstrdup(op->cpu_kernel);
-            loc = op->cpu_kernel_loc;
-            header = "runtime/cpu/";
-            prefix = "yg__cpu_";
+        if (op->structured) {
+            char *meta = gen_xprintf("yg__meta_%s", op->cname);
+            char *impl = gen_xprintf("yg__expected_impl_%d", i);
+            const decl *e = find_decl(&ds, impl);
+            check_one(&ds, op, meta, op->structured_loc, "runtime/kernels/meta.h", "yg__meta_",
+                      canon[i], i, false);
+            if (e != NULL) {
+                check_one(&ds, op, op->cpu_kernel, op->cpu_kernel_loc, "runtime/cpu/", "yg__cpu_",
+                          e->type, i, true);
+                if (op->cuda_kernel != NULL && strcmp(op->cuda_kernel, op->cpu_kernel) != 0)
+                    check_one(&ds, op, op->cuda_kernel, op->cpu_kernel_loc, "runtime/cuda/cuda.h",
+                              "yg__cuda_", e->type, i, true);
+            }
+            free(meta);
+            free(impl);
+        } else if (op->kind == GEN_OP_KERNEL && op->cpu_kernel != NULL) {
+            check_one(&ds, op, op->cpu_kernel, op->cpu_kernel_loc, "runtime/cpu/", "yg__cpu_",
+                      canon[i], i, false);
         } else if (op->kind == GEN_OP_COMPOSITE) {
-            want = gen_xprintf("yg__composite_%s", op->cname);
-            loc = op->func_loc;
-            header = "runtime/composite/composite.h";
-            prefix = "yg__composite_";
-        } else {
-            continue;
+            char *want = gen_xprintf("yg__composite_%s", op->cname);
+            check_one(&ds, op, want, op->func_loc, "runtime/composite/composite.h",
+                      "yg__composite_", canon[i], i, false);
+            free(want);
         }
-        const decl *d = find_decl(&ds, want);
-        if (d == NULL) {
-            char *list = candidates(&ds, prefix, want);
-            char *proto = prototype(op, want);
-            gen_error_in(op->full_name, loc,
-                         "%s is not declared in %s; declare it as: %s (the nearest declared "
-                         "there: %s)",
-                         want, header, proto, list);
-            free(proto);
-            free(list);
-        } else if (strcmp(d->type, canon[i]) != 0) {
-            char *name = gen_xprintf("yg__expected_%d", i);
-            report_mismatch(op, loc, d, find_decl(&ds, name));
-            free(name);
-        }
-        free(want);
     }
 out:
     for (int i = 0; i < ds.n; i++) {

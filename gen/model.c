@@ -388,6 +388,19 @@ static void resolve_op(gen_model *model, int index)
     } else {
         op->kind = GEN_OP_COMPOSITE;
     }
+    if (op->structured && op->kind != GEN_OP_KERNEL) {
+        gen_error_in(op->full_name, op->structured_loc,
+                     "is structured but has no 'dispatch' kernels: a structured op's meta "
+                     "function checks and allocates, its kernels fill the result");
+        op->valid = false;
+    } else if (op->structured &&
+               (op->form != GEN_FORM_FUNCTIONAL || op->schema.n_returns != 1 ||
+                op->schema.returns[0].is_list)) {
+        gen_error_in(op->full_name, op->structured_loc,
+                     "is structured but does not return one new Tensor (in-place, out=, view "
+                     "and several or list results are not structured yet)");
+        op->valid = false;
+    }
     check_tags(op);
 }
 

@@ -382,6 +382,13 @@ static void load_native_entry(loader *l, yaml_node_t *entry, gen_op *op)
             }
         } else if (strcmp(key, "dispatch") == 0) {
             load_dispatch(l, v, op);
+        } else if (strcmp(key, "structured") == 0) {
+            op->structured_loc = value_loc(l->file, v);
+            if ((s = scalar_value(l, v, key)) != NULL && strcmp(s, "true") == 0)
+                op->structured = true;
+            else if (s != NULL && strcmp(s, "false") != 0)
+                gen_error_in(l->entry, op->structured_loc,
+                             "'structured' must be true or false, not '%s'", s);
         } else if (strcmp(key, "tags") == 0) {
             for_each_item(l, v, key, add_tag, op);
         } else if (strcmp(key, "variants") == 0) {
@@ -402,8 +409,9 @@ static void load_native_entry(loader *l, yaml_node_t *entry, gen_op *op)
                 load_no_derivative(l, s, value_loc(l->file, v), op);
         } else {
             gen_error_in(l->entry, node_loc(l->file, kn),
-                         "unknown key '%s' (expected func, variants, dispatch, pointwise, "
-                         "pointwise_int, int_divisor, tags, onnx, dtypes or derivative)",
+                         "unknown key '%s' (expected func, variants, dispatch, structured, "
+                         "pointwise, pointwise_int, int_divisor, tags, onnx, dtypes or "
+                         "derivative)",
                          key);
         }
     }

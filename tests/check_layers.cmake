@@ -37,6 +37,7 @@ set(YG_UNIT_RULES
   runtime/cuda/=cuda                 # the CUDA backend and its launchers
   generated/cuda/=cuda
   generated/kernels/=kernels         # kernels over the backends: generated pointwise,
+  runtime/kernels/=kernels           # the structured ops' meta functions,
   runtime/conv/=kernels              # the convolution dispatcher (native, oneDNN, cuDNN),
   runtime/composite/=kernels         # composites
   runtime/autograd/=autograd         # the engine and the generated backward nodes

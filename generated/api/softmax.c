@@ -15,17 +15,58 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "kernels/meta.h"
 #include "nodes/softmax.h"
 
 typedef yg_status (*log_softmax_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
+typedef yg_status (*log_softmax_impl_fn)(const yg_tensor *self, int64_t dim, yg_tensor *out);
+
+/* log_softmax is structured: yg__meta_log_softmax checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status log_softmax_structured(log_softmax_impl_fn impl,
+                                        const yg_tensor *self,
+                                        int64_t dim,
+                                        yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_log_softmax(self, dim, &result);
+
+    if (st == YG_OK)
+        st = impl(self, dim, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status log_softmax_cpu(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    return log_softmax_structured(yg__cpu_log_softmax_out, self, dim, out);
+}
+
+/* yg__cuda_log_softmax_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status log_softmax_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_log_softmax_out", NULL};
+    log_softmax_impl_fn impl = (log_softmax_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "log_softmax: the CUDA module has no yg__cuda_log_softmax_out");
+    return log_softmax_structured(impl, self, dim, out);
+}
 
 static const log_softmax_fn log_softmax_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_log_softmax,
-    [YG_CUDA] = yg__kernel_log_softmax,
+    [YG_CPU] = log_softmax_cpu,
+    [YG_CUDA] = log_softmax_cuda,
 };
 
 /* Records LogSoftmaxBackward as the history of result: one edge per differentiable
@@ -262,10 +303,49 @@ yg_status yg_log_softmax_jvp(const yg_tensor *grad,
 }
 
 typedef yg_status (*softmax_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
+typedef yg_status (*softmax_impl_fn)(const yg_tensor *self, int64_t dim, yg_tensor *out);
+
+/* softmax is structured: yg__meta_softmax checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status softmax_structured(softmax_impl_fn impl,
+                                    const yg_tensor *self,
+                                    int64_t dim,
+                                    yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_softmax(self, dim, &result);
+
+    if (st == YG_OK)
+        st = impl(self, dim, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status softmax_cpu(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    return softmax_structured(yg__cpu_softmax_out, self, dim, out);
+}
+
+/* yg__cuda_softmax_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status softmax_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_softmax_out", NULL};
+    softmax_impl_fn impl = (softmax_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "softmax: the CUDA module has no yg__cuda_softmax_out");
+    return softmax_structured(impl, self, dim, out);
+}
 
 static const softmax_fn softmax_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_softmax,
-    [YG_CUDA] = yg__kernel_softmax,
+    [YG_CPU] = softmax_cpu,
+    [YG_CUDA] = softmax_cuda,
 };
 
 /* Records SoftmaxBackward as the history of result: one edge per differentiable

@@ -144,3 +144,15 @@ const yg_device_backend *yg__backend_of(yg_device device)
     YG_ASSERT(b != NULL);
     return b;
 }
+
+yg_kernel_fn yg__backend_kernel(yg_device device, yg_kernel_ref *ref)
+{
+    yg_kernel_fn fn = atomic_load_explicit(&ref->fn, memory_order_acquire);
+    if (fn == NULL) {
+        const yg_device_backend *b = yg__backend_of(device);
+        fn = b->kernel != NULL ? b->kernel(ref->name) : NULL;
+        if (fn != NULL)
+            atomic_store_explicit(&ref->fn, fn, memory_order_release);
+    }
+    return fn;
+}

@@ -20,8 +20,13 @@
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+/* A function of a backend module, as the dynamic loader finds it; cast
+ * back to its real type by the caller, which knows it. */
+typedef void (*yg_kernel_fn)(void);
 
 /* Memory of a device, by index.  Every function names op in its errors. */
 typedef struct yg_device_backend {
@@ -43,10 +48,28 @@ typedef struct yg_device_backend {
     yg_status (*memcpy)(
         const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes);
 
+    /* The function of the backend named name (a structured op's
+     * implementation, specs/native_functions.yaml), or NULL.  Cannot
+     * fail. */
+    yg_kernel_fn (*kernel)(const char *name);
+
     /* What the backend offers beyond this table (its kernels, its public
      * API), in a layout only its own callers know; may be NULL. */
     const void *ext;
 } yg_device_backend;
+
+/* A kernel of a backend by name, found once and kept: the generated
+ * per-device tables hold one (static) per implementation that lives in a
+ * module. */
+typedef struct yg_kernel_ref {
+    const char *name;
+    _Atomic(yg_kernel_fn) fn;
+} yg_kernel_ref;
+
+/* ref's function in device's backend, which must be registered (a tensor
+ * of the device exists); NULL when the backend has no such function.
+ * Cannot fail. */
+yg_kernel_fn yg__backend_kernel(yg_device device, yg_kernel_ref *ref);
 
 /* Makes b (static, never freed) the backend of device.  Called once per
  * device kind, by the backend itself.  Cannot fail. */

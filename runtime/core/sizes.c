@@ -131,3 +131,15 @@ yg_status yg__geometry_check(const char *op,
         return geometry_fail(op, "reach outside", sizes, strides, ndim, offset, storage_numel);
     return YG_OK;
 }
+
+void yg__sizes_split(const int64_t *sizes, int64_t ndim, int64_t dim, int64_t *outer,
+                     int64_t *n, int64_t *inner) {
+    *n = ndim > 0 ? sizes[dim] : 1;
+    if (yg__sizes_product(sizes, ndim) == 0) {
+        *outer = 0;
+        *inner = 0;
+        return;
+    }
+    *outer = yg__sizes_product(sizes, dim < ndim ? dim : ndim);
+    *inner = dim + 1 < ndim ? yg__sizes_product(sizes + dim + 1, ndim - dim - 1) : 1;
+}

@@ -59,6 +59,14 @@ yg_status yg__size_add(const char *op, const char *what, int64_t a, int64_t b, i
  * negative or the product exceeds YG__MAX_NUMEL.  Cannot fail. */
 int64_t yg__sizes_product(const int64_t *sizes, int64_t ndim);
 
+/* The outer, dim and inner extents of a contiguous tensor of sizes
+ * (ndim > 0, dim in range; ndim 0 counts as one element) split at dim:
+ * outer * n * inner is its element count.  An empty tensor gives 0 for
+ * outer and inner (its other dims may be huge: their partial products
+ * could overflow).  Cannot fail. */
+void yg__sizes_split(const int64_t *sizes, int64_t ndim, int64_t dim, int64_t *outer,
+                     int64_t *n, int64_t *inner);
+
 /* The element count of sizes into *out.  Fails with YG_ERR_SHAPE
  * "<op>: negative size <n> in <arg> [..]" or "<op>: <arg> [..] has more than
  * 2^59 elements" (arg names the argument, e.g. "size", "self"). */

@@ -608,8 +608,11 @@ yg_status yg__kernel_lstm_cell_gates_backward(const yg_tensor *grad_hy,
                                            yg_tensor **out_grad_cx);
 
 /* nn.c */
-yg_status yg__kernel_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
-yg_status yg__kernel_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
+/* The CPU implementations of the structured softmax and log_softmax:
+ * fill out, which yg__meta_softmax / yg__meta_log_softmax made
+ * (kernels/meta.h) after checking the arguments. */
+yg_status yg__cpu_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
+yg_status yg__cpu_log_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
 yg_status yg__kernel_log_softmax_backward(const yg_tensor *grad_output,
                                        const yg_tensor *output,
                                        int64_t dim,

@@ -34,60 +34,29 @@
 #include <stdio.h>
 #include <string.h>
 
-/* outer, dim size and inner extents of a contiguous tensor split at dim. */
-static void split_at(const yg_tensor *t, int64_t dim, int64_t *outer, int64_t *n, int64_t *inner) {
-    *n = t->ndim > 0 ? t->sizes[dim] : 1;
-    /* An empty t may have huge other dims whose partial products
-     * overflow (sizes.h); it has no rows to walk. */
-    if (yg_tensor_numel(t) == 0) {
-        *outer = 0;
-        *inner = 0;
-        return;
-    }
-    *outer = yg__sizes_product(t->sizes, dim < t->ndim ? dim : t->ndim);
-    *inner = dim + 1 < t->ndim ? yg__sizes_product(t->sizes + dim + 1, t->ndim - dim - 1) : 1;
-}
-
-/* softmax and log_softmax: the same checks and layout, one kernel. */
+/* softmax and log_softmax on the CPU: structured, so the checks and the
+ * contiguous result out are kernels/softmax.c's (kernels/meta.h). */
 static yg_status
-softmax_like(const char *op, const yg_tensor *self, int64_t dim, bool is_log, yg_tensor **out) {
-    yg_tensor *x = NULL, *res = NULL;
+softmax_cpu(const char *op, const yg_tensor *self, int64_t dim, bool is_log, yg_tensor *out) {
+    yg_tensor *x = NULL;
     int64_t d, outer, n, inner;
-    yg_status st;
 
-    *out = NULL;
-    YG_RETURN_IF_ERROR(yg__check_floating(op, "self", self));
     YG_RETURN_IF_ERROR(yg__wrap_dim(op, "self", dim, self->ndim, &d));
-    st = yg__tensor_contiguous_as(self, self->dtype, true, &x);
-    if (st != YG_OK)
-        goto out;
-    st = yg__tensor_empty_like(self, self->dtype, &res);
-    if (st != YG_OK)
-        goto out;
-    split_at(x, d, &outer, &n, &inner);
-    if (outer * n * inner > 0 && x->storage->device == YG_CUDA)
-        st = yg__cuda()->softmax(op, x->storage->device_index, self->dtype == YG_FLOAT64,
-                              yg__tensor_ptr(res), yg__tensor_ptr(x), NULL, outer, n, inner,
-                              is_log, false);
-    else if (outer * n * inner > 0)
+    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, self->dtype, true, &x));
+    yg__sizes_split(x->sizes, x->ndim, d, &outer, &n, &inner);
+    if (outer * n * inner > 0)
         yg__vec()->softmax[self->dtype == YG_FLOAT64](
-            yg__tensor_ptr(res), yg__tensor_ptr(x), outer, n, inner, is_log);
-    if (st != YG_OK)
-        goto out;
-    *out = res;
-    res = NULL;
-out:
+            yg__tensor_ptr(out), yg__tensor_ptr(x), outer, n, inner, is_log);
     yg_release(x);
-    yg_release(res);
-    return st;
+    return YG_OK;
 }
 
-yg_status yg__kernel_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
-    return softmax_like("log_softmax", self, dim, true, out);
+yg_status yg__cpu_log_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out) {
+    return softmax_cpu("log_softmax", self, dim, true, out);
 }
 
-yg_status yg__kernel_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out) {
-    return softmax_like("softmax", self, dim, false, out);
+yg_status yg__cpu_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out) {
+    return softmax_cpu("softmax", self, dim, false, out);
 }
 
 /* The backward of softmax (is_log false) and log_softmax. */
@@ -128,7 +97,7 @@ static yg_status softmax_backward_like(const char *op,
     st = yg__tensor_empty_like(output, output->dtype, &res);
     if (st != YG_OK)
         goto out;
-    split_at(y, d, &outer, &n, &inner);
+    yg__sizes_split(y->sizes, y->ndim, d, &outer, &n, &inner);
     if (outer * n * inner > 0 && y->storage->device == YG_CUDA)
         st = yg__cuda()->softmax(op, y->storage->device_index, output->dtype == YG_FLOAT64,
                               yg__tensor_ptr(res), yg__tensor_ptr(go), yg__tensor_ptr(y), outer,

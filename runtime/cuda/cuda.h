@@ -111,6 +111,13 @@ yg_status yg__cuda_gemm(const char *op,
 yg_status yg__cuda_sum_rows(const char *op, int index, yg_dtype dtype, const void *src,
                             void *dst, int64_t rows, int64_t cols, bool mean);
 
+/* The CUDA implementations of the structured softmax and log_softmax
+ * (cuda/softmax.c): fill out, which yg__meta_softmax /
+ * yg__meta_log_softmax made (kernels/meta.h), from self on its GPU.
+ * Errors as yg__cuda_check_launch. */
+yg_status yg__cuda_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
+yg_status yg__cuda_log_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
+
 /* cpu/nn.c's softmax and log_softmax (is_log), forward or backward, on
  * device index: dst = f(a) or, backward, from a = grad_output and b =
  * output; contiguous [outer, n, inner] float32 or float64 (f64) blocks,

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <string.h>
 
 /* The launcher tables (generated/cuda/<section>.cu, cuda/copy.cu,
  * cuda/compare.cu) are looked up by their symbol name in the module's own
@@ -23,6 +24,17 @@ static void find_self(void) {
 static const yg_cuda_loop_table *loops(const char *name) {
     pthread_once(&self_once, find_self);
     return self != NULL ? (const yg_cuda_loop_table *)dlsym(self, name) : NULL;
+}
+
+/* The structured ops' CUDA implementations, by name, the same way. */
+static yg_kernel_fn kernel(const char *name) {
+    yg_kernel_fn fn = NULL;
+    void *p;
+    pthread_once(&self_once, find_self);
+    p = self != NULL ? dlsym(self, name) : NULL;
+    if (p != NULL)
+        memcpy(&fn, &p, sizeof fn); /* POSIX: a data pointer dlsym gives holds a function */
+    return fn;
 }
 
 static const yg_cuda_backend cuda = {
@@ -81,6 +93,7 @@ static const yg_device_backend device = {
     .alloc = yg__cuda_alloc,
     .free = yg__cuda_free,
     .memcpy = yg__cuda_memcpy,
+    .kernel = kernel,
     .ext = &cuda,
 };
 

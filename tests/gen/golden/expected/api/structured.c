@@ -15,10 +15,12 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "kernels/meta.h"
 #include "kernels/structured.h"
 #include "nodes/structured.h"
 
@@ -318,6 +320,93 @@ yg_status yg_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 out:
     yg_release(result);
     return st;
+}
+
+typedef yg_status (*cumsum_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
+typedef yg_status (*cumsum_impl_fn)(const yg_tensor *self, int64_t dim, yg_tensor *out);
+
+/* cumsum is structured: yg__meta_cumsum checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status cumsum_structured(cumsum_impl_fn impl,
+                                   const yg_tensor *self,
+                                   int64_t dim,
+                                   yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_cumsum(self, dim, &result);
+
+    if (st == YG_OK)
+        st = impl(self, dim, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status cumsum_cpu(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    return cumsum_structured(yg__golden_cumsum_out, self, dim, out);
+}
+
+/* yg__golden_cuda_cumsum_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status cumsum_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__golden_cuda_cumsum_out", NULL};
+    cumsum_impl_fn impl = (cumsum_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "cumsum: the CUDA module has no yg__golden_cuda_cumsum_out");
+    return cumsum_structured(impl, self, dim, out);
+}
+
+static const cumsum_fn cumsum_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = cumsum_cpu,
+    [YG_CUDA] = cumsum_cuda,
+};
+
+/* Runs yg_cumsum with tracing paused and records it as one node
+ * (core/observer.h). */
+static yg_status cumsum_traced(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    yg_status st;
+
+    yg__obs_pause();
+    st = yg_cumsum(self, dim, out);
+    yg__obs_resume();
+    if (st != YG_OK)
+        return st;
+    yg__obs_begin_node("cumsum");
+    yg__obs_input(self);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
+}
+
+/* cumsum(Tensor self, int dim) -> Tensor */
+yg_status yg_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    const yg_tensor *inputs[1] = {self};
+    yg_device dev;
+    cumsum_fn kernel;
+
+    if (yg__obs_recording(false))
+        return cumsum_traced(self, dim, out);
+    YG_RETURN_IF_ERROR(yg__check_out("cumsum", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("cumsum", "self", self));
+    if (yg__any_requires_grad(1, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "cumsum: not differentiable (the golden spec has no formula for it), "
+                        "but an input requires grad");
+    dev = yg_tensor_device(self);
+    kernel = cumsum_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "cumsum: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(self, dim, out);
 }
 
 typedef yg_status (*t_fn)(const yg_tensor *self, yg_tensor **out);

@@ -62,6 +62,20 @@ yg_status yg__boxed_mm(const yg_ir_node *node,
     return yg_mm(in[0], in[1], &out[0]);
 }
 
+/* cumsum(Tensor self, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_cumsum; /* listed in boxed/table.c */
+yg_status yg__boxed_cumsum(const yg_ir_node *node,
+                           yg_tensor *const *in,
+                           int32_t n_in,
+                           yg_tensor **out)
+{
+    int64_t dim = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
+    return yg_cumsum(in[0], dim, &out[0]);
+}
+
 /* t(Tensor(a) self) -> Tensor(a) */
 yg_boxed_impl yg__boxed_t; /* listed in boxed/table.c */
 yg_status yg__boxed_t(const yg_ir_node *node,

@@ -20,6 +20,7 @@ yg_boxed_impl yg__boxed_clone;
 yg_boxed_impl yg__boxed_sign_backward;
 yg_boxed_impl yg__boxed_sum_dim;
 yg_boxed_impl yg__boxed_mm;
+yg_boxed_impl yg__boxed_cumsum;
 yg_boxed_impl yg__boxed_t;
 yg_boxed_impl yg__boxed_expand;
 yg_boxed_impl yg__boxed_linear;
@@ -67,6 +68,7 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "sign_backward", .fn = yg__boxed_sign_backward},
     {.name = "sum.dim", .fn = yg__boxed_sum_dim},
     {.name = "mm", .fn = yg__boxed_mm},
+    {.name = "cumsum", .fn = yg__boxed_cumsum},
     {.name = "t", .fn = yg__boxed_t},
     {.name = "expand", .fn = yg__boxed_expand},
     {.name = "linear", .fn = yg__boxed_linear},
@@ -99,6 +101,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "narrow_copy", .fn = yg__boxed_narrow_copy},
     {.name = "pad_dim", .fn = yg__boxed_pad_dim},
 };
-const int32_t yg__boxed_ops_count = 45;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 45,
+const int32_t yg__boxed_ops_count = 46;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 46,
                "boxed table size");

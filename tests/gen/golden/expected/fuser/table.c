@@ -74,6 +74,7 @@ const yg_fuse_op yg__fuse_ops[] = {
      .input_names = sign_backward_inputs},
     {.n_inputs = 0}, /* sum.dim */
     {.n_inputs = 0}, /* mm */
+    {.n_inputs = 0}, /* cumsum */
     {.n_inputs = 0}, /* t */
     {.n_inputs = 0}, /* expand */
     {.n_inputs = 0}, /* linear */
@@ -106,6 +107,6 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* narrow_copy */
     {.n_inputs = 0}, /* pad_dim */
 };
-const int32_t yg__fuse_ops_count = 45;
-_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 45,
+const int32_t yg__fuse_ops_count = 46;
+_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 46,
                "fuser table size");

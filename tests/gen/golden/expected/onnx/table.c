@@ -29,6 +29,7 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"sign_backward", NULL, 0, NULL, NULL},
     {"sum.dim", yg__onnx_sym_sum_dim, 13, "ReduceSum", NULL},
     {"mm", yg__onnx_sym_mm, 13, "MatMul", NULL},
+    {"cumsum", NULL, 0, NULL, NULL},
     {"t", NULL, 0, NULL, NULL},
     {"expand", NULL, 0, NULL, NULL},
     {"linear", yg__onnx_sym_linear, 0, "custom", NULL},
@@ -62,4 +63,4 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"pad_dim", NULL, 0, NULL, NULL},
 };
 
-const int32_t yg__onnx_symbolics_count = 45;
+const int32_t yg__onnx_symbolics_count = 46;

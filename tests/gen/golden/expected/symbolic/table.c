@@ -39,6 +39,7 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* sign_backward */
     {.fn = yg__symbolic_sum_dim}, /* sum.dim */
     {.fn = yg__symbolic_mm}, /* mm */
+    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* cumsum */
     {.fn = yg__symbolic_t}, /* t */
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* expand */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* linear */
@@ -71,6 +72,6 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = yg__symbolic_narrow_copy}, /* narrow_copy */
     {.fn = yg__symbolic_pad_dim}, /* pad_dim */
 };
-const int32_t yg__symbolic_ops_count = 45;
-_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 45,
+const int32_t yg__symbolic_ops_count = 46;
+_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 46,
                "symbolic table size");

@@ -10,6 +10,7 @@
 #include "../../../../../runtime/cpu/cpu.h"
 
 yg_status yg__golden_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
+yg_status yg__golden_cumsum_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
 yg_status yg__golden_cat(const yg_tensor *const *tensors,
                       int64_t tensors_len,
                       int64_t dim,

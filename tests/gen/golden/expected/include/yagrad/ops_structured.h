@@ -59,6 +59,18 @@ YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *mat2,  /* borrowed */
                              yg_tensor **out);       /* out: new ref */
 
+/* cumsum(Tensor self, int dim) -> Tensor
+ *
+ * structured: the meta function (yg__meta_cumsum) checks and makes the
+ * result once; each device's implementation fills it, the CUDA one found
+ * in the CUDA module by name
+ *
+ * Dtypes: float32, float64.
+ */
+YG_NODISCARD yg_status yg_cumsum(const yg_tensor *self,  /* borrowed */
+                                 int64_t dim,
+                                 yg_tensor **out);       /* out: new ref */
+
 /* t(Tensor(a) self) -> Tensor(a)
  *
  * views: Tensor(a) in, Tensor(a) out
