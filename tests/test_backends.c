@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "testutil.h"
+#include "core/backend.h"
 #include "yagrad/conv.h"
 #include "yagrad/cuda.h"
 #include "yagrad/ops_arithmetic.h"
@@ -127,12 +128,32 @@ static void test_a_module_that_registers_nothing_is_refused(void **state) {
     assert_int_equal(yg_cuda_device_count(), 0);
 }
 
+/* The structured ops' CUDA implementations are found in the module by
+ * name (what the generated tables' CUDA entries do): softmax's is there,
+ * a name that is not gives NULL, and the answer is kept. */
+static void test_module_kernels_are_found_by_name(void **state) {
+    (void)state;
+    if (!built_with_cuda()) {
+        assert_int_equal(yg_cuda_device_count(), 0);
+        return;
+    }
+    assert_int_equal(yg_cuda_device_count() >= 0, 1); /* loads the module */
+    yg_kernel_ref softmax = {"yg__cuda_softmax_out", NULL};
+    yg_kernel_ref missing = {"yg__cuda_no_such_kernel", NULL};
+    yg_kernel_fn fn = yg__backend_kernel(YG_CUDA, &softmax);
+    assert_non_null(fn);
+    assert_true(atomic_load(&softmax.fn) == fn);
+    assert_true(yg__backend_kernel(YG_CUDA, &softmax) == fn);
+    assert_null(yg__backend_kernel(YG_CUDA, &missing));
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_cpu_program_maps_no_gpu_library),
         cmocka_unit_test(test_asking_for_a_gpu_loads_the_module),
         cmocka_unit_test(test_a_missing_module_is_one_clear_status),
         cmocka_unit_test(test_a_module_that_registers_nothing_is_refused),
+        cmocka_unit_test(test_module_kernels_are_found_by_name),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }
