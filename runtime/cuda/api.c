@@ -14,11 +14,6 @@
 #include <stdatomic.h>
 #include <string.h>
 
-/* Loads the module for op, or leaves its status as the message. */
-#define CUDA_OR_RETURN(op, b)                                                                      \
-    const yg_cuda_backend *b = NULL;                                                               \
-    YG_RETURN_IF_ERROR(yg__cuda_get(op, &b))
-
 /* The module's table if it is loaded, else NULL; loads nothing. */
 static const yg_cuda_backend *loaded(void) {
     const yg_device_backend *b = yg__backend_if_loaded(YG_CUDA);
@@ -34,7 +29,9 @@ int yg_cuda_device_count(void) {
 }
 
 yg_status yg_cuda_check(void) {
-    CUDA_OR_RETURN(NULL, b); /* "cuda: built without CUDA (...)" */
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get(NULL, &b)); /* "cuda: built without CUDA (...)" */
     return b->check();
 }
 
@@ -42,12 +39,16 @@ yg_status yg_cuda_get_device_properties(int index, yg_cuda_device_properties *ou
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_get_device_properties: out is NULL");
     memset(out, 0, sizeof *out);
-    CUDA_OR_RETURN("cuda_get_device_properties", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_get_device_properties", &b));
     return b->get_device_properties(index, out);
 }
 
 yg_status yg_cuda_synchronize(int index) {
-    CUDA_OR_RETURN("cuda_synchronize", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_synchronize", &b));
     return b->synchronize(index);
 }
 
@@ -55,7 +56,9 @@ yg_status yg_cuda_memory_stats_get(int index, yg_cuda_memory_stats *out) {
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_memory_stats_get: out is NULL");
     memset(out, 0, sizeof *out);
-    CUDA_OR_RETURN("cuda_memory_stats_get", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_memory_stats_get", &b));
     return b->memory_stats_get(index, out);
 }
 
@@ -69,7 +72,9 @@ yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out) {
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_stream_create: out is NULL");
     *out = NULL;
-    CUDA_OR_RETURN("cuda_stream_create", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_stream_create", &b));
     return b->stream_create(index, out);
 }
 
@@ -79,7 +84,9 @@ void yg_cuda_stream_destroy(yg_cuda_stream *stream) {
 }
 
 yg_status yg_cuda_set_stream(int index, yg_cuda_stream *stream) {
-    CUDA_OR_RETURN("cuda_set_stream", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_set_stream", &b));
     return b->set_stream(index, stream);
 }
 
@@ -93,7 +100,9 @@ int yg_cuda_stream_device(const yg_cuda_stream *stream) {
 }
 
 yg_status yg_cuda_stream_synchronize(int index, yg_cuda_stream *stream) {
-    CUDA_OR_RETURN("cuda_stream_synchronize", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_stream_synchronize", &b));
     return b->stream_synchronize(index, stream);
 }
 
@@ -101,7 +110,9 @@ yg_status yg_cuda_event_create(int index, yg_cuda_event **out) {
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_event_create: out is NULL");
     *out = NULL;
-    CUDA_OR_RETURN("cuda_event_create", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_event_create", &b));
     return b->event_create(index, out);
 }
 
@@ -111,27 +122,37 @@ void yg_cuda_event_destroy(yg_cuda_event *event) {
 }
 
 yg_status yg_cuda_event_record(yg_cuda_event *event, yg_cuda_stream *stream) {
-    CUDA_OR_RETURN("cuda_event_record", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_event_record", &b));
     return b->event_record(event, stream);
 }
 
 yg_status yg_cuda_stream_wait_event(yg_cuda_stream *stream, yg_cuda_event *event) {
-    CUDA_OR_RETURN("cuda_stream_wait_event", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_stream_wait_event", &b));
     return b->stream_wait_event(stream, event);
 }
 
 yg_status yg_cuda_event_synchronize(yg_cuda_event *event) {
-    CUDA_OR_RETURN("cuda_event_synchronize", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_event_synchronize", &b));
     return b->event_synchronize(event);
 }
 
 yg_status yg_cuda_event_query(yg_cuda_event *event, bool *done) {
-    CUDA_OR_RETURN("cuda_event_query", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_event_query", &b));
     return b->event_query(event, done);
 }
 
 yg_status yg_cuda_event_elapsed_ms(yg_cuda_event *start, yg_cuda_event *end, double *ms) {
-    CUDA_OR_RETURN("cuda_event_elapsed_ms", b);
+    const yg_cuda_backend *b = NULL;
+
+    YG_RETURN_IF_ERROR(yg__cuda_get("cuda_event_elapsed_ms", &b));
     return b->event_elapsed_ms(start, end, ms);
 }
 

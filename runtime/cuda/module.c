@@ -10,8 +10,9 @@
 #include <string.h>
 
 /* The launcher tables (generated/cuda/<section>.cu, cuda/copy.cu,
- * cuda/compare.cu) are looked up by their symbol name in the module's own
- * dynamic symbol table: the generated files need no list of their own. */
+ * cuda/compare.cu) and the structured ops' implementations are found by
+ * their symbol name in the module's own dynamic symbol table: the
+ * generated files need no list of their own. */
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 static void *self;
 
@@ -21,17 +22,19 @@ static void find_self(void) {
         self = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
 }
 
-static const yg_cuda_loop_table *loops(const char *name) {
+/* The module's symbol name, or NULL. */
+static void *symbol(const char *name) {
     pthread_once(&self_once, find_self);
-    return self != NULL ? (const yg_cuda_loop_table *)dlsym(self, name) : NULL;
+    return self != NULL ? dlsym(self, name) : NULL;
 }
 
-/* The structured ops' CUDA implementations, by name, the same way. */
+static const yg_cuda_loop_table *loops(const char *name) {
+    return symbol(name);
+}
+
 static yg_kernel_fn kernel(const char *name) {
     yg_kernel_fn fn = NULL;
-    void *p;
-    pthread_once(&self_once, find_self);
-    p = self != NULL ? dlsym(self, name) : NULL;
+    void *p = symbol(name);
     if (p != NULL)
         memcpy(&fn, &p, sizeof fn); /* POSIX: a data pointer dlsym gives holds a function */
     return fn;
