@@ -413,7 +413,7 @@ static void emit_same_device_check(gen_sb *sb, const gen_op *op)
 /* Whether op's CUDA kernel is a function of its own, in the CUDA module. */
 static bool cuda_in_module(const gen_op *op)
 {
-    return op->structured && op->cuda_kernel != NULL &&
+    return op->kind == GEN_OP_KERNEL && op->cuda_kernel != NULL &&
            (op->cpu_kernel == NULL || strcmp(op->cuda_kernel, op->cpu_kernel) != 0);
 }
 
@@ -521,6 +521,22 @@ static void emit_kernel_table(gen_sb *sb, const gen_op *op)
         emit_structured_table(sb, op);
         return;
     }
+    if (cuda_in_module(op)) {
+        gen_sb_printf(sb,
+                      "\n/* %s is the CUDA module's: found there by name on first use\n"
+                      " * (core/backend.h); a CUDA tensor means the module is loaded. */\n",
+                      op->cuda_kernel);
+        emit_kernel_signature(sb, op, "cuda");
+        gen_sb_printf(sb,
+                      "{\n    static yg_kernel_ref ref = {\"%s\", NULL};\n"
+                      "    %s_fn kernel = (%s_fn)yg__backend_kernel(YG_CUDA, &ref);\n\n"
+                      "    if (kernel == NULL)\n"
+                      "        return yg__fail(YG_ERR_INTERNAL,\n"
+                      "                        \"%s: the CUDA module has no %s\");\n",
+                      op->cuda_kernel, op->cname, op->cname, op->display, op->cuda_kernel);
+        gen_emit_forward_call(sb, "    ", "return kernel(", op, NULL, ");");
+        gen_sb_puts(sb, "}\n");
+    }
     const char *cpu = op->kind == GEN_OP_POINTWISE ? NULL : op->cpu_kernel;
     gen_sb_printf(sb, "\nstatic const %s_fn %s_kernels[YG_DEVICE_COUNT_] = {\n", op->cname,
                   op->cname);
@@ -531,7 +547,9 @@ static void emit_kernel_table(gen_sb *sb, const gen_op *op)
         gen_sb_printf(sb, "    [YG_CPU] = %s,\n", cpu);
     else
         gen_sb_puts(sb, "    [YG_CPU] = NULL,\n");
-    if (op->cuda_kernel != NULL)
+    if (cuda_in_module(op))
+        gen_sb_printf(sb, "    [YG_CUDA] = %s_cuda,\n", op->cname);
+    else if (op->cuda_kernel != NULL)
         gen_sb_printf(sb, "    [YG_CUDA] = %s,\n", op->cuda_kernel);
     else if (op->kind != GEN_OP_POINTWISE)
         gen_sb_puts(sb, "    [YG_CUDA] = NULL, /* reserved */\n");
@@ -1213,12 +1231,10 @@ char *gen_emit_api_c(const gen_model *model, int section)
                      "#include \"cpu/cpu.h\"\n"
                      "#include \"generated_int.h\"\n");
     const char *pw = model->sections[section].has_pointwise ? sec : NULL;
-    if (pw != NULL && (!structured || strcmp(pw, "meta") < 0))
+    if (pw != NULL)
         gen_sb_printf(&sb, "#include \"kernels/%s.h\"\n", pw);
     if (structured)
-        gen_sb_puts(&sb, "#include \"kernels/meta.h\"\n");
-    if (pw != NULL && structured && strcmp(pw, "meta") >= 0)
-        gen_sb_printf(&sb, "#include \"kernels/%s.h\"\n", pw);
+        gen_sb_puts(&sb, "#include \"meta/meta.h\"\n");
     gen_sb_printf(&sb, "#include \"nodes/%s.h\"\n", sec);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];

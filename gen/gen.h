@@ -204,7 +204,11 @@ typedef struct gen_op {
     char *body[2][3];
     char *cpu_kernel;
     gen_loc cpu_kernel_loc;
+    /* The CUDA kernel: cpu_kernel's name where one function serves both
+     * devices, else a function of the CUDA module (runtime/cuda/ops.h)
+     * that the generated table finds there by name. */
     char *cuda_kernel;
+    gen_loc cuda_kernel_loc;
     /* `structured: true`: the kernels only fill an output that the op's
      * meta function (yg__meta_<cname>: checks, output shape and dtype,
      * allocation) made, once for every device; each kernel then takes

@@ -2,7 +2,7 @@
  * kernels.c - checks the YAML against the handwritten kernel headers.
  *
  * Every dispatch kernel must be declared in the headers of runtime/cpu/ or
- * in runtime/cuda/cuda.h, and every composite op must have
+ * in runtime/cuda/ops.h, and every composite op must have
  * yg__composite_<op> declared in runtime/composite/composite.h, with the C
  * signature the YAML implies.  libclang parses the headers as they are (include paths runtime/ and
  * runtime/include) so a misspelt kernel is a located YAML error at gen time
@@ -95,11 +95,11 @@ static void parse_kernel_headers(const char *runtime_dir, const char *const *inc
         args[n_args++] = extra[i];
     }
 
-    /* cuda/cuda.h where the runtime has one (the error catalogue's small
+    /* cuda/ops.h where the runtime has one (the error catalogue's small
      * runtimes have not). */
-    gen_sb_puts(&src, "#include \"cpu/cpu.h\"\n#if __has_include(\"cuda/cuda.h\")\n"
-                      "#include \"cuda/cuda.h\"\n#endif\n#include \"composite/composite.h\"\n"
-                      "#if __has_include(\"kernels/meta.h\")\n#include \"kernels/meta.h\"\n"
+    gen_sb_puts(&src, "#include \"cpu/cpu.h\"\n#if __has_include(\"cuda/ops.h\")\n"
+                      "#include \"cuda/ops.h\"\n#endif\n#include \"composite/composite.h\"\n"
+                      "#if __has_include(\"meta/meta.h\")\n#include \"meta/meta.h\"\n"
                       "#endif\n");
     for (int i = 0; i < model->n_ops; i++) {
         if (!model->ops[i].valid)
@@ -296,13 +296,13 @@ void gen_check_kernels(const gen_model *model, const char *runtime_dir,
             char *meta = gen_xprintf("yg__meta_%s", op->cname);
             char *impl = gen_xprintf("yg__expected_impl_%d", i);
             const decl *e = find_decl(&ds, impl);
-            check_one(&ds, op, meta, op->structured_loc, "runtime/kernels/meta.h", "yg__meta_",
+            check_one(&ds, op, meta, op->structured_loc, "runtime/meta/meta.h", "yg__meta_",
                       canon[i], i, false);
             if (e != NULL) {
                 check_one(&ds, op, op->cpu_kernel, op->cpu_kernel_loc, "runtime/cpu/", "yg__cpu_",
                           e->type, i, true);
                 if (op->cuda_kernel != NULL && strcmp(op->cuda_kernel, op->cpu_kernel) != 0)
-                    check_one(&ds, op, op->cuda_kernel, op->cpu_kernel_loc, "runtime/cuda/cuda.h",
+                    check_one(&ds, op, op->cuda_kernel, op->cuda_kernel_loc, "runtime/cuda/ops.h",
                               "yg__cuda_", e->type, i, true);
             }
             free(meta);
@@ -310,6 +310,9 @@ void gen_check_kernels(const gen_model *model, const char *runtime_dir,
         } else if (op->kind == GEN_OP_KERNEL && op->cpu_kernel != NULL) {
             check_one(&ds, op, op->cpu_kernel, op->cpu_kernel_loc, "runtime/cpu/", "yg__cpu_",
                       canon[i], i, false);
+            if (op->cuda_kernel != NULL && strcmp(op->cuda_kernel, op->cpu_kernel) != 0)
+                check_one(&ds, op, op->cuda_kernel, op->cuda_kernel_loc, "runtime/cuda/ops.h",
+                          "yg__cuda_", canon[i], i, false);
         } else if (op->kind == GEN_OP_COMPOSITE) {
             char *want = gen_xprintf("yg__composite_%s", op->cname);
             check_one(&ds, op, want, op->func_loc, "runtime/composite/composite.h",

@@ -241,6 +241,8 @@ static void load_dispatch(loader *l, yaml_node_t *v, gen_op *op)
                 *slot = gen_xstrdup(kernel);
                 if (slot == &op->cpu_kernel)
                     op->cpu_kernel_loc = value_loc(l->file, val);
+                else
+                    op->cuda_kernel_loc = value_loc(l->file, val);
             }
             p += n;
             if (*p == ',')

@@ -34,10 +34,10 @@ set(YG_UNIT_RULES
   runtime/core/=core                 # tensors, storage, status, sizes, allocator, RNG
   runtime/cpu/=cpu                   # the CPU backend and its per-ISA loops
   generated/loops/=cpu
+  runtime/meta/=meta                 # what every device shares of a kernel: checks, result shapes, row geometry
   runtime/cuda/=cuda                 # the CUDA backend and its launchers
   generated/cuda/=cuda
   generated/kernels/=kernels         # kernels over the backends: generated pointwise,
-  runtime/kernels/=kernels           # the structured ops' meta functions,
   runtime/conv/=kernels              # the convolution dispatcher (native, oneDNN, cuDNN),
   runtime/composite/=kernels         # composites
   runtime/autograd/=autograd         # the engine and the generated backward nodes
@@ -71,6 +71,7 @@ set(YG_BUILT_HEADERS
 set(YG_LEVELS
   public
   core
+  meta
   cpu,cuda
   kernels
   autograd
@@ -87,24 +88,28 @@ set(YG_LEVELS
 set(YG_ALLOW_public "")
 # core: the tensor and its services, over the public types only.
 set(YG_ALLOW_core public)
+# meta: the device-neutral half of the kernels (the structured ops' meta
+# functions, argument checks both devices share, the row geometry of
+# reductions), over core.
+set(YG_ALLOW_meta core public)
 # cpu, cuda: backends over core; neither knows the other.
-set(YG_ALLOW_cpu core public)
-set(YG_ALLOW_cuda core public)
+set(YG_ALLOW_cpu meta core public)
+set(YG_ALLOW_cuda meta core public)
 # kernels: pick a backend per device (cuDNN, conv/cudnn.c, is the CUDA
 # backend's; composite/pool.c calls a CUDA pooling gradient).
-set(YG_ALLOW_kernels cpu cuda core public)
+set(YG_ALLOW_kernels cpu cuda meta core public)
 # autograd: the engine accumulates and seeds gradients with the
 # device-independent kernels (yg__kernel_copy_/fill_/zero_ of cpu/cpu.h, the
 # generated add of kernels/arithmetic.h); it never touches a backend's
 # device code, so no cuda.
-set(YG_ALLOW_autograd kernels cpu core public)
+set(YG_ALLOW_autograd kernels cpu meta core public)
 # ops: a wrapper checks, dispatches to a kernel or composite and records
 # the backward node: everything below.
-set(YG_ALLOW_ops autograd kernels cpu cuda core public)
+set(YG_ALLOW_ops autograd kernels cpu cuda meta core public)
 # jit.*: everything below ops (jit/ir/ir.h interns kinds from the op registry,
 # generated_int.h; diff_graph.c makes an autograd node; the fuser emits
 # vecmath calls and launches on CUDA), and inside jit only downwards:
-set(YG_JIT_BELOW ops autograd kernels cpu cuda core public)
+set(YG_JIT_BELOW ops autograd kernels cpu cuda meta core public)
 # jit.ir (jit/ir/): graphs, kinds, text, and boxing: an op called from a
 # graph node's inputs and attributes.  The generated boxed functions take a
 # yg_ir_node and only jit calls them (the interpreter, constant
@@ -160,10 +165,7 @@ yg_exceptions("the device-neutral kernels still in cpu/ hand CUDA tensors to the
   runtime/cpu/pointwise.c|cuda/backend.h
   runtime/cpu/pool.c|cuda/backend.h
   runtime/cpu/random.c|cuda/backend.h
-  runtime/cpu/reduce.c|cuda/backend.h
   runtime/cpu/rnn.c|cuda/backend.h
-  runtime/cpu/rows.c|cuda/backend.h
-  runtime/cpu/scan.c|cuda/backend.h
   runtime/cpu/shape.c|cuda/backend.h
   runtime/cpu/upsample.c|cuda/backend.h
   runtime/cpu/cpu.h|cuda/launch.h)

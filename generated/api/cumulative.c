@@ -15,6 +15,7 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -23,9 +24,22 @@
 
 typedef yg_status (*cumsum_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
+/* yg__cuda_cumsum is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status cumsum_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_cumsum", NULL};
+    cumsum_fn kernel = (cumsum_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "cumsum: the CUDA module has no yg__cuda_cumsum");
+    return kernel(self, dim, out);
+}
+
 static const cumsum_fn cumsum_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_cumsum,
-    [YG_CUDA] = yg__kernel_cumsum,
+    [YG_CPU] = yg__cpu_cumsum,
+    [YG_CUDA] = cumsum_cuda,
 };
 
 /* Records CumsumBackward as the history of result: one edge per differentiable
@@ -104,9 +118,22 @@ out:
 
 typedef yg_status (*cumprod_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
+/* yg__cuda_cumprod is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status cumprod_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_cumprod", NULL};
+    cumprod_fn kernel = (cumprod_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "cumprod: the CUDA module has no yg__cuda_cumprod");
+    return kernel(self, dim, out);
+}
+
 static const cumprod_fn cumprod_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_cumprod,
-    [YG_CUDA] = yg__kernel_cumprod,
+    [YG_CPU] = yg__cpu_cumprod,
+    [YG_CUDA] = cumprod_cuda,
 };
 
 /* Records CumprodBackward as the history of result: one edge per differentiable
@@ -224,9 +251,25 @@ typedef yg_status (*cumprod_backward_fn)(const yg_tensor *grad_output,
                                          int64_t dim,
                                          yg_tensor **out);
 
+/* yg__cuda_cumprod_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status cumprod_backward_cuda(const yg_tensor *grad_output,
+                                       const yg_tensor *self,
+                                       int64_t dim,
+                                       yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_cumprod_backward", NULL};
+    cumprod_backward_fn kernel = (cumprod_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "cumprod_backward: the CUDA module has no yg__cuda_cumprod_backward");
+    return kernel(grad_output, self, dim, out);
+}
+
 static const cumprod_backward_fn cumprod_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_cumprod_backward,
-    [YG_CUDA] = yg__kernel_cumprod_backward,
+    [YG_CPU] = yg__cpu_cumprod_backward,
+    [YG_CUDA] = cumprod_backward_cuda,
 };
 
 /* Records CumprodBackwardBackward as the history of result: one edge per differentiable
@@ -339,9 +382,25 @@ typedef yg_status (*cumprod_jvp_fn)(const yg_tensor *grad,
                                     int64_t dim,
                                     yg_tensor **out);
 
+/* yg__cuda_cumprod_jvp is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status cumprod_jvp_cuda(const yg_tensor *grad,
+                                  const yg_tensor *self,
+                                  int64_t dim,
+                                  yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_cumprod_jvp", NULL};
+    cumprod_jvp_fn kernel = (cumprod_jvp_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "cumprod_jvp: the CUDA module has no yg__cuda_cumprod_jvp");
+    return kernel(grad, self, dim, out);
+}
+
 static const cumprod_jvp_fn cumprod_jvp_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_cumprod_jvp,
-    [YG_CUDA] = yg__kernel_cumprod_jvp,
+    [YG_CPU] = yg__cpu_cumprod_jvp,
+    [YG_CUDA] = cumprod_jvp_cuda,
 };
 
 /* Runs yg_cumprod_jvp with tracing paused and records it as one node
@@ -404,9 +463,26 @@ typedef yg_status (*cumprod_double_backward_fn)(const yg_tensor *grad,
                                                 int64_t dim,
                                                 yg_tensor **out);
 
+/* yg__cuda_cumprod_double_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status cumprod_double_backward_cuda(const yg_tensor *grad,
+                                              const yg_tensor *grad_output,
+                                              const yg_tensor *self,
+                                              int64_t dim,
+                                              yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_cumprod_double_backward", NULL};
+    cumprod_double_backward_fn kernel = (cumprod_double_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "cumprod_double_backward: the CUDA module has no yg__cuda_cumprod_double_backward");
+    return kernel(grad, grad_output, self, dim, out);
+}
+
 static const cumprod_double_backward_fn cumprod_double_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_cumprod_double_backward,
-    [YG_CUDA] = yg__kernel_cumprod_double_backward,
+    [YG_CPU] = yg__cpu_cumprod_double_backward,
+    [YG_CUDA] = cumprod_double_backward_cuda,
 };
 
 /* Runs yg_cumprod_double_backward with tracing paused and records it as one node

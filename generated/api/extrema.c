@@ -15,6 +15,7 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -27,9 +28,26 @@ typedef yg_status (*amax_fn)(const yg_tensor *self,
                              bool keepdim,
                              yg_tensor **out);
 
+/* yg__cuda_amax is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status amax_cuda(const yg_tensor *self,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           bool keepdim,
+                           yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_amax", NULL};
+    amax_fn kernel = (amax_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "amax: the CUDA module has no yg__cuda_amax");
+    return kernel(self, dim, dim_len, keepdim, out);
+}
+
 static const amax_fn amax_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_amax,
-    [YG_CUDA] = yg__kernel_amax,
+    [YG_CPU] = yg__cpu_amax,
+    [YG_CUDA] = amax_cuda,
 };
 
 /* Records AmaxBackward as the history of result: one edge per differentiable
@@ -146,9 +164,26 @@ typedef yg_status (*amin_fn)(const yg_tensor *self,
                              bool keepdim,
                              yg_tensor **out);
 
+/* yg__cuda_amin is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status amin_cuda(const yg_tensor *self,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           bool keepdim,
+                           yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_amin", NULL};
+    amin_fn kernel = (amin_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "amin: the CUDA module has no yg__cuda_amin");
+    return kernel(self, dim, dim_len, keepdim, out);
+}
+
 static const amin_fn amin_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_amin,
-    [YG_CUDA] = yg__kernel_amin,
+    [YG_CPU] = yg__cpu_amin,
+    [YG_CUDA] = amin_cuda,
 };
 
 /* Records AminBackward as the history of result: one edge per differentiable
@@ -329,9 +364,26 @@ typedef yg_status (*max_dim_fn)(const yg_tensor *self,
                                 yg_tensor **out_values,
                                 yg_tensor **out_indices);
 
+/* yg__cuda_max_dim is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status max_dim_cuda(const yg_tensor *self,
+                              int64_t dim,
+                              bool keepdim,
+                              yg_tensor **out_values,
+                              yg_tensor **out_indices)
+{
+    static yg_kernel_ref ref = {"yg__cuda_max_dim", NULL};
+    max_dim_fn kernel = (max_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "max: the CUDA module has no yg__cuda_max_dim");
+    return kernel(self, dim, keepdim, out_values, out_indices);
+}
+
 static const max_dim_fn max_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_max_dim,
-    [YG_CUDA] = yg__kernel_max_dim,
+    [YG_CPU] = yg__cpu_max_dim,
+    [YG_CUDA] = max_dim_cuda,
 };
 
 /* Records MaxDimBackward as the history of every differentiable floating
@@ -444,9 +496,26 @@ typedef yg_status (*min_dim_fn)(const yg_tensor *self,
                                 yg_tensor **out_values,
                                 yg_tensor **out_indices);
 
+/* yg__cuda_min_dim is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status min_dim_cuda(const yg_tensor *self,
+                              int64_t dim,
+                              bool keepdim,
+                              yg_tensor **out_values,
+                              yg_tensor **out_indices)
+{
+    static yg_kernel_ref ref = {"yg__cuda_min_dim", NULL};
+    min_dim_fn kernel = (min_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "min: the CUDA module has no yg__cuda_min_dim");
+    return kernel(self, dim, keepdim, out_values, out_indices);
+}
+
 static const min_dim_fn min_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_min_dim,
-    [YG_CUDA] = yg__kernel_min_dim,
+    [YG_CPU] = yg__cpu_min_dim,
+    [YG_CUDA] = min_dim_cuda,
 };
 
 /* Records MinDimBackward as the history of every differentiable floating
@@ -623,9 +692,28 @@ typedef yg_status (*minmax_backward_fn)(const yg_tensor *grad_output,
                                         bool keepdim,
                                         yg_tensor **out);
 
+/* yg__cuda_minmax_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status minmax_backward_cuda(const yg_tensor *grad_output,
+                                      const yg_tensor *self,
+                                      const yg_tensor *output,
+                                      const int64_t *dim,
+                                      int64_t dim_len,
+                                      bool keepdim,
+                                      yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_minmax_backward", NULL};
+    minmax_backward_fn kernel = (minmax_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "minmax_backward: the CUDA module has no yg__cuda_minmax_backward");
+    return kernel(grad_output, self, output, dim, dim_len, keepdim, out);
+}
+
 static const minmax_backward_fn minmax_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_minmax_backward,
-    [YG_CUDA] = yg__kernel_minmax_backward,
+    [YG_CPU] = yg__cpu_minmax_backward,
+    [YG_CUDA] = minmax_backward_cuda,
 };
 
 /* Records MinmaxBackwardBackward as the history of result: one edge per differentiable
@@ -746,9 +834,22 @@ out:
 
 typedef yg_status (*argmax_fn)(const yg_tensor *self, yg_tensor **out);
 
+/* yg__cuda_argmax is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status argmax_cuda(const yg_tensor *self, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_argmax", NULL};
+    argmax_fn kernel = (argmax_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "argmax: the CUDA module has no yg__cuda_argmax");
+    return kernel(self, out);
+}
+
 static const argmax_fn argmax_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_argmax,
-    [YG_CUDA] = yg__kernel_argmax,
+    [YG_CPU] = yg__cpu_argmax,
+    [YG_CUDA] = argmax_cuda,
 };
 
 /* Runs yg_argmax with tracing paused and records it as one node
@@ -791,9 +892,25 @@ typedef yg_status (*argmax_dim_fn)(const yg_tensor *self,
                                    bool keepdim,
                                    yg_tensor **out);
 
+/* yg__cuda_argmax_dim is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status argmax_dim_cuda(const yg_tensor *self,
+                                 int64_t dim,
+                                 bool keepdim,
+                                 yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_argmax_dim", NULL};
+    argmax_dim_fn kernel = (argmax_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "argmax: the CUDA module has no yg__cuda_argmax_dim");
+    return kernel(self, dim, keepdim, out);
+}
+
 static const argmax_dim_fn argmax_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_argmax_dim,
-    [YG_CUDA] = yg__kernel_argmax_dim,
+    [YG_CPU] = yg__cpu_argmax_dim,
+    [YG_CUDA] = argmax_dim_cuda,
 };
 
 /* Runs yg_argmax_dim with tracing paused and records it as one node
@@ -838,9 +955,22 @@ yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_ten
 
 typedef yg_status (*argmin_fn)(const yg_tensor *self, yg_tensor **out);
 
+/* yg__cuda_argmin is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status argmin_cuda(const yg_tensor *self, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_argmin", NULL};
+    argmin_fn kernel = (argmin_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "argmin: the CUDA module has no yg__cuda_argmin");
+    return kernel(self, out);
+}
+
 static const argmin_fn argmin_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_argmin,
-    [YG_CUDA] = yg__kernel_argmin,
+    [YG_CPU] = yg__cpu_argmin,
+    [YG_CUDA] = argmin_cuda,
 };
 
 /* Runs yg_argmin with tracing paused and records it as one node
@@ -883,9 +1013,25 @@ typedef yg_status (*argmin_dim_fn)(const yg_tensor *self,
                                    bool keepdim,
                                    yg_tensor **out);
 
+/* yg__cuda_argmin_dim is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status argmin_dim_cuda(const yg_tensor *self,
+                                 int64_t dim,
+                                 bool keepdim,
+                                 yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_argmin_dim", NULL};
+    argmin_dim_fn kernel = (argmin_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "argmin: the CUDA module has no yg__cuda_argmin_dim");
+    return kernel(self, dim, keepdim, out);
+}
+
 static const argmin_dim_fn argmin_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_argmin_dim,
-    [YG_CUDA] = yg__kernel_argmin_dim,
+    [YG_CPU] = yg__cpu_argmin_dim,
+    [YG_CUDA] = argmin_dim_cuda,
 };
 
 /* Runs yg_argmin_dim with tracing paused and records it as one node
@@ -930,9 +1076,22 @@ yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_ten
 
 typedef yg_status (*all_fn)(const yg_tensor *self, yg_tensor **out);
 
+/* yg__cuda_all is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status all_cuda(const yg_tensor *self, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_all", NULL};
+    all_fn kernel = (all_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "all: the CUDA module has no yg__cuda_all");
+    return kernel(self, out);
+}
+
 static const all_fn all_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_all,
-    [YG_CUDA] = yg__kernel_all,
+    [YG_CPU] = yg__cpu_all,
+    [YG_CUDA] = all_cuda,
 };
 
 /* Runs yg_all with tracing paused and records it as one node
@@ -976,9 +1135,26 @@ typedef yg_status (*all_dim_fn)(const yg_tensor *self,
                                 bool keepdim,
                                 yg_tensor **out);
 
+/* yg__cuda_all_dim is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status all_dim_cuda(const yg_tensor *self,
+                              const int64_t *dim,
+                              int64_t dim_len,
+                              bool keepdim,
+                              yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_all_dim", NULL};
+    all_dim_fn kernel = (all_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "all: the CUDA module has no yg__cuda_all_dim");
+    return kernel(self, dim, dim_len, keepdim, out);
+}
+
 static const all_dim_fn all_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_all_dim,
-    [YG_CUDA] = yg__kernel_all_dim,
+    [YG_CPU] = yg__cpu_all_dim,
+    [YG_CUDA] = all_dim_cuda,
 };
 
 /* Runs yg_all_dim with tracing paused and records it as one node
@@ -1028,9 +1204,22 @@ yg_status yg_all_dim(const yg_tensor *self,
 
 typedef yg_status (*any_fn)(const yg_tensor *self, yg_tensor **out);
 
+/* yg__cuda_any is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status any_cuda(const yg_tensor *self, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_any", NULL};
+    any_fn kernel = (any_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "any: the CUDA module has no yg__cuda_any");
+    return kernel(self, out);
+}
+
 static const any_fn any_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_any,
-    [YG_CUDA] = yg__kernel_any,
+    [YG_CPU] = yg__cpu_any,
+    [YG_CUDA] = any_cuda,
 };
 
 /* Runs yg_any with tracing paused and records it as one node
@@ -1074,9 +1263,26 @@ typedef yg_status (*any_dim_fn)(const yg_tensor *self,
                                 bool keepdim,
                                 yg_tensor **out);
 
+/* yg__cuda_any_dim is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status any_dim_cuda(const yg_tensor *self,
+                              const int64_t *dim,
+                              int64_t dim_len,
+                              bool keepdim,
+                              yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_any_dim", NULL};
+    any_dim_fn kernel = (any_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "any: the CUDA module has no yg__cuda_any_dim");
+    return kernel(self, dim, dim_len, keepdim, out);
+}
+
 static const any_dim_fn any_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_any_dim,
-    [YG_CUDA] = yg__kernel_any_dim,
+    [YG_CPU] = yg__cpu_any_dim,
+    [YG_CUDA] = any_dim_cuda,
 };
 
 /* Runs yg_any_dim with tracing paused and records it as one node

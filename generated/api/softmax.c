@@ -20,7 +20,7 @@
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "kernels/meta.h"
+#include "meta/meta.h"
 #include "nodes/softmax.h"
 
 typedef yg_status (*log_softmax_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);

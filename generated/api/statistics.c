@@ -15,6 +15,7 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -28,9 +29,27 @@ typedef yg_status (*var_fn)(const yg_tensor *self,
                             bool keepdim,
                             yg_tensor **out);
 
+/* yg__cuda_var is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status var_cuda(const yg_tensor *self,
+                          const int64_t *dim,
+                          int64_t dim_len,
+                          int64_t correction,
+                          bool keepdim,
+                          yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_var", NULL};
+    var_fn kernel = (var_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "var: the CUDA module has no yg__cuda_var");
+    return kernel(self, dim, dim_len, correction, keepdim, out);
+}
+
 static const var_fn var_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_var,
-    [YG_CUDA] = yg__kernel_var,
+    [YG_CPU] = yg__cpu_var,
+    [YG_CUDA] = var_cuda,
 };
 
 /* Records VarBackward as the history of result: one edge per differentiable
@@ -151,9 +170,27 @@ typedef yg_status (*std_fn)(const yg_tensor *self,
                             bool keepdim,
                             yg_tensor **out);
 
+/* yg__cuda_std is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status std_cuda(const yg_tensor *self,
+                          const int64_t *dim,
+                          int64_t dim_len,
+                          int64_t correction,
+                          bool keepdim,
+                          yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_std", NULL};
+    std_fn kernel = (std_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "std: the CUDA module has no yg__cuda_std");
+    return kernel(self, dim, dim_len, correction, keepdim, out);
+}
+
 static const std_fn std_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_std,
-    [YG_CUDA] = yg__kernel_std,
+    [YG_CPU] = yg__cpu_std,
+    [YG_CUDA] = std_cuda,
 };
 
 /* Records StdBackward as the history of result: one edge per differentiable
@@ -278,9 +315,28 @@ typedef yg_status (*var_mean_fn)(const yg_tensor *self,
                                  yg_tensor **out_var,
                                  yg_tensor **out_mean);
 
+/* yg__cuda_var_mean is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status var_mean_cuda(const yg_tensor *self,
+                               const int64_t *dim,
+                               int64_t dim_len,
+                               int64_t correction,
+                               bool keepdim,
+                               yg_tensor **out_var,
+                               yg_tensor **out_mean)
+{
+    static yg_kernel_ref ref = {"yg__cuda_var_mean", NULL};
+    var_mean_fn kernel = (var_mean_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "var_mean: the CUDA module has no yg__cuda_var_mean");
+    return kernel(self, dim, dim_len, correction, keepdim, out_var, out_mean);
+}
+
 static const var_mean_fn var_mean_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_var_mean,
-    [YG_CUDA] = yg__kernel_var_mean,
+    [YG_CPU] = yg__cpu_var_mean,
+    [YG_CUDA] = var_mean_cuda,
 };
 
 /* Records VarMeanBackward as the history of every differentiable floating
@@ -476,9 +532,27 @@ typedef yg_status (*norm_fn)(const yg_tensor *self,
                              bool keepdim,
                              yg_tensor **out);
 
+/* yg__cuda_norm is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status norm_cuda(const yg_tensor *self,
+                           double p,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           bool keepdim,
+                           yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_norm", NULL};
+    norm_fn kernel = (norm_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "norm: the CUDA module has no yg__cuda_norm");
+    return kernel(self, p, dim, dim_len, keepdim, out);
+}
+
 static const norm_fn norm_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_norm,
-    [YG_CUDA] = yg__kernel_norm,
+    [YG_CPU] = yg__cpu_norm,
+    [YG_CUDA] = norm_cuda,
 };
 
 /* Records NormBackward as the history of result: one edge per differentiable
@@ -604,9 +678,29 @@ typedef yg_status (*norm_backward_fn)(const yg_tensor *grad_output,
                                       bool keepdim,
                                       yg_tensor **out);
 
+/* yg__cuda_norm_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status norm_backward_cuda(const yg_tensor *grad_output,
+                                    const yg_tensor *self,
+                                    const yg_tensor *output,
+                                    double p,
+                                    const int64_t *dim,
+                                    int64_t dim_len,
+                                    bool keepdim,
+                                    yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_norm_backward", NULL};
+    norm_backward_fn kernel = (norm_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "norm_backward: the CUDA module has no yg__cuda_norm_backward");
+    return kernel(grad_output, self, output, p, dim, dim_len, keepdim, out);
+}
+
 static const norm_backward_fn norm_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_norm_backward,
-    [YG_CUDA] = yg__kernel_norm_backward,
+    [YG_CPU] = yg__cpu_norm_backward,
+    [YG_CUDA] = norm_backward_cuda,
 };
 
 /* Records NormBackwardBackward as the history of result: one edge per differentiable
@@ -745,9 +839,26 @@ typedef yg_status (*logsumexp_fn)(const yg_tensor *self,
                                   bool keepdim,
                                   yg_tensor **out);
 
+/* yg__cuda_logsumexp is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status logsumexp_cuda(const yg_tensor *self,
+                                const int64_t *dim,
+                                int64_t dim_len,
+                                bool keepdim,
+                                yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_logsumexp", NULL};
+    logsumexp_fn kernel = (logsumexp_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "logsumexp: the CUDA module has no yg__cuda_logsumexp");
+    return kernel(self, dim, dim_len, keepdim, out);
+}
+
 static const logsumexp_fn logsumexp_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_logsumexp,
-    [YG_CUDA] = yg__kernel_logsumexp,
+    [YG_CPU] = yg__cpu_logsumexp,
+    [YG_CUDA] = logsumexp_cuda,
 };
 
 /* Records LogsumexpBackward as the history of result: one edge per differentiable

@@ -15,6 +15,7 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -23,9 +24,22 @@
 
 typedef yg_status (*sum_fn)(const yg_tensor *self, yg_tensor **out);
 
+/* yg__cuda_sum is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status sum_cuda(const yg_tensor *self, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_sum", NULL};
+    sum_fn kernel = (sum_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "sum: the CUDA module has no yg__cuda_sum");
+    return kernel(self, out);
+}
+
 static const sum_fn sum_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_sum,
-    [YG_CUDA] = yg__kernel_sum,
+    [YG_CPU] = yg__cpu_sum,
+    [YG_CUDA] = sum_cuda,
 };
 
 /* Records SumBackward as the history of result: one edge per differentiable
@@ -107,9 +121,26 @@ typedef yg_status (*sum_dim_fn)(const yg_tensor *self,
                                 bool keepdim,
                                 yg_tensor **out);
 
+/* yg__cuda_sum_dim is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status sum_dim_cuda(const yg_tensor *self,
+                              const int64_t *dim,
+                              int64_t dim_len,
+                              bool keepdim,
+                              yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_sum_dim", NULL};
+    sum_dim_fn kernel = (sum_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "sum: the CUDA module has no yg__cuda_sum_dim");
+    return kernel(self, dim, dim_len, keepdim, out);
+}
+
 static const sum_dim_fn sum_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_sum_dim,
-    [YG_CUDA] = yg__kernel_sum_dim,
+    [YG_CPU] = yg__cpu_sum_dim,
+    [YG_CUDA] = sum_dim_cuda,
 };
 
 /* Records SumDimBackward as the history of result: one edge per differentiable
@@ -205,9 +236,22 @@ out:
 
 typedef yg_status (*mean_fn)(const yg_tensor *self, yg_tensor **out);
 
+/* yg__cuda_mean is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status mean_cuda(const yg_tensor *self, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_mean", NULL};
+    mean_fn kernel = (mean_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "mean: the CUDA module has no yg__cuda_mean");
+    return kernel(self, out);
+}
+
 static const mean_fn mean_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_mean,
-    [YG_CUDA] = yg__kernel_mean,
+    [YG_CPU] = yg__cpu_mean,
+    [YG_CUDA] = mean_cuda,
 };
 
 /* Records MeanBackward as the history of result: one edge per differentiable
@@ -290,9 +334,26 @@ typedef yg_status (*mean_dim_fn)(const yg_tensor *self,
                                  bool keepdim,
                                  yg_tensor **out);
 
+/* yg__cuda_mean_dim is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status mean_dim_cuda(const yg_tensor *self,
+                               const int64_t *dim,
+                               int64_t dim_len,
+                               bool keepdim,
+                               yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_mean_dim", NULL};
+    mean_dim_fn kernel = (mean_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "mean: the CUDA module has no yg__cuda_mean_dim");
+    return kernel(self, dim, dim_len, keepdim, out);
+}
+
 static const mean_dim_fn mean_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_mean_dim,
-    [YG_CUDA] = yg__kernel_mean_dim,
+    [YG_CPU] = yg__cpu_mean_dim,
+    [YG_CUDA] = mean_dim_cuda,
 };
 
 /* Records MeanDimBackward as the history of result: one edge per differentiable
@@ -424,9 +485,26 @@ typedef yg_status (*prod_dim_fn)(const yg_tensor *self,
                                  bool keepdim,
                                  yg_tensor **out);
 
+/* yg__cuda_prod_dim is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status prod_dim_cuda(const yg_tensor *self,
+                               const int64_t *dim,
+                               int64_t dim_len,
+                               bool keepdim,
+                               yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_prod_dim", NULL};
+    prod_dim_fn kernel = (prod_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "prod: the CUDA module has no yg__cuda_prod_dim");
+    return kernel(self, dim, dim_len, keepdim, out);
+}
+
 static const prod_dim_fn prod_dim_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_prod_dim,
-    [YG_CUDA] = yg__kernel_prod_dim,
+    [YG_CPU] = yg__cpu_prod_dim,
+    [YG_CUDA] = prod_dim_cuda,
 };
 
 /* Records ProdDimBackward as the history of result: one edge per differentiable
@@ -529,9 +607,27 @@ typedef yg_status (*prod_backward_fn)(const yg_tensor *grad_output,
                                       bool keepdim,
                                       yg_tensor **out);
 
+/* yg__cuda_prod_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status prod_backward_cuda(const yg_tensor *grad_output,
+                                    const yg_tensor *self,
+                                    const int64_t *dim,
+                                    int64_t dim_len,
+                                    bool keepdim,
+                                    yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_prod_backward", NULL};
+    prod_backward_fn kernel = (prod_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "prod_backward: the CUDA module has no yg__cuda_prod_backward");
+    return kernel(grad_output, self, dim, dim_len, keepdim, out);
+}
+
 static const prod_backward_fn prod_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_prod_backward,
-    [YG_CUDA] = yg__kernel_prod_backward,
+    [YG_CPU] = yg__cpu_prod_backward,
+    [YG_CUDA] = prod_backward_cuda,
 };
 
 /* Records ProdBackwardBackward as the history of result: one edge per differentiable
@@ -655,9 +751,28 @@ typedef yg_status (*prod_double_backward_fn)(const yg_tensor *grad,
                                              bool keepdim,
                                              yg_tensor **out);
 
+/* yg__cuda_prod_double_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status prod_double_backward_cuda(const yg_tensor *grad,
+                                           const yg_tensor *grad_output,
+                                           const yg_tensor *self,
+                                           const int64_t *dim,
+                                           int64_t dim_len,
+                                           bool keepdim,
+                                           yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_prod_double_backward", NULL};
+    prod_double_backward_fn kernel = (prod_double_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "prod_double_backward: the CUDA module has no yg__cuda_prod_double_backward");
+    return kernel(grad, grad_output, self, dim, dim_len, keepdim, out);
+}
+
 static const prod_double_backward_fn prod_double_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_prod_double_backward,
-    [YG_CUDA] = yg__kernel_prod_double_backward,
+    [YG_CPU] = yg__cpu_prod_double_backward,
+    [YG_CUDA] = prod_double_backward_cuda,
 };
 
 /* Runs yg_prod_double_backward with tracing paused and records it as one node

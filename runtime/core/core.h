@@ -204,6 +204,17 @@ static inline bool yg__dtype_is_half(yg_dtype d)
  * bfloat16; for kernels that compute. */
 yg_status yg__check_not_half(const char *op, const char *arg, const yg_tensor *t);
 
+/* Fails with YG_ERR_SHAPE "<op>: <name> [5, 3] does not match self [3,
+ * 5]" unless t has self's sizes. */
+yg_status yg__check_sizes_match(const char *op,
+                                const char *name,
+                                const yg_tensor *t,
+                                const yg_tensor *self);
+
+/* Fails with YG_ERR_DTYPE ("<op>: unsupported dtype int64 for <arg>
+ * (supported: float32, float64)") unless t is float32 or float64. */
+yg_status yg__check_floating(const char *op, const char *arg, const yg_tensor *t);
+
 /* ---- element conversions (core/convert.c) ---- */
 
 /* float16/bfloat16 bits nearest to v (ties to even; NaN stays NaN). */

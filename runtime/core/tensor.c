@@ -644,3 +644,29 @@ yg_status yg__check_not_half(const char *op, const char *arg, const yg_tensor *t
                         op, arg, yg_dtype_name(t->dtype));
     return YG_OK;
 }
+
+yg_status yg__check_floating(const char *op, const char *arg, const yg_tensor *t)
+{
+    if (!yg__dtype_is_floating(t->dtype))
+        return yg__fail(YG_ERR_DTYPE,
+                        "%s: unsupported dtype %s for %s (supported: float32, float64)",
+                        op,
+                        yg_dtype_name(t->dtype),
+                        arg);
+    return YG_OK;
+}
+
+yg_status yg__check_sizes_match(const char *op,
+                                const char *name,
+                                const yg_tensor *t,
+                                const yg_tensor *self)
+{
+    char tbuf[128], sbuf[128];
+
+    if (t->ndim == self->ndim &&
+        memcmp(t->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) == 0)
+        return YG_OK;
+    return yg__fail(YG_ERR_SHAPE, "%s: %s %s does not match self %s", op, name,
+                    yg__format_sizes(t->sizes, t->ndim, tbuf, sizeof tbuf),
+                    yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
+}

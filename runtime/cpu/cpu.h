@@ -277,109 +277,109 @@ yg_status yg__kernel_upsample_bilinear2d_backward(const yg_tensor *grad_output,
                                                   yg_tensor **out);
 
 /* reduce.c */
-yg_status yg__kernel_sum(const yg_tensor *self, yg_tensor **out);
-yg_status yg__kernel_sum_dim(const yg_tensor *self,
+yg_status yg__cpu_sum(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_sum_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,
                           yg_tensor **out);
-yg_status yg__kernel_mean(const yg_tensor *self, yg_tensor **out);
-yg_status yg__kernel_mean_dim(const yg_tensor *self,
+yg_status yg__cpu_mean(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_mean_dim(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
                            bool keepdim,
                            yg_tensor **out);
 
 /* reduce_extrema.c */
-yg_status yg__kernel_amax(const yg_tensor *self,
+yg_status yg__cpu_amax(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
                        bool keepdim,
                        yg_tensor **out);
-yg_status yg__kernel_amin(const yg_tensor *self,
+yg_status yg__cpu_amin(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
                        bool keepdim,
                        yg_tensor **out);
-yg_status yg__kernel_minmax_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_minmax_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      const yg_tensor *output,
                                      const int64_t *dim,
                                      int64_t dim_len,
                                      bool keepdim,
                                      yg_tensor **out);
-yg_status yg__kernel_argmax(const yg_tensor *self, yg_tensor **out);
-yg_status yg__kernel_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
-yg_status yg__kernel_argmin(const yg_tensor *self, yg_tensor **out);
-yg_status yg__kernel_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
-yg_status yg__kernel_max_dim(const yg_tensor *self,
+yg_status yg__cpu_argmax(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
+yg_status yg__cpu_argmin(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
+yg_status yg__cpu_max_dim(const yg_tensor *self,
                           int64_t dim,
                           bool keepdim,
                           yg_tensor **out_values,
                           yg_tensor **out_indices);
-yg_status yg__kernel_min_dim(const yg_tensor *self,
+yg_status yg__cpu_min_dim(const yg_tensor *self,
                           int64_t dim,
                           bool keepdim,
                           yg_tensor **out_values,
                           yg_tensor **out_indices);
-yg_status yg__kernel_all(const yg_tensor *self, yg_tensor **out);
-yg_status yg__kernel_all_dim(const yg_tensor *self,
+yg_status yg__cpu_all(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_all_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,
                           yg_tensor **out);
-yg_status yg__kernel_any(const yg_tensor *self, yg_tensor **out);
-yg_status yg__kernel_any_dim(const yg_tensor *self,
+yg_status yg__cpu_any(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cpu_any_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,
                           yg_tensor **out);
 
 /* reduce_stats.c */
-yg_status yg__kernel_prod_dim(const yg_tensor *self,
+yg_status yg__cpu_prod_dim(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
                            bool keepdim,
                            yg_tensor **out);
-yg_status yg__kernel_prod_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_prod_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const int64_t *dim,
                                    int64_t dim_len,
                                    bool keepdim,
                                    yg_tensor **out);
-yg_status yg__kernel_prod_double_backward(const yg_tensor *grad,
+yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
                                           const yg_tensor *grad_output,
                                           const yg_tensor *self,
                                           const int64_t *dim,
                                           int64_t dim_len,
                                           bool keepdim,
                                           yg_tensor **out);
-yg_status yg__kernel_var(const yg_tensor *self,
+yg_status yg__cpu_var(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
                       int64_t correction,
                       bool keepdim,
                       yg_tensor **out);
-yg_status yg__kernel_var_mean(const yg_tensor *self,
+yg_status yg__cpu_var_mean(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
                            int64_t correction,
                            bool keepdim,
                            yg_tensor **out_var,
                            yg_tensor **out_mean);
-yg_status yg__kernel_std(const yg_tensor *self,
+yg_status yg__cpu_std(const yg_tensor *self,
                       const int64_t *dim,
                       int64_t dim_len,
                       int64_t correction,
                       bool keepdim,
                       yg_tensor **out);
-yg_status yg__kernel_norm(const yg_tensor *self,
+yg_status yg__cpu_norm(const yg_tensor *self,
                        double p,
                        const int64_t *dim,
                        int64_t dim_len,
                        bool keepdim,
                        yg_tensor **out);
-yg_status yg__kernel_norm_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_norm_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *output,
                                    double p,
@@ -387,23 +387,23 @@ yg_status yg__kernel_norm_backward(const yg_tensor *grad_output,
                                    int64_t dim_len,
                                    bool keepdim,
                                    yg_tensor **out);
-yg_status yg__kernel_logsumexp(const yg_tensor *self,
+yg_status yg__cpu_logsumexp(const yg_tensor *self,
                             const int64_t *dim,
                             int64_t dim_len,
                             bool keepdim,
                             yg_tensor **out);
 
 /* scan.c */
-yg_status yg__kernel_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out);
-yg_status yg__kernel_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__cpu_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__cpu_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status
-yg__kernel_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out);
-yg_status yg__kernel_cumprod_double_backward(const yg_tensor *grad,
+yg__cpu_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,
                                              const yg_tensor *grad_output,
                                              const yg_tensor *self,
                                              int64_t dim,
                                              yg_tensor **out);
-yg_status yg__kernel_cumprod_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_cumprod_backward(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       int64_t dim,
                                       yg_tensor **out);
@@ -610,7 +610,7 @@ yg_status yg__kernel_lstm_cell_gates_backward(const yg_tensor *grad_hy,
 /* nn.c */
 /* The CPU implementations of the structured softmax and log_softmax:
  * fill out, which yg__meta_softmax / yg__meta_log_softmax made
- * (kernels/meta.h) after checking the arguments. */
+ * (meta/meta.h) after checking the arguments. */
 yg_status yg__cpu_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
 yg_status yg__cpu_log_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
 yg_status yg__kernel_log_softmax_backward(const yg_tensor *grad_output,

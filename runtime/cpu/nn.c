@@ -35,7 +35,7 @@
 #include <string.h>
 
 /* softmax and log_softmax on the CPU: structured, so the checks and the
- * contiguous result out are kernels/softmax.c's (kernels/meta.h). */
+ * contiguous result out are meta/softmax.c's (meta/meta.h). */
 static yg_status
 softmax_cpu(const char *op, const yg_tensor *self, int64_t dim, bool is_log, yg_tensor *out) {
     yg_tensor *x = NULL;

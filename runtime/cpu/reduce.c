@@ -1,7 +1,7 @@
 /*
  * reduce.c - sum and mean, over all dims or over a list of dims, with
- * keepdim (yg__kernel_sum, yg__kernel_sum_dim, yg__kernel_mean,
- * yg__kernel_mean_dim), on either device.
+ * keepdim (yg__cpu_sum, yg__cpu_sum_dim, yg__cpu_mean,
+ * yg__cpu_mean_dim), on either device.
  *
  * One walk serves every case: the input is visited once in its own memory
  * order (after dropping size-1 dims and merging neighbours that are
@@ -25,7 +25,7 @@
  * contiguous rows, which cuda/reduce.cu sums (the same accumulators).
  */
 #include "cpu/cpu.h"
-#include "cuda/backend.h"
+#include "meta/rows.h"
 
 #include <inttypes.h>
 #include <omp.h>
@@ -231,72 +231,6 @@ static yg_status rwalk_run(const char *op,
     return YG_OK;
 }
 
-/* Fills reduced[] from the dim list; an empty list (or all) means every
- * dim.  Rejects out-of-range and repeated dims. */
-static yg_status reduced_mask(const char *op,
-                              const yg_tensor *self,
-                              const int64_t *dim,
-                              int64_t dim_len,
-                              bool *reduced) {
-    for (int32_t d = 0; d < YG_MAX_DIMS; d++)
-        reduced[d] = dim_len == 0;
-    if (dim_len > 0 && dim == NULL)
-        return yg__fail(
-            YG_ERR_INVALID_ARGUMENT, "%s: dim is NULL with length %" PRId64, op, dim_len);
-    for (int64_t i = 0; i < dim_len; i++) {
-        int64_t d;
-        YG_RETURN_IF_ERROR(yg__wrap_dim(op, "self", dim[i], self->ndim, &d));
-        if (self->ndim == 0)
-            continue; /* dim 0 / -1 of a 0-dim tensor names the tensor itself */
-        if (reduced[d]) {
-            char buf[160];
-            return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                            "%s: dim %" PRId64 " appears more than once in dim list %s",
-                            op,
-                            d,
-                            yg__format_sizes(dim, dim_len, buf, sizeof buf));
-        }
-        reduced[d] = true;
-    }
-    return YG_OK;
-}
-
-/* The GPU's reduce: self laid out as out_numel contiguous rows of count
- * elements (its kept dims, then its reduced ones: a copy unless that
- * order is already contiguous), each summed into res. */
-static yg_status reduce_cuda(const char *op,
-                             const yg_tensor *self,
-                             const bool *reduced,
-                             yg_tensor *res,
-                             int64_t out_numel,
-                             int64_t count,
-                             bool mean) {
-    int64_t sizes[YG_MAX_DIMS], strides[YG_MAX_DIMS];
-    int32_t nd = 0;
-    yg_tensor *perm = NULL, *rows = NULL;
-    for (int pass = 0; pass < 2; pass++)
-        for (int32_t d = 0; d < self->ndim; d++)
-            if (reduced[d] == (pass == 1)) {
-                sizes[nd] = self->sizes[d];
-                strides[nd++] = self->strides[d];
-            }
-    yg_status st = yg__tensor_view(op, self, sizes, strides, nd, self->offset, &perm);
-    if (st == YG_OK)
-        st = yg__tensor_contiguous_as(perm, self->dtype, true, &rows);
-    if (st == YG_OK)
-        st = yg__cuda()->sum_rows(op,
-                               self->storage->device_index,
-                               self->dtype,
-                               yg__tensor_ptr(rows),
-                               yg__tensor_ptr(res),
-                               out_numel,
-                               count,
-                               mean);
-    yg_release(rows);
-    yg_release(perm);
-    return st;
-}
-
 static yg_status reduce(const char *op,
                         const yg_tensor *self,
                         const int64_t *dim,
@@ -305,58 +239,23 @@ static yg_status reduce(const char *op,
                         bool mean,
                         yg_tensor **out) {
     bool reduced[YG_MAX_DIMS];
-    int64_t out_sizes[YG_MAX_DIMS], astride_of[YG_MAX_DIMS];
-    int64_t out_ndim = 0, out_numel = 1, in_numel = 1, count = 1;
+    int64_t astride_of[YG_MAX_DIMS];
+    int64_t out_numel, in_numel, count;
     yg_tensor *res = NULL;
     void *acc = NULL;
     yg_status st = YG_OK;
 
     *out = NULL;
-    accum_fn fn = accum_for(self->dtype);
-    if (fn == NULL || (mean && !yg__dtype_is_floating(self->dtype)))
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: unsupported dtype %s for self (supported: %s)",
-                        op,
-                        yg_dtype_name(self->dtype),
-                        mean ? "float32, float64" : "float32, float64, int64, int32, bool");
-    YG_RETURN_IF_ERROR(reduced_mask(op, self, dim, dim_len, reduced));
-
-    /* Output sizes first: the output's own checks (sizes.h) bound every
-     * product below, even for an empty self with huge other dims. */
-    int64_t rsizes[YG_MAX_DIMS], nr = 0;
-    for (int32_t d = 0; d < self->ndim; d++) {
-        if (reduced[d]) {
-            rsizes[nr++] = self->sizes[d];
-            if (keepdim)
-                out_sizes[out_ndim++] = 1;
-        } else {
-            out_sizes[out_ndim++] = self->sizes[d];
-        }
-    }
-    bool floating = yg__dtype_is_floating(self->dtype);
-    yg_dtype out_dtype = floating ? self->dtype : YG_INT64;
-    size_t acc_esize = floating ? sizeof(double) : sizeof(int64_t);
-    st = yg__tensor_new_on(op,
-                           out_sizes,
-                           out_ndim,
-                           out_dtype,
-                           self->storage->device,
-                           self->storage->device_index,
-                           &res);
-    if (st != YG_OK)
-        goto out;
+    YG_RETURN_IF_ERROR(
+        yg__reduce_sum_prepare(op, self, dim, dim_len, keepdim, mean, reduced, &count, &res));
     out_numel = yg_tensor_numel(res);
     if (out_numel == 0)
         goto done;
-    /* With a non-empty output, count is in_numel / out_numel (or a 0). */
     in_numel = yg_tensor_numel(self);
-    count = yg__sizes_product(rsizes, nr);
-    if (self->storage->device == YG_CUDA) {
-        st = reduce_cuda(op, self, reduced, res, out_numel, count, mean);
-        if (st != YG_OK)
-            goto out;
-        goto done;
-    }
+    bool floating = yg__dtype_is_floating(self->dtype);
+    yg_dtype out_dtype = res->dtype;
+    size_t acc_esize = floating ? sizeof(double) : sizeof(int64_t);
+    accum_fn fn = accum_for(self->dtype);
     /* The accumulator stride of each input dim: the accumulator is laid
      * out like the (contiguous) output, whose products fit. */
     int64_t stride = 1;
@@ -404,11 +303,11 @@ out:
     return st;
 }
 
-yg_status yg__kernel_sum(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__cpu_sum(const yg_tensor *self, yg_tensor **out) {
     return reduce("sum", self, NULL, 0, false, false, out);
 }
 
-yg_status yg__kernel_sum_dim(const yg_tensor *self,
+yg_status yg__cpu_sum_dim(const yg_tensor *self,
                              const int64_t *dim,
                              int64_t dim_len,
                              bool keepdim,
@@ -416,11 +315,11 @@ yg_status yg__kernel_sum_dim(const yg_tensor *self,
     return reduce("sum", self, dim, dim_len, keepdim, false, out);
 }
 
-yg_status yg__kernel_mean(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__cpu_mean(const yg_tensor *self, yg_tensor **out) {
     return reduce("mean", self, NULL, 0, false, true, out);
 }
 
-yg_status yg__kernel_mean_dim(const yg_tensor *self,
+yg_status yg__cpu_mean_dim(const yg_tensor *self,
                               const int64_t *dim,
                               int64_t dim_len,
                               bool keepdim,

@@ -4,7 +4,7 @@
  * min.dim (values and indices in one pass), all and any (bool results),
  * and minmax_backward, the gradient of amax/amin/max/min.
  *
- * All run on the rows of cpu_int.h (reduced dims moved last and copied to
+ * All run on the rows of meta/rows.h (reduced dims moved last and copied to
  * a contiguous block): floating inputs in double, int64 and bool inputs
  * in int64, so int64 extremes are exact beyond 2^53.
  *
@@ -15,32 +15,14 @@
  * equal to the result.  An empty row has no extremum: amax, amin, argmax
  * and argmin fail on one; all gives true and any false.
  *
- * Every kernel here serves both devices: a GPU's rows are copied on the
- * device and reduced by cuda/rows.cu with these rules (minmax_backward:
- * its loop below, through cpu_int.h's yg__rows_grad_cuda).
+ * The CPU's kernels: cuda/reduce.c has the GPU's, which reduce the same
+ * rows with these rules (cuda/rows.cu).
  */
 #include "cpu/cpu_int.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
-
-/* float16 and bfloat16 are compared as doubles too: the extremum is one
- * of the elements, so storing it back is exact. */
-static yg_dtype work_dtype(yg_dtype d) {
-    return yg__dtype_is_floating(d) || yg__dtype_is_half(d) ? YG_FLOAT64 : YG_INT64;
-}
-
-static yg_status check_nonempty(const char *op, const yg_tensor *self, const yg_rows *rows) {
-    char buf[128];
-    if (rows->inner == 0 && rows->outer > 0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: cannot reduce over zero elements of self %s (the reduced dims are "
-                        "empty)",
-                        op,
-                        yg__format_sizes(self->sizes, self->ndim, buf, sizeof buf));
-    return YG_OK;
-}
 
 /* ---- amax, amin ---- */
 
@@ -57,15 +39,10 @@ static yg_status extremum(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(
-        yg__rows_init(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
-    st = check_nonempty(op, self, &rows);
+        yg__rows_init(op, self, dim, dim_len, keepdim, yg__rows_extremum_dtype(self->dtype), &rows));
+    st = yg__rows_check_nonempty(op, self, &rows);
     if (st != YG_OK)
         goto out;
-    if (self->storage->device == YG_CUDA) {
-        st = yg__rows_reduce_cuda(op, &rows, is_max ? YG_ROWS_AMAX : YG_ROWS_AMIN, 0,
-                                  (int)self->dtype, &res, NULL);
-        goto done;
-    }
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, self->dtype, &res);
     if (st != YG_OK)
         goto out;
@@ -89,9 +66,6 @@ static yg_status extremum(const char *op,
                 yg__store_f64(res, r, (double)best);
         }
     }
-done:
-    if (st != YG_OK)
-        goto out;
     *out = res;
     res = NULL;
 out:
@@ -100,7 +74,7 @@ out:
     return st;
 }
 
-yg_status yg__kernel_amax(const yg_tensor *self,
+yg_status yg__cpu_amax(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
                        bool keepdim,
@@ -108,7 +82,7 @@ yg_status yg__kernel_amax(const yg_tensor *self,
     return extremum("amax", self, dim, dim_len, keepdim, true, out);
 }
 
-yg_status yg__kernel_amin(const yg_tensor *self,
+yg_status yg__cpu_amin(const yg_tensor *self,
                        const int64_t *dim,
                        int64_t dim_len,
                        bool keepdim,
@@ -131,19 +105,10 @@ static yg_status arg_extremum(const char *op,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(
-        yg__rows_init(op, self, dim, dim_len, keepdim, work_dtype(self->dtype), &rows));
-    st = check_nonempty(op, self, &rows);
+        yg__rows_init(op, self, dim, dim_len, keepdim, yg__rows_extremum_dtype(self->dtype), &rows));
+    st = yg__rows_check_nonempty(op, self, &rows);
     if (st != YG_OK)
         goto out;
-    if (self->storage->device == YG_CUDA) {
-        st = yg__rows_reduce_cuda(
-            op, &rows, is_max ? YG_ROWS_ARGMAX : YG_ROWS_ARGMIN, 0, YG_INT64, NULL, &res);
-        if (st != YG_OK)
-            goto out;
-        *out = res;
-        res = NULL;
-        goto out;
-    }
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_INT64, &res);
     if (st != YG_OK)
         goto out;
@@ -171,19 +136,19 @@ out:
     return st;
 }
 
-yg_status yg__kernel_argmax(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__cpu_argmax(const yg_tensor *self, yg_tensor **out) {
     return arg_extremum("argmax", self, NULL, 0, false, true, out);
 }
 
-yg_status yg__kernel_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
+yg_status yg__cpu_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
     return arg_extremum("argmax", self, &dim, 1, keepdim, true, out);
 }
 
-yg_status yg__kernel_argmin(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__cpu_argmin(const yg_tensor *self, yg_tensor **out) {
     return arg_extremum("argmin", self, NULL, 0, false, false, out);
 }
 
-yg_status yg__kernel_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
+yg_status yg__cpu_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out) {
     return arg_extremum("argmin", self, &dim, 1, keepdim, false, out);
 }
 
@@ -206,15 +171,8 @@ static yg_status extremum_dim(const char *op,
     *out_values = NULL;
     *out_indices = NULL;
     YG_RETURN_IF_ERROR(
-        yg__rows_init(op, self, &dim, 1, keepdim, work_dtype(self->dtype), &rows));
-    st = check_nonempty(op, self, &rows);
-    if (st == YG_OK && self->storage->device == YG_CUDA) {
-        st = yg__rows_reduce_cuda(op, &rows, is_max ? YG_ROWS_MAX_DIM : YG_ROWS_MIN_DIM, 0,
-                                  (int)self->dtype, &values, &indices);
-        if (st != YG_OK)
-            goto out;
-        goto done;
-    }
+        yg__rows_init(op, self, &dim, 1, keepdim, yg__rows_extremum_dtype(self->dtype), &rows));
+    st = yg__rows_check_nonempty(op, self, &rows);
     if (st == YG_OK)
         st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, self->dtype, &values);
     if (st == YG_OK)
@@ -242,7 +200,6 @@ static yg_status extremum_dim(const char *op,
         }
         dst[r] = at;
     }
-done:
     *out_values = values;
     *out_indices = indices;
     values = NULL;
@@ -254,7 +211,7 @@ out:
     return st;
 }
 
-yg_status yg__kernel_max_dim(const yg_tensor *self,
+yg_status yg__cpu_max_dim(const yg_tensor *self,
                           int64_t dim,
                           bool keepdim,
                           yg_tensor **out_values,
@@ -262,7 +219,7 @@ yg_status yg__kernel_max_dim(const yg_tensor *self,
     return extremum_dim("max", self, dim, keepdim, true, out_values, out_indices);
 }
 
-yg_status yg__kernel_min_dim(const yg_tensor *self,
+yg_status yg__cpu_min_dim(const yg_tensor *self,
                           int64_t dim,
                           bool keepdim,
                           yg_tensor **out_values,
@@ -286,15 +243,6 @@ static yg_status all_any(const char *op,
     *out = NULL;
     /* bool rows: the conversion already maps non-zero (and NaN) to true. */
     YG_RETURN_IF_ERROR(yg__rows_init(op, self, dim, dim_len, keepdim, YG_BOOL, &rows));
-    if (self->storage->device == YG_CUDA) {
-        st = yg__rows_reduce_cuda(
-            op, &rows, is_all ? YG_ROWS_ALL : YG_ROWS_ANY, 0, YG_BOOL, &res, NULL);
-        if (st != YG_OK)
-            goto out;
-        *out = res;
-        res = NULL;
-        goto out;
-    }
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_BOOL, &res);
     if (st != YG_OK)
         goto out;
@@ -314,11 +262,11 @@ out:
     return st;
 }
 
-yg_status yg__kernel_all(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__cpu_all(const yg_tensor *self, yg_tensor **out) {
     return all_any("all", self, NULL, 0, false, true, out);
 }
 
-yg_status yg__kernel_all_dim(const yg_tensor *self,
+yg_status yg__cpu_all_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,
@@ -326,11 +274,11 @@ yg_status yg__kernel_all_dim(const yg_tensor *self,
     return all_any("all", self, dim, dim_len, keepdim, true, out);
 }
 
-yg_status yg__kernel_any(const yg_tensor *self, yg_tensor **out) {
+yg_status yg__cpu_any(const yg_tensor *self, yg_tensor **out) {
     return all_any("any", self, NULL, 0, false, false, out);
 }
 
-yg_status yg__kernel_any_dim(const yg_tensor *self,
+yg_status yg__cpu_any_dim(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
                           bool keepdim,
@@ -340,7 +288,7 @@ yg_status yg__kernel_any_dim(const yg_tensor *self,
 
 /* ---- minmax_backward ---- */
 
-yg_status yg__kernel_minmax_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_minmax_backward(const yg_tensor *grad_output,
                                      const yg_tensor *self,
                                      const yg_tensor *output,
                                      const int64_t *dim,
@@ -352,21 +300,12 @@ yg_status yg__kernel_minmax_backward(const yg_tensor *grad_output,
     yg_status st;
 
     *out = NULL;
-    if (!yg__dtype_is_floating(self->dtype))
-        return yg__fail(YG_ERR_DTYPE,
-                        "minmax_backward: unsupported dtype %s for self (supported: float32, "
-                        "float64)",
-                        yg_dtype_name(self->dtype));
+    YG_RETURN_IF_ERROR(yg__check_floating("minmax_backward", "self", self));
     YG_RETURN_IF_ERROR(
         yg__rows_init("minmax_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
     st = yg__rows_per_row("minmax_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
     if (st == YG_OK)
         st = yg__rows_per_row("minmax_backward", "output", &rows, output, YG_FLOAT64, &r);
-    if (st == YG_OK && self->storage->device == YG_CUDA) {
-        st = yg__rows_grad_cuda(
-            "minmax_backward", &rows, YG_ROWS_GRAD_MINMAX, 0, g, r, self->dtype, self->sizes, out);
-        goto out;
-    }
     if (st == YG_OK) {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, self->dtype, &block);

@@ -3,7 +3,7 @@
  * var, std and var_mean (with a correction), norm (any p, including 0 and +-inf),
  * logsumexp; and the gradients of prod and norm.
  *
- * All run on the rows of cpu_int.h and accumulate in double (float32
+ * All run on the rows of meta/rows.h and accumulate in double (float32
  * inputs too), rounding once into the result's dtype.  prod of int64 or
  * bool inputs multiplies in int64 and returns int64, as PyTorch does; the
  * others are defined for float32 and float64 only.
@@ -16,9 +16,9 @@
  * of dividing the result by each element, so it is exact where an element
  * is zero (the gradient of prod(0, a, b) with respect to the 0 is a b).
  *
- * Every kernel here serves both devices: a GPU's rows are reduced by
- * cuda/rows.cu in the same passes, and the gradients of prod and norm are
- * computed there with the loops below (cpu_int.h's yg__rows_grad_cuda).
+ * The CPU's kernels: cuda/reduce.c has the GPU's, which reduce the same
+ * rows in the same passes and compute the gradients of prod and norm with
+ * the loops below (cuda/rows.cu).
  */
 #include "cpu/cpu_int.h"
 #include "core/norm_grad.h"
@@ -28,15 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static yg_status check_floating(const char *op, const yg_tensor *self) {
-    if (!yg__dtype_is_floating(self->dtype))
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: unsupported dtype %s for self (supported: float32, float64)",
-                        op,
-                        yg_dtype_name(self->dtype));
-    return YG_OK;
-}
 
 /* One reduction of a contiguous row of n doubles to one double. */
 typedef double (*row_fn)(const double *x, int64_t n, const double *args);
@@ -60,19 +51,8 @@ static yg_status reduce_rows(const char *op,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating(op, self));
+    YG_RETURN_IF_ERROR(yg__check_floating(op, "self", self));
     YG_RETURN_IF_ERROR(yg__rows_init(op, self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
-    if (self->storage->device == YG_CUDA) {
-        /* The statistics cuda/rows.cu computes with the same passes. */
-        yg_rows_kind kind = fn == var_row    ? (args[1] != 0 ? YG_ROWS_STD : YG_ROWS_VAR)
-                            : fn == norm_row ? YG_ROWS_NORM
-                            : fn == prod_row ? YG_ROWS_PROD
-                                             : YG_ROWS_LOGSUMEXP;
-        st = yg__rows_reduce_cuda(
-            op, &rows, kind, args != NULL ? args[0] : 0, (int)self->dtype, out, NULL);
-        yg__rows_free(&rows);
-        return st;
-    }
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, self->dtype, &res);
     if (st == YG_OK) {
         const double *x = (const double *)yg__tensor_ptr(rows.data);
@@ -102,7 +82,7 @@ static double prod_row(const double *x, int64_t n, const double *args) {
     return p;
 }
 
-yg_status yg__kernel_prod_dim(const yg_tensor *self,
+yg_status yg__cpu_prod_dim(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
                            bool keepdim,
@@ -117,11 +97,6 @@ yg_status yg__kernel_prod_dim(const yg_tensor *self,
     /* int64, int32 and bool: an exact int64 product. */
     YG_RETURN_IF_ERROR(yg__check_not_half("prod", "self", self));
     YG_RETURN_IF_ERROR(yg__rows_init("prod", self, dim, dim_len, keepdim, YG_INT64, &rows));
-    if (self->storage->device == YG_CUDA) {
-        st = yg__rows_reduce_cuda("prod", &rows, YG_ROWS_PROD, 0, YG_INT64, out, NULL);
-        yg__rows_free(&rows);
-        return st;
-    }
     st = yg_tensor_empty(rows.out_sizes, rows.out_ndim, YG_INT64, &res);
     if (st == YG_OK) {
         const int64_t *x = (const int64_t *)yg__tensor_ptr(rows.data);
@@ -139,7 +114,7 @@ yg_status yg__kernel_prod_dim(const yg_tensor *self,
     return st;
 }
 
-yg_status yg__kernel_prod_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_prod_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const int64_t *dim,
                                    int64_t dim_len,
@@ -151,15 +126,10 @@ yg_status yg__kernel_prod_backward(const yg_tensor *grad_output,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating("prod_backward", self));
+    YG_RETURN_IF_ERROR(yg__check_floating("prod_backward", "self", self));
     YG_RETURN_IF_ERROR(
         yg__rows_init("prod_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
     st = yg__rows_per_row("prod_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
-    if (st == YG_OK && self->storage->device == YG_CUDA) {
-        st = yg__rows_grad_cuda(
-            "prod_backward", &rows, YG_ROWS_GRAD_PROD, 0, g, NULL, self->dtype, self->sizes, out);
-        goto out;
-    }
     if (st == YG_OK) {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, self->dtype, &block);
@@ -201,7 +171,7 @@ out:
  * holds zeros: prefix and suffix products carry, beside the product, its
  * derivative along grad (dual numbers: (a, a') (x, g) = (a x, a' x + a g)),
  * and element k takes pre' suf + pre suf'. */
-yg_status yg__kernel_prod_double_backward(const yg_tensor *grad,
+yg_status yg__cpu_prod_double_backward(const yg_tensor *grad,
                                           const yg_tensor *grad_output,
                                           const yg_tensor *self,
                                           const int64_t *dim,
@@ -211,17 +181,11 @@ yg_status yg__kernel_prod_double_backward(const yg_tensor *grad,
     yg_rows rows, grows;
     yg_tensor *g = NULL, *block = NULL;
     double *suffix = NULL;
-    char gbuf[128], sbuf[128];
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating("prod_double_backward", self));
-    if (grad->ndim != self->ndim ||
-        memcmp(grad->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "prod_double_backward: grad %s does not have self's sizes %s",
-                        yg__format_sizes(grad->sizes, grad->ndim, gbuf, sizeof gbuf),
-                        yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
+    YG_RETURN_IF_ERROR(yg__check_floating("prod_double_backward", "self", self));
+    YG_RETURN_IF_ERROR(yg__check_sizes_match("prod_double_backward", "grad", grad, self));
     YG_RETURN_IF_ERROR(
         yg__rows_init("prod_double_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
     st = yg__rows_init("prod_double_backward", grad, dim, dim_len, keepdim, YG_FLOAT64, &grows);
@@ -231,18 +195,6 @@ yg_status yg__kernel_prod_double_backward(const yg_tensor *grad,
     }
     st =
         yg__rows_per_row("prod_double_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
-    if (st == YG_OK && self->storage->device == YG_CUDA) {
-        st = yg__rows_grad_cuda("prod_double_backward",
-                                &rows,
-                                YG_ROWS_GRAD_PROD_DOUBLE,
-                                0,
-                                grows.data,
-                                g,
-                                self->dtype,
-                                self->sizes,
-                                out);
-        goto out;
-    }
     if (st == YG_OK) {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, self->dtype, &block);
@@ -305,7 +257,7 @@ static double var_row(const double *x, int64_t n, const double *args) {
     return args[1] != 0 ? sqrt(v) : v;
 }
 
-yg_status yg__kernel_var(const yg_tensor *self,
+yg_status yg__cpu_var(const yg_tensor *self,
                          const int64_t *dim,
                          int64_t dim_len,
                          int64_t correction,
@@ -315,7 +267,7 @@ yg_status yg__kernel_var(const yg_tensor *self,
     return reduce_rows("var", self, dim, dim_len, keepdim, var_row, args, out);
 }
 
-yg_status yg__kernel_std(const yg_tensor *self,
+yg_status yg__cpu_std(const yg_tensor *self,
                          const int64_t *dim,
                          int64_t dim_len,
                          int64_t correction,
@@ -328,7 +280,7 @@ yg_status yg__kernel_std(const yg_tensor *self,
 /* Both statistics of var_mean as two reductions over the same rows (var
  * computes the mean again internally; fusing would save one read of
  * self).  On failure both outputs are NULL. */
-yg_status yg__kernel_var_mean(const yg_tensor *self,
+yg_status yg__cpu_var_mean(const yg_tensor *self,
                               const int64_t *dim,
                               int64_t dim_len,
                               int64_t correction,
@@ -340,9 +292,9 @@ yg_status yg__kernel_var_mean(const yg_tensor *self,
 
     *out_var = NULL;
     *out_mean = NULL;
-    st = yg__kernel_var(self, dim, dim_len, correction, keepdim, &var);
+    st = yg__cpu_var(self, dim, dim_len, correction, keepdim, &var);
     if (st == YG_OK)
-        st = yg__kernel_mean_dim(self, dim, dim_len, keepdim, out_mean);
+        st = yg__cpu_mean_dim(self, dim, dim_len, keepdim, out_mean);
     if (st != YG_OK) {
         yg_release(var);
         return yg__fail_prefix(st, "var_mean");
@@ -387,7 +339,7 @@ static double norm_row(const double *x, int64_t n, const double *args) {
     return pow(acc, 1 / p);
 }
 
-yg_status yg__kernel_norm(const yg_tensor *self,
+yg_status yg__cpu_norm(const yg_tensor *self,
                           double p,
                           const int64_t *dim,
                           int64_t dim_len,
@@ -400,7 +352,7 @@ yg_status yg__kernel_norm(const yg_tensor *self,
 }
 
 
-yg_status yg__kernel_norm_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_norm_backward(const yg_tensor *grad_output,
                                    const yg_tensor *self,
                                    const yg_tensor *output,
                                    double p,
@@ -413,17 +365,12 @@ yg_status yg__kernel_norm_backward(const yg_tensor *grad_output,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_floating("norm_backward", self));
+    YG_RETURN_IF_ERROR(yg__check_floating("norm_backward", "self", self));
     YG_RETURN_IF_ERROR(
         yg__rows_init("norm_backward", self, dim, dim_len, keepdim, YG_FLOAT64, &rows));
     st = yg__rows_per_row("norm_backward", "grad_output", &rows, grad_output, YG_FLOAT64, &g);
     if (st == YG_OK)
         st = yg__rows_per_row("norm_backward", "output", &rows, output, YG_FLOAT64, &r);
-    if (st == YG_OK && self->storage->device == YG_CUDA) {
-        st = yg__rows_grad_cuda(
-            "norm_backward", &rows, YG_ROWS_GRAD_NORM, p, g, r, self->dtype, self->sizes, out);
-        goto out;
-    }
     if (st == YG_OK) {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, self->dtype, &block);
@@ -467,7 +414,7 @@ static double logsumexp_row(const double *x, int64_t n, const double *args) {
     return mx + log(s);
 }
 
-yg_status yg__kernel_logsumexp(const yg_tensor *self,
+yg_status yg__cpu_logsumexp(const yg_tensor *self,
                                const int64_t *dim,
                                int64_t dim_len,
                                bool keepdim,

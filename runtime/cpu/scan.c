@@ -2,13 +2,13 @@
  * scan.c - cumulative sum and product along one dim (cumsum, cumprod)
  * and the gradient of cumprod.
  *
- * The lines of self along dim become the rows of cpu_int.h: a contiguous
+ * The lines of self along dim become the rows of meta/rows.h: a contiguous
  * [outer, n] block in double (floating inputs) or int64 (int64 and bool,
  * which scan to int64 as in PyTorch), scanned in place and permuted back
- * to self's layout.  Floating scans accumulate in double.  Every kernel
- * here serves both devices: a GPU's block is scanned in place by
- * cuda/rows.cu, one thread a line in the same order, and cumprod's
- * gradients run the loops below there (cpu_int.h's yg__rows_grad_cuda).
+ * to self's layout.  Floating scans accumulate in double.  These are the
+ * CPU's kernels: cuda/reduce.c has the GPU's, which scan a block in
+ * place, one thread a line in the same order, and run cumprod's gradients
+ * with the loops below (cuda/rows.cu).
  *
  * cumprod_backward handles zeros without dividing by them.  With r_j the
  * prefix products and z the first zero of a line (z = n without one):
@@ -18,7 +18,6 @@
  * Each line costs O(n).
  */
 #include "cpu/cpu_int.h"
-#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -39,11 +38,7 @@ scan(const char *op, const yg_tensor *self, int64_t dim, bool prod, yg_tensor **
     st = yg__tensor_contiguous_as(rows.data, rows.data->dtype, false, &block);
     if (st != YG_OK)
         goto out;
-    if (block->storage->device == YG_CUDA)
-        st = yg__cuda()->scan(op, block, rows.outer, rows.inner, prod);
-    if (st != YG_OK)
-        goto out;
-    for (int64_t r = 0; r < rows.outer && block->storage->device == YG_CPU; r++) {
+    for (int64_t r = 0; r < rows.outer; r++) {
         if (floating) {
             double *x = (double *)yg__tensor_ptr(block) + r * rows.inner;
             for (int64_t i = 1; i < rows.inner; i++)
@@ -71,11 +66,11 @@ out:
     return st;
 }
 
-yg_status yg__kernel_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+yg_status yg__cpu_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out) {
     return scan("cumsum", self, dim, false, out);
 }
 
-yg_status yg__kernel_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out) {
+yg_status yg__cpu_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out) {
     return scan("cumprod", self, dim, true, out);
 }
 
@@ -108,45 +103,18 @@ static void cumprod_line(const double *x, const double *g, double *out, int64_t 
         out[k] = 0;
 }
 
-yg_status yg__kernel_cumprod_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_cumprod_backward(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       int64_t dim,
                                       yg_tensor **out) {
     yg_rows rows, grows;
     yg_tensor *block = NULL;
-    char gbuf[128], sbuf[128];
     yg_status st;
 
     *out = NULL;
-    if (!yg__dtype_is_floating(self->dtype))
-        return yg__fail(YG_ERR_DTYPE,
-                        "cumprod_backward: unsupported dtype %s for self (supported: float32, "
-                        "float64)",
-                        yg_dtype_name(self->dtype));
-    if (grad_output->ndim != self->ndim ||
-        memcmp(grad_output->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "cumprod_backward: grad_output %s does not match self %s",
-                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
-                        yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
-    YG_RETURN_IF_ERROR(yg__rows_init_dim("cumprod_backward", self, dim, YG_FLOAT64, &rows));
-    st = yg__rows_init_dim("cumprod_backward", grad_output, dim, YG_FLOAT64, &grows);
-    if (st != YG_OK) {
-        yg__rows_free(&rows);
-        return st;
-    }
-    if (self->storage->device == YG_CUDA) {
-        st = yg__rows_grad_cuda("cumprod_backward",
-                                &rows,
-                                YG_ROWS_GRAD_CUMPROD,
-                                0,
-                                grows.data,
-                                NULL,
-                                self->dtype,
-                                self->sizes,
-                                out);
-        goto out;
-    }
+    YG_RETURN_IF_ERROR(yg__rows_init_lines(
+        "cumprod_backward", self, &grad_output, (const char *const[]){"grad_output"}, 1, dim,
+        &rows, &grows));
     {
         const int64_t bs[2] = {rows.outer, rows.inner};
         st = yg_tensor_empty(bs, 2, YG_FLOAT64, &block);
@@ -183,46 +151,6 @@ out:
  * S_m = go_m + (x_{m+1} + e g_{m+1}) S_{m+1} (the real part of A_m S_m is
  * cumprod_backward itself). */
 
-/* lines of self along dim, and of the named tensors (each with self's
- * sizes) in the same layout */
-static yg_status dual_lines(const char *op,
-                            const yg_tensor *self,
-                            const yg_tensor *const *others,
-                            const char *const *names,
-                            int n_others,
-                            int64_t dim,
-                            yg_rows *rows,
-                            yg_rows *orows) {
-    char gbuf[128], sbuf[128];
-    yg_status st;
-
-    if (!yg__dtype_is_floating(self->dtype))
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: unsupported dtype %s for self (supported: float32, float64)",
-                        op,
-                        yg_dtype_name(self->dtype));
-    for (int i = 0; i < n_others; i++)
-        if (others[i]->ndim != self->ndim ||
-            memcmp(others[i]->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0)
-            return yg__fail(YG_ERR_SHAPE,
-                            "%s: %s %s does not match self %s",
-                            op,
-                            names[i],
-                            yg__format_sizes(others[i]->sizes, others[i]->ndim, gbuf, sizeof gbuf),
-                            yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
-    YG_RETURN_IF_ERROR(yg__rows_init_dim(op, self, dim, YG_FLOAT64, rows));
-    for (int i = 0; i < n_others; i++) {
-        st = yg__rows_init_dim(op, others[i], dim, YG_FLOAT64, &orows[i]);
-        if (st != YG_OK) {
-            while (--i >= 0)
-                yg__rows_free(&orows[i]);
-            yg__rows_free(rows);
-            return st;
-        }
-    }
-    return YG_OK;
-}
-
 static const double *line_of(const yg_rows *rows, int64_t r) {
     return (const double *)yg__tensor_ptr(rows->data) + r * rows->inner;
 }
@@ -248,7 +176,7 @@ static yg_status dual_finish(const yg_rows *rows,
 }
 
 yg_status
-yg__kernel_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out) {
+yg__cpu_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out) {
     const yg_tensor *others[] = {grad};
     const char *const names[] = {"grad"};
     yg_rows rows, grows;
@@ -256,19 +184,7 @@ yg__kernel_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(dual_lines("cumprod_jvp", self, others, names, 1, dim, &rows, &grows));
-    if (self->storage->device == YG_CUDA) {
-        st = yg__rows_grad_cuda("cumprod_jvp",
-                                &rows,
-                                YG_ROWS_GRAD_CUMPROD_JVP,
-                                0,
-                                grows.data,
-                                NULL,
-                                self->dtype,
-                                self->sizes,
-                                out);
-        goto out;
-    }
+    YG_RETURN_IF_ERROR(yg__rows_init_lines("cumprod_jvp", self, others, names, 1, dim, &rows, &grows));
     const int64_t bs[2] = {rows.outer, rows.inner};
     st = yg_tensor_empty(bs, 2, YG_FLOAT64, &block);
     if (st != YG_OK)
@@ -291,7 +207,7 @@ out:
     return st;
 }
 
-yg_status yg__kernel_cumprod_double_backward(const yg_tensor *grad,
+yg_status yg__cpu_cumprod_double_backward(const yg_tensor *grad,
                                              const yg_tensor *grad_output,
                                              const yg_tensor *self,
                                              int64_t dim,
@@ -305,19 +221,7 @@ yg_status yg__kernel_cumprod_double_backward(const yg_tensor *grad,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(
-        dual_lines("cumprod_double_backward", self, others, names, 2, dim, &rows, orows));
-    if (self->storage->device == YG_CUDA) {
-        st = yg__rows_grad_cuda("cumprod_double_backward",
-                                &rows,
-                                YG_ROWS_GRAD_CUMPROD_DOUBLE,
-                                0,
-                                orows[0].data,
-                                orows[1].data,
-                                self->dtype,
-                                self->sizes,
-                                out);
-        goto out;
-    }
+        yg__rows_init_lines("cumprod_double_backward", self, others, names, 2, dim, &rows, orows));
     const int64_t bs[2] = {rows.outer, rows.inner};
     st = yg_tensor_empty(bs, 2, YG_FLOAT64, &block);
     if (st != YG_OK)

@@ -61,7 +61,6 @@ typedef struct yg_cuda_backend {
     __typeof__(yg__cuda_launch) *launch;
     __typeof__(yg__cuda_copy) *copy;
     __typeof__(yg__cuda_gemm) *gemm;
-    __typeof__(yg__cuda_sum_rows) *sum_rows;
     __typeof__(yg__cuda_softmax) *softmax;
     __typeof__(yg__cuda_nll) *nll;
     __typeof__(yg__cuda_draw) *draw;
@@ -71,10 +70,7 @@ typedef struct yg_cuda_backend {
     __typeof__(yg__cuda_put) *put;
     __typeof__(yg__cuda_lstm_gates) *lstm_gates;
     __typeof__(yg__cuda_layer_norm) *layer_norm;
-    __typeof__(yg__cuda_rows) *rows;
-    __typeof__(yg__cuda_rows_grad) *rows_grad;
     __typeof__(yg__cuda_scatter) *scatter;
-    __typeof__(yg__cuda_scan) *scan;
     __typeof__(yg__cuda_max_pool) *max_pool;
     __typeof__(yg__cuda_avg_pool) *avg_pool;
     __typeof__(yg__cuda_max_pool_backward) *max_pool_backward;

@@ -10,6 +10,7 @@
 
 #include "cuda/launch.h"
 #include "cuda/norm.h"
+#include "cuda/ops.h"
 #include "cuda/pool.h"
 #include "cuda/upsample.h"
 #include "yagrad/cuda.h"
@@ -111,13 +112,6 @@ yg_status yg__cuda_gemm(const char *op,
 yg_status yg__cuda_sum_rows(const char *op, int index, yg_dtype dtype, const void *src,
                             void *dst, int64_t rows, int64_t cols, bool mean);
 
-/* The CUDA implementations of the structured softmax and log_softmax
- * (cuda/softmax.c): fill out, which yg__meta_softmax /
- * yg__meta_log_softmax made (kernels/meta.h), from self on its GPU.
- * Errors as yg__cuda_check_launch. */
-yg_status yg__cuda_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
-yg_status yg__cuda_log_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
-
 /* cpu/nn.c's softmax and log_softmax (is_log), forward or backward, on
  * device index: dst = f(a) or, backward, from a = grad_output and b =
  * output; contiguous [outer, n, inner] float32 or float64 (f64) blocks,
@@ -201,14 +195,14 @@ yg_status yg__cuda_layer_norm(const char *op, int index, bool f64, bool backward
                               const yg_tensor *w, const yg_tensor *b, int64_t rows, int64_t m,
                               double eps);
 
-/* The row reduction kind (cpu/cpu_int.h's yg_rows_kind) of the
+/* The row reduction kind (cuda/rows.h's yg_rows_kind) of the
  * contiguous [outer, inner] rows of data (float64, int64 or bool) into
  * values (data's dtype, nullable) and indices (int64, nullable), all on
  * data's GPU.  cuda/rows.cu.  Errors as yg__cuda_check_launch. */
 yg_status yg__cuda_rows(const char *op, const yg_tensor *data, int64_t outer, int64_t inner,
                         int kind, double param, yg_tensor *values, yg_tensor *indices);
 
-/* The row gradient kind (cpu/cpu_int.h's yg_rows_grad_kind) of the
+/* The row gradient kind (cuda/rows.h's yg_rows_grad_kind) of the
  * contiguous float64 [outer, inner] rows x, with operands a and b
  * (float64, contiguous; b nullable where kind reads none) and scratch (a
  * float64 [outer, inner] block for the double-backward kinds, else

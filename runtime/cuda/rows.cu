@@ -2,8 +2,9 @@
  * rows.cu - row reductions (yg__cuda_rows_launch), scans
  * (yg__cuda_scan_launch) and the gradients of prod, norm, minmax and
  * cumprod (yg__cuda_rows_grad_launch) on the GPU for the kernels of
- * cpu/reduce_extrema.c, cpu/reduce_stats.c and cpu/scan.c, over the
- * contiguous [outer, inner] rows of cpu_int.h's yg_rows (float64, int64
+ * cuda/reduce.c (the CPU's: cpu/reduce_extrema.c, reduce_stats.c and
+ * scan.c, whose rules these keep), over the
+ * contiguous [outer, inner] rows of meta/rows.h's yg_rows (float64, int64
  * or bool working copies, made on the device).  One block per row for
  * the reductions; one thread per row where the CPU's order matters.
  *
@@ -22,7 +23,7 @@ namespace {
 
 const int kThreads = 256;
 
-/* cpu/cpu_int.h's kinds (yg_rows_kind). */
+/* cuda/rows.h's kinds (yg_rows_kind). */
 enum { AMAX, AMIN, ARGMAX, ARGMIN, MAX_DIM, MIN_DIM, ALL, ANY, VAR, STD, NORM, LOGSUMEXP, PROD };
 
 /* Whether (v, i) beats (w, j) for a maximum (is_max) or minimum. */
@@ -183,7 +184,7 @@ __global__ void __launch_bounds__(kThreads) scan(T *data, long long outer, long 
  * would contract it into an fma, which the CPU's baseline x86-64 build
  * never does. */
 
-/* cpu/cpu_int.h's kinds (yg_rows_grad_kind). */
+/* cuda/rows.h's kinds (yg_rows_grad_kind). */
 enum { G_PROD, G_PROD_DOUBLE, G_NORM, G_MINMAX, G_CUMPROD, G_CUMPROD_JVP, G_CUMPROD_DOUBLE };
 
 __device__ double mul(double a, double b)
@@ -400,7 +401,7 @@ extern "C" int yg__cuda_rows_launch(int work, int kind, const void *data, long l
     return (int)cudaGetLastError();
 }
 
-/* The row gradient kind (cpu/cpu_int.h's yg_rows_grad_kind) of the
+/* The row gradient kind (meta/rows.h's yg_rows_grad_kind) of the
  * [outer, inner] float64 rows x into out, on the current device; a and b
  * as yg__cuda_rows_grad (cuda/cuda.h) says, scratch [outer, inner] for
  * the double-backward kinds.  Nothing when out has no element.  Returns

@@ -1,7 +1,7 @@
 /*
  * softmax.c - softmax and log_softmax on a GPU: the CUDA implementations
  * of the structured ops (cuda/cuda.h), which fill the result
- * kernels/softmax.c made, with the kernel of cuda/softmax.cu.
+ * meta/softmax.c made, with the kernel of cuda/softmax.cu.
  */
 #include "cuda/cuda.h"
 

@@ -125,28 +125,28 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:88",
+        .location = "specs/native_functions.yaml:89",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:94",
+        .location = "specs/native_functions.yaml:95",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:103",
+        .location = "specs/native_functions.yaml:104",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:110",
+        .location = "specs/native_functions.yaml:111",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -155,7 +155,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:114",
+        .location = "specs/native_functions.yaml:115",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -164,21 +164,21 @@ const yg_op_info yg__ops[] = {
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:119",
+        .location = "specs/native_functions.yaml:120",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:123",
+        .location = "specs/native_functions.yaml:124",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:128",
+        .location = "specs/native_functions.yaml:129",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -187,7 +187,7 @@ const yg_op_info yg__ops[] = {
         .schema = "pool(Tensor self, int[2] kernel_size, int[2] stride=1,"
                   " float? eps=None, Scalar? scale=None, str mode='max',"
                   " ScalarType? dtype=None) -> Tensor",
-        .location = "specs/native_functions.yaml:134",
+        .location = "specs/native_functions.yaml:135",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -195,14 +195,14 @@ const yg_op_info yg__ops[] = {
         .name = "pool_backward",
         .schema = "pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,"
                   " Tensor grad_scale)",
-        .location = "specs/native_functions.yaml:140",
+        .location = "specs/native_functions.yaml:141",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim) -> (Tensor, Tensor)",
-        .location = "specs/native_functions.yaml:145",
+        .location = "specs/native_functions.yaml:146",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -210,21 +210,21 @@ const yg_op_info yg__ops[] = {
         .name = "max_dim_backward",
         .schema = "max_dim_backward(Tensor grad, int dim, Tensor indices,"
                   " int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:149",
+        .location = "specs/native_functions.yaml:150",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sincos",
         .schema = "sincos(Tensor self) -> (Tensor sin, Tensor cos)",
-        .location = "specs/native_functions.yaml:155",
+        .location = "specs/native_functions.yaml:156",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "scaled",
         .schema = "scaled(Tensor self, Tensor scale) -> Tensor",
-        .location = "specs/native_functions.yaml:159",
+        .location = "specs/native_functions.yaml:160",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -232,21 +232,21 @@ const yg_op_info yg__ops[] = {
         .name = "scaled_backward",
         .schema = "scaled_backward(Tensor grad, Tensor self, Tensor scale,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)",
-        .location = "specs/native_functions.yaml:162",
+        .location = "specs/native_functions.yaml:163",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.out",
         .schema = "mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:167",
+        .location = "specs/native_functions.yaml:168",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:171",
+        .location = "specs/native_functions.yaml:172",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -254,35 +254,35 @@ const yg_op_info yg__ops[] = {
         .name = "noise",
         .schema = "noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:176",
+        .location = "specs/native_functions.yaml:177",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "noise_like",
         .schema = "noise_like(Tensor self, Device device) -> Tensor",
-        .location = "specs/native_functions.yaml:180",
+        .location = "specs/native_functions.yaml:181",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "running_scale",
         .schema = "running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor",
-        .location = "specs/native_functions.yaml:185",
+        .location = "specs/native_functions.yaml:186",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "loss",
         .schema = "loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:194",
+        .location = "specs/native_functions.yaml:195",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:202",
+        .location = "specs/native_functions.yaml:203",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -291,7 +291,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:207",
+        .location = "specs/native_functions.yaml:208",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -300,7 +300,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:212",
+        .location = "specs/native_functions.yaml:213",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -309,49 +309,49 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor self, int chunks) -> Tensor[]",
-        .location = "specs/native_functions.yaml:217",
+        .location = "specs/native_functions.yaml:218",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:220",
+        .location = "specs/native_functions.yaml:221",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:223",
+        .location = "specs/native_functions.yaml:224",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat_then",
         .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:229",
+        .location = "specs/native_functions.yaml:230",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "convert",
         .schema = "convert(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:236",
+        .location = "specs/native_functions.yaml:237",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round_trip",
         .schema = "round_trip(Tensor self, ScalarType via) -> Tensor",
-        .location = "specs/native_functions.yaml:240",
+        .location = "specs/native_functions.yaml:241",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "total",
         .schema = "total(Tensor self, *, ScalarType? dtype=None) -> Tensor",
-        .location = "specs/native_functions.yaml:243",
+        .location = "specs/native_functions.yaml:244",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -359,21 +359,21 @@ const yg_op_info yg__ops[] = {
         .name = "total_backward",
         .schema = "total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,"
                   " ScalarType? dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:247",
+        .location = "specs/native_functions.yaml:248",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "narrow_copy",
         .schema = "narrow_copy(Tensor self, int dim, int start, int length) -> Tensor",
-        .location = "specs/native_functions.yaml:254",
+        .location = "specs/native_functions.yaml:255",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad_dim",
         .schema = "pad_dim(Tensor self, int dim, int before, int after) -> Tensor",
-        .location = "specs/native_functions.yaml:257",
+        .location = "specs/native_functions.yaml:258",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },

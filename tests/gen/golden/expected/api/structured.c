@@ -20,8 +20,8 @@
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
-#include "kernels/meta.h"
 #include "kernels/structured.h"
+#include "meta/meta.h"
 #include "nodes/structured.h"
 
 typedef yg_status (*clone_fn)(const yg_tensor *self, yg_tensor **out);
@@ -135,9 +135,26 @@ typedef yg_status (*sum_dim_fn)(const yg_tensor *self,
                                 bool keepdim,
                                 yg_tensor **out);
 
+/* yg__golden_cuda_sum_dim is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status sum_dim_cuda(const yg_tensor *self,
+                              const int64_t *dim,
+                              int64_t dim_len,
+                              bool keepdim,
+                              yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__golden_cuda_sum_dim", NULL};
+    sum_dim_fn kernel = (sum_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "sum: the CUDA module has no yg__golden_cuda_sum_dim");
+    return kernel(self, dim, dim_len, keepdim, out);
+}
+
 static const sum_dim_fn sum_dim_kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = yg__golden_sum_dim,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CUDA] = sum_dim_cuda,
 };
 
 /* Records SumDimBackward as the history of result: one edge per differentiable

@@ -39,7 +39,8 @@ YG_NODISCARD yg_status yg_sign_backward(const yg_tensor *grad_output,  /* borrow
 
 /* sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor
  *
- * kernel op, one CPU kernel; int[] and bool with a default
+ * kernel op, one kernel per device (the CUDA one found in the CUDA module
+ * by name); int[] and bool with a default
  *
  * Dtypes: float32, float64.
  */

@@ -1,11 +1,10 @@
 /*
- * kernels/softmax.c - the meta functions of softmax and log_softmax
- * (kernels/meta.h): their checks and their result, for every device.
+ * meta/softmax.c - the meta functions of softmax and log_softmax
+ * (meta/meta.h): their checks and their result, for every device.
  */
-#include "kernels/meta.h"
+#include "meta/meta.h"
 
 #include "core/core.h"
-#include "cpu/cpu_int.h"
 
 static yg_status softmax_meta(const char *op, const yg_tensor *self, int64_t dim, yg_tensor **out) {
     int64_t d;

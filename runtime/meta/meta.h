@@ -1,5 +1,5 @@
 /*
- * kernels/meta.h - the meta functions of the structured ops (`structured:
+ * meta/meta.h - the meta functions of the structured ops (`structured:
  * true` in specs/native_functions.yaml): what every device shares of an
  * op, the checks of its arguments and its result, made (shape, dtype, and
  * the inputs' device) for a device's implementation to fill.  The
@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-/* softmax and log_softmax (kernels/softmax.c): self floating; dim in
+/* softmax and log_softmax (meta/softmax.c): self floating; dim in
  * range (YG_ERR_INVALID_ARGUMENT "<op>: dim 2 out of range ..."); the
  * result has self's sizes and dtype, contiguous. */
 yg_status yg__meta_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);

@@ -1,5 +1,5 @@
 /*
- * kernels/meta.h of the golden test: the meta functions of the golden
+ * meta/meta.h of the golden test: the meta functions of the golden
  * spec's structured ops.  Found before the real one on the include path
  * of the golden compile check.
  */

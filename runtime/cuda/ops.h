@@ -1,0 +1,160 @@
+/*
+ * cuda/ops.h - the CUDA kernels of the generated dispatch tables: each has
+ * its op's kernel signature and contract (the CPU's of cpu/cpu.h, whose
+ * rules and messages it keeps), and runs on the inputs' GPU.  They live
+ * in the CUDA module; the generated table of an op whose `dispatch:`
+ * names one for CUDA finds it there by name (core/backend.h's
+ * yg_kernel_ref) on first use.  Not public API.
+ */
+#ifndef YAGRAD_CUDA_OPS_H
+#define YAGRAD_CUDA_OPS_H
+
+#include "yagrad/tensor.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- softmax (cuda/softmax.c) ---- */
+
+/* The CUDA implementations of the structured softmax and log_softmax
+ * (cuda/softmax.c): fill out, which yg__meta_softmax /
+ * yg__meta_log_softmax made (meta/meta.h), from self on its GPU.
+ * Errors as yg__cuda_check_launch. */
+yg_status yg__cuda_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
+yg_status yg__cuda_log_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
+
+/* ---- reductions and scans (cuda/reduce.c) ---- */
+
+/* sum, mean */
+yg_status yg__cuda_sum(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cuda_sum_dim(const yg_tensor *self,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           bool keepdim,
+                           yg_tensor **out);
+yg_status yg__cuda_mean(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cuda_mean_dim(const yg_tensor *self,
+                            const int64_t *dim,
+                            int64_t dim_len,
+                            bool keepdim,
+                            yg_tensor **out);
+
+/* extrema, all, any */
+yg_status yg__cuda_amax(const yg_tensor *self,
+                        const int64_t *dim,
+                        int64_t dim_len,
+                        bool keepdim,
+                        yg_tensor **out);
+yg_status yg__cuda_amin(const yg_tensor *self,
+                        const int64_t *dim,
+                        int64_t dim_len,
+                        bool keepdim,
+                        yg_tensor **out);
+yg_status yg__cuda_minmax_backward(const yg_tensor *grad_output,
+                                   const yg_tensor *self,
+                                   const yg_tensor *output,
+                                   const int64_t *dim,
+                                   int64_t dim_len,
+                                   bool keepdim,
+                                   yg_tensor **out);
+yg_status yg__cuda_argmax(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cuda_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
+yg_status yg__cuda_argmin(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cuda_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_tensor **out);
+yg_status yg__cuda_max_dim(const yg_tensor *self,
+                           int64_t dim,
+                           bool keepdim,
+                           yg_tensor **out_values,
+                           yg_tensor **out_indices);
+yg_status yg__cuda_min_dim(const yg_tensor *self,
+                           int64_t dim,
+                           bool keepdim,
+                           yg_tensor **out_values,
+                           yg_tensor **out_indices);
+yg_status yg__cuda_all(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cuda_all_dim(const yg_tensor *self,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           bool keepdim,
+                           yg_tensor **out);
+yg_status yg__cuda_any(const yg_tensor *self, yg_tensor **out);
+yg_status yg__cuda_any_dim(const yg_tensor *self,
+                           const int64_t *dim,
+                           int64_t dim_len,
+                           bool keepdim,
+                           yg_tensor **out);
+
+/* prod, var, std, norm, logsumexp */
+yg_status yg__cuda_prod_dim(const yg_tensor *self,
+                            const int64_t *dim,
+                            int64_t dim_len,
+                            bool keepdim,
+                            yg_tensor **out);
+yg_status yg__cuda_prod_backward(const yg_tensor *grad_output,
+                                 const yg_tensor *self,
+                                 const int64_t *dim,
+                                 int64_t dim_len,
+                                 bool keepdim,
+                                 yg_tensor **out);
+yg_status yg__cuda_prod_double_backward(const yg_tensor *grad,
+                                        const yg_tensor *grad_output,
+                                        const yg_tensor *self,
+                                        const int64_t *dim,
+                                        int64_t dim_len,
+                                        bool keepdim,
+                                        yg_tensor **out);
+yg_status yg__cuda_var(const yg_tensor *self,
+                       const int64_t *dim,
+                       int64_t dim_len,
+                       int64_t correction,
+                       bool keepdim,
+                       yg_tensor **out);
+yg_status yg__cuda_var_mean(const yg_tensor *self,
+                            const int64_t *dim,
+                            int64_t dim_len,
+                            int64_t correction,
+                            bool keepdim,
+                            yg_tensor **out_var,
+                            yg_tensor **out_mean);
+yg_status yg__cuda_std(const yg_tensor *self,
+                       const int64_t *dim,
+                       int64_t dim_len,
+                       int64_t correction,
+                       bool keepdim,
+                       yg_tensor **out);
+yg_status yg__cuda_norm(const yg_tensor *self,
+                        double p,
+                        const int64_t *dim,
+                        int64_t dim_len,
+                        bool keepdim,
+                        yg_tensor **out);
+yg_status yg__cuda_norm_backward(const yg_tensor *grad_output,
+                                 const yg_tensor *self,
+                                 const yg_tensor *output,
+                                 double p,
+                                 const int64_t *dim,
+                                 int64_t dim_len,
+                                 bool keepdim,
+                                 yg_tensor **out);
+yg_status yg__cuda_logsumexp(const yg_tensor *self,
+                             const int64_t *dim,
+                             int64_t dim_len,
+                             bool keepdim,
+                             yg_tensor **out);
+
+/* cumsum, cumprod */
+yg_status yg__cuda_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__cuda_cumprod(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status
+yg__cuda_cumprod_jvp(const yg_tensor *grad, const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__cuda_cumprod_double_backward(const yg_tensor *grad,
+                                           const yg_tensor *grad_output,
+                                           const yg_tensor *self,
+                                           int64_t dim,
+                                           yg_tensor **out);
+yg_status yg__cuda_cumprod_backward(const yg_tensor *grad_output,
+                                    const yg_tensor *self,
+                                    int64_t dim,
+                                    yg_tensor **out);
+
+#endif /* YAGRAD_CUDA_OPS_H */
