@@ -1929,29 +1929,37 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax_jvp",
         .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1648",
+        .location = "specs/native_functions.yaml:1649",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1654",
+        .location = "specs/native_functions.yaml:1655",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1662",
+        .location = "specs/native_functions.yaml:1663",
         .kind = "composite",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "softmax_backward_fused",
+        .schema = "softmax_backward_fused(Tensor grad_output, Tensor output,"
+                  " int dim) -> Tensor",
+        .location = "specs/native_functions.yaml:1668",
+        .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1677",
+        .location = "specs/native_functions.yaml:1687",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1959,21 +1967,21 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, Reduction reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:1685",
+        .location = "specs/native_functions.yaml:1696",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1694",
+        .location = "specs/native_functions.yaml:1706",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1699",
+        .location = "specs/native_functions.yaml:1711",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1981,7 +1989,7 @@ const yg_op_info yg__ops[] = {
         .name = "smooth_l1_loss",
         .schema = "smooth_l1_loss(Tensor self, Tensor target, Reduction reduction=mean,"
                   " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1704",
+        .location = "specs/native_functions.yaml:1716",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1989,7 +1997,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy",
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1709",
+        .location = "specs/native_functions.yaml:1721",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -1997,7 +2005,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy_with_logits",
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1714",
+        .location = "specs/native_functions.yaml:1726",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2005,7 +2013,7 @@ const yg_op_info yg__ops[] = {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1722",
+        .location = "specs/native_functions.yaml:1734",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2013,7 +2021,7 @@ const yg_op_info yg__ops[] = {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1735",
+        .location = "specs/native_functions.yaml:1747",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2021,7 +2029,7 @@ const yg_op_info yg__ops[] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1740",
+        .location = "specs/native_functions.yaml:1752",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2030,7 +2038,7 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1748",
+        .location = "specs/native_functions.yaml:1760",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2039,7 +2047,7 @@ const yg_op_info yg__ops[] = {
         .schema = "native_layer_norm(Tensor input, int[] normalized_shape,"
                   " Tensor? weight, Tensor? bias, float eps) -> (Tensor output,"
                   " Tensor mean, Tensor rstd)",
-        .location = "specs/native_functions.yaml:1754",
+        .location = "specs/native_functions.yaml:1766",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2049,7 +2057,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1765",
+        .location = "specs/native_functions.yaml:1777",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2059,7 +2067,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight,"
                   " Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1770",
+        .location = "specs/native_functions.yaml:1782",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2069,7 +2077,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training,"
                   " float momentum, float eps) -> (Tensor output, Tensor save_mean,"
                   " Tensor save_invstd)",
-        .location = "specs/native_functions.yaml:1780",
+        .location = "specs/native_functions.yaml:1792",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2079,7 +2087,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1790",
+        .location = "specs/native_functions.yaml:1802",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2089,14 +2097,14 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1794",
+        .location = "specs/native_functions.yaml:1806",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1805",
+        .location = "specs/native_functions.yaml:1817",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2106,7 +2114,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:1813",
+        .location = "specs/native_functions.yaml:1825",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2116,7 +2124,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:1822",
+        .location = "specs/native_functions.yaml:1834",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2124,7 +2132,7 @@ const yg_op_info yg__ops[] = {
         .name = "lstm_cell_gates",
         .schema = "lstm_cell_gates(Tensor input_gates, Tensor hidden_gates,"
                   " Tensor cx) -> (Tensor hy, Tensor cy)",
-        .location = "specs/native_functions.yaml:1830",
+        .location = "specs/native_functions.yaml:1842",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2133,7 +2141,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy,"
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,"
                   " Tensor grad_hidden_gates, Tensor grad_cx)",
-        .location = "specs/native_functions.yaml:1840",
+        .location = "specs/native_functions.yaml:1852",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2141,7 +2149,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1845",
+        .location = "specs/native_functions.yaml:1857",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2150,7 +2158,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1852",
+        .location = "specs/native_functions.yaml:1864",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2159,7 +2167,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1861",
+        .location = "specs/native_functions.yaml:1873",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2168,7 +2176,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, ConvPadding padding=valid, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1871",
+        .location = "specs/native_functions.yaml:1883",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2177,7 +2185,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1884",
+        .location = "specs/native_functions.yaml:1896",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2186,7 +2194,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, ConvPadding padding=valid, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1888",
+        .location = "specs/native_functions.yaml:1900",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2195,7 +2203,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1892",
+        .location = "specs/native_functions.yaml:1904",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2204,7 +2212,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, ConvPadding padding=valid, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1896",
+        .location = "specs/native_functions.yaml:1908",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2213,7 +2221,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
                   " int groups=1, int[1] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1902",
+        .location = "specs/native_functions.yaml:1914",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2222,7 +2230,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
                   " int groups=1, int[2] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1907",
+        .location = "specs/native_functions.yaml:1919",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2231,7 +2239,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
                   " int groups=1, int[3] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1913",
+        .location = "specs/native_functions.yaml:1925",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2240,7 +2248,7 @@ const yg_op_info yg__ops[] = {
         .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:1923",
+        .location = "specs/native_functions.yaml:1935",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2250,7 +2258,7 @@ const yg_op_info yg__ops[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/native_functions.yaml:1932",
+        .location = "specs/native_functions.yaml:1944",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2260,7 +2268,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor weight, int[] stride, int[] padding, int[] dilation,"
                   " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1943",
+        .location = "specs/native_functions.yaml:1955",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2268,7 +2276,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1952",
+        .location = "specs/native_functions.yaml:1964",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2277,7 +2285,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1959",
+        .location = "specs/native_functions.yaml:1971",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2285,7 +2293,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1966",
+        .location = "specs/native_functions.yaml:1978",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2295,7 +2303,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1973",
+        .location = "specs/native_functions.yaml:1985",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2303,7 +2311,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1978",
+        .location = "specs/native_functions.yaml:1990",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2312,7 +2320,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1986",
+        .location = "specs/native_functions.yaml:1998",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2320,7 +2328,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d",
         .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1992",
+        .location = "specs/native_functions.yaml:2004",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2328,7 +2336,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d_with_indices_backward",
         .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1998",
+        .location = "specs/native_functions.yaml:2010",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2337,7 +2345,7 @@ const yg_op_info yg__ops[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:2005",
+        .location = "specs/native_functions.yaml:2017",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2345,7 +2353,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2022",
+        .location = "specs/native_functions.yaml:2034",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2354,7 +2362,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:2029",
+        .location = "specs/native_functions.yaml:2041",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2362,28 +2370,28 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool1d",
         .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2037",
+        .location = "specs/native_functions.yaml:2049",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2043",
+        .location = "specs/native_functions.yaml:2055",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2050",
+        .location = "specs/native_functions.yaml:2062",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2059",
+        .location = "specs/native_functions.yaml:2071",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2392,7 +2400,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int divisor_override=0) -> Tensor",
-        .location = "specs/native_functions.yaml:2064",
+        .location = "specs/native_functions.yaml:2076",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2401,56 +2409,56 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int divisor_override) -> Tensor",
-        .location = "specs/native_functions.yaml:2071",
+        .location = "specs/native_functions.yaml:2083",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool1d",
         .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2077",
+        .location = "specs/native_functions.yaml:2089",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2082",
+        .location = "specs/native_functions.yaml:2094",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2088",
+        .location = "specs/native_functions.yaml:2100",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_to",
         .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2095",
+        .location = "specs/native_functions.yaml:2107",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2102",
+        .location = "specs/native_functions.yaml:2114",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2109",
+        .location = "specs/native_functions.yaml:2121",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2116",
+        .location = "specs/native_functions.yaml:2128",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2458,7 +2466,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:2124",
+        .location = "specs/native_functions.yaml:2136",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2466,7 +2474,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:2131",
+        .location = "specs/native_functions.yaml:2143",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2474,7 +2482,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_to",
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:2138",
+        .location = "specs/native_functions.yaml:2150",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2482,14 +2490,14 @@ const yg_op_info yg__ops[] = {
         .name = "interpolate",
         .schema = "interpolate(Tensor self, int[] size=[], float scale_factor=0.0,"
                   " InterpolationMode mode=nearest, bool align_corners=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2156",
+        .location = "specs/native_functions.yaml:2168",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2161",
+        .location = "specs/native_functions.yaml:2173",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2498,7 +2506,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2166",
+        .location = "specs/native_functions.yaml:2178",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2507,7 +2515,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2172",
+        .location = "specs/native_functions.yaml:2184",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2516,14 +2524,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2185",
+        .location = "specs/native_functions.yaml:2197",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2191",
+        .location = "specs/native_functions.yaml:2203",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2531,21 +2539,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2198",
+        .location = "specs/native_functions.yaml:2210",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2205",
+        .location = "specs/native_functions.yaml:2217",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2215",
+        .location = "specs/native_functions.yaml:2227",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2553,7 +2561,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2222",
+        .location = "specs/native_functions.yaml:2234",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2561,28 +2569,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2231",
+        .location = "specs/native_functions.yaml:2243",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2237",
+        .location = "specs/native_functions.yaml:2249",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2243",
+        .location = "specs/native_functions.yaml:2255",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2249",
+        .location = "specs/native_functions.yaml:2261",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2591,7 +2599,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2254",
+        .location = "specs/native_functions.yaml:2266",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2601,7 +2609,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2260",
+        .location = "specs/native_functions.yaml:2272",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2610,7 +2618,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2266",
+        .location = "specs/native_functions.yaml:2278",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2620,7 +2628,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2277",
+        .location = "specs/native_functions.yaml:2289",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2628,7 +2636,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2287",
+        .location = "specs/native_functions.yaml:2299",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2636,21 +2644,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2296",
+        .location = "specs/native_functions.yaml:2308",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2302",
+        .location = "specs/native_functions.yaml:2314",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2308",
+        .location = "specs/native_functions.yaml:2320",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2660,7 +2668,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2315",
+        .location = "specs/native_functions.yaml:2327",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2668,21 +2676,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2319",
+        .location = "specs/native_functions.yaml:2331",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2324",
+        .location = "specs/native_functions.yaml:2336",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:2332",
+        .location = "specs/native_functions.yaml:2344",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2691,7 +2699,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2340",
+        .location = "specs/native_functions.yaml:2352",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2700,7 +2708,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_device",
         .schema = "to_device(Tensor self, Device device, int index=0) -> Tensor",
-        .location = "specs/native_functions.yaml:2349",
+        .location = "specs/native_functions.yaml:2361",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2709,15 +2717,15 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:2356",
+        .location = "specs/native_functions.yaml:2368",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 310;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 310, "op table size");
+const int32_t yg__ops_count = 311;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 311, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {

@@ -15,10 +15,12 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "meta/meta.h"
 #include "nodes/losses.h"
 
 typedef yg_status (*nll_loss_fn)(const yg_tensor *self,
@@ -27,10 +29,72 @@ typedef yg_status (*nll_loss_fn)(const yg_tensor *self,
                                  int64_t reduction,
                                  int64_t ignore_index,
                                  yg_tensor **out);
+typedef yg_status (*nll_loss_impl_fn)(const yg_tensor *self,
+                                      const yg_tensor *target,
+                                      const yg_tensor *weight,
+                                      int64_t reduction,
+                                      int64_t ignore_index,
+                                      yg_tensor *out);
+
+/* nll_loss is structured: yg__meta_nll_loss checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status nll_loss_structured(nll_loss_impl_fn impl,
+                                     const yg_tensor *self,
+                                     const yg_tensor *target,
+                                     const yg_tensor *weight,
+                                     int64_t reduction,
+                                     int64_t ignore_index,
+                                     yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_nll_loss(self, target, weight, reduction, ignore_index, &result);
+
+    if (st == YG_OK)
+        st = impl(self, target, weight, reduction, ignore_index, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status nll_loss_cpu(const yg_tensor *self,
+                              const yg_tensor *target,
+                              const yg_tensor *weight,
+                              int64_t reduction,
+                              int64_t ignore_index,
+                              yg_tensor **out)
+{
+    return nll_loss_structured(yg__cpu_nll_loss_out, self,
+                                                     target,
+                                                     weight,
+                                                     reduction,
+                                                     ignore_index,
+                                                     out);
+}
+
+/* yg__cuda_nll_loss_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status nll_loss_cuda(const yg_tensor *self,
+                               const yg_tensor *target,
+                               const yg_tensor *weight,
+                               int64_t reduction,
+                               int64_t ignore_index,
+                               yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_nll_loss_out", NULL};
+    nll_loss_impl_fn impl = (nll_loss_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "nll_loss: the CUDA module has no yg__cuda_nll_loss_out");
+    return nll_loss_structured(impl, self, target, weight, reduction, ignore_index, out);
+}
 
 static const nll_loss_fn nll_loss_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_nll_loss,
-    [YG_CUDA] = yg__kernel_nll_loss,
+    [YG_CPU] = nll_loss_cpu,
+    [YG_CUDA] = nll_loss_cuda,
 };
 
 /* Records NllLossBackward as the history of result: one edge per differentiable
@@ -168,10 +232,103 @@ typedef yg_status (*nll_loss_backward_fn)(const yg_tensor *grad_output,
                                           int64_t reduction,
                                           int64_t ignore_index,
                                           yg_tensor **out);
+typedef yg_status (*nll_loss_backward_impl_fn)(const yg_tensor *grad_output,
+                                               const yg_tensor *target,
+                                               const yg_tensor *weight,
+                                               const int64_t *self_sizes,
+                                               int64_t self_sizes_len,
+                                               int64_t reduction,
+                                               int64_t ignore_index,
+                                               yg_tensor *out);
+
+/* nll_loss_backward is structured: yg__meta_nll_loss_backward checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status nll_loss_backward_structured(nll_loss_backward_impl_fn impl,
+                                              const yg_tensor *grad_output,
+                                              const yg_tensor *target,
+                                              const yg_tensor *weight,
+                                              const int64_t *self_sizes,
+                                              int64_t self_sizes_len,
+                                              int64_t reduction,
+                                              int64_t ignore_index,
+                                              yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_nll_loss_backward(grad_output,
+                                              target,
+                                              weight,
+                                              self_sizes,
+                                              self_sizes_len,
+                                              reduction,
+                                              ignore_index,
+                                              &result);
+
+    if (st == YG_OK)
+        st = impl(grad_output,
+                  target,
+                  weight,
+                  self_sizes,
+                  self_sizes_len,
+                  reduction,
+                  ignore_index,
+                  result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status nll_loss_backward_cpu(const yg_tensor *grad_output,
+                                       const yg_tensor *target,
+                                       const yg_tensor *weight,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       int64_t reduction,
+                                       int64_t ignore_index,
+                                       yg_tensor **out)
+{
+    return nll_loss_backward_structured(yg__cpu_nll_loss_backward_out, grad_output,
+                                                                       target,
+                                                                       weight,
+                                                                       self_sizes,
+                                                                       self_sizes_len,
+                                                                       reduction,
+                                                                       ignore_index,
+                                                                       out);
+}
+
+/* yg__cuda_nll_loss_backward_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status nll_loss_backward_cuda(const yg_tensor *grad_output,
+                                        const yg_tensor *target,
+                                        const yg_tensor *weight,
+                                        const int64_t *self_sizes,
+                                        int64_t self_sizes_len,
+                                        int64_t reduction,
+                                        int64_t ignore_index,
+                                        yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_nll_loss_backward_out", NULL};
+    nll_loss_backward_impl_fn impl = (nll_loss_backward_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "nll_loss_backward: the CUDA module has no yg__cuda_nll_loss_backward_out");
+    return nll_loss_backward_structured(impl, grad_output,
+                                              target,
+                                              weight,
+                                              self_sizes,
+                                              self_sizes_len,
+                                              reduction,
+                                              ignore_index,
+                                              out);
+}
 
 static const nll_loss_backward_fn nll_loss_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_nll_loss_backward,
-    [YG_CUDA] = yg__kernel_nll_loss_backward,
+    [YG_CPU] = nll_loss_backward_cpu,
+    [YG_CUDA] = nll_loss_backward_cuda,
 };
 
 /* Records NllLossBackwardBackward as the history of result: one edge per differentiable

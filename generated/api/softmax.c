@@ -150,10 +150,62 @@ typedef yg_status (*log_softmax_backward_fn)(const yg_tensor *grad_output,
                                              const yg_tensor *output,
                                              int64_t dim,
                                              yg_tensor **out);
+typedef yg_status (*log_softmax_backward_impl_fn)(const yg_tensor *grad_output,
+                                                  const yg_tensor *output,
+                                                  int64_t dim,
+                                                  yg_tensor *out);
+
+/* log_softmax_backward is structured: yg__meta_log_softmax_backward checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status log_softmax_backward_structured(log_softmax_backward_impl_fn impl,
+                                                 const yg_tensor *grad_output,
+                                                 const yg_tensor *output,
+                                                 int64_t dim,
+                                                 yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_log_softmax_backward(grad_output, output, dim, &result);
+
+    if (st == YG_OK)
+        st = impl(grad_output, output, dim, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status log_softmax_backward_cpu(const yg_tensor *grad_output,
+                                          const yg_tensor *output,
+                                          int64_t dim,
+                                          yg_tensor **out)
+{
+    return log_softmax_backward_structured(yg__cpu_log_softmax_backward_out, grad_output,
+                                                                             output,
+                                                                             dim,
+                                                                             out);
+}
+
+/* yg__cuda_log_softmax_backward_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status log_softmax_backward_cuda(const yg_tensor *grad_output,
+                                           const yg_tensor *output,
+                                           int64_t dim,
+                                           yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_log_softmax_backward_out", NULL};
+    log_softmax_backward_impl_fn impl = (log_softmax_backward_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "log_softmax_backward: the CUDA module has no yg__cuda_log_softmax_backward_out");
+    return log_softmax_backward_structured(impl, grad_output, output, dim, out);
+}
 
 static const log_softmax_backward_fn log_softmax_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_log_softmax_backward,
-    [YG_CUDA] = yg__kernel_log_softmax_backward,
+    [YG_CPU] = log_softmax_backward_cpu,
+    [YG_CUDA] = log_softmax_backward_cuda,
 };
 
 /* Records LogSoftmaxBackwardBackward as the history of result: one edge per differentiable
@@ -464,4 +516,120 @@ yg_status yg_softmax_backward(const yg_tensor *grad_output,
     if (st != YG_OK)
         return yg__fail_prefix(st, "softmax_backward");
     return YG_OK;
+}
+
+typedef yg_status (*softmax_backward_fused_fn)(const yg_tensor *grad_output,
+                                               const yg_tensor *output,
+                                               int64_t dim,
+                                               yg_tensor **out);
+typedef yg_status (*softmax_backward_fused_impl_fn)(const yg_tensor *grad_output,
+                                                    const yg_tensor *output,
+                                                    int64_t dim,
+                                                    yg_tensor *out);
+
+/* softmax_backward_fused is structured: yg__meta_softmax_backward_fused checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status softmax_backward_fused_structured(softmax_backward_fused_impl_fn impl,
+                                                   const yg_tensor *grad_output,
+                                                   const yg_tensor *output,
+                                                   int64_t dim,
+                                                   yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_softmax_backward_fused(grad_output, output, dim, &result);
+
+    if (st == YG_OK)
+        st = impl(grad_output, output, dim, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status softmax_backward_fused_cpu(const yg_tensor *grad_output,
+                                            const yg_tensor *output,
+                                            int64_t dim,
+                                            yg_tensor **out)
+{
+    return softmax_backward_fused_structured(yg__cpu_softmax_backward_fused_out, grad_output,
+                                                                                 output,
+                                                                                 dim,
+                                                                                 out);
+}
+
+/* yg__cuda_softmax_backward_fused_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status softmax_backward_fused_cuda(const yg_tensor *grad_output,
+                                             const yg_tensor *output,
+                                             int64_t dim,
+                                             yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_softmax_backward_fused_out", NULL};
+    softmax_backward_fused_impl_fn impl = (softmax_backward_fused_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "softmax_backward_fused: the CUDA module has no yg__cuda_softmax_backward_fused_out");
+    return softmax_backward_fused_structured(impl, grad_output, output, dim, out);
+}
+
+static const softmax_backward_fused_fn softmax_backward_fused_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = softmax_backward_fused_cpu,
+    [YG_CUDA] = softmax_backward_fused_cuda,
+};
+
+/* Runs yg_softmax_backward_fused with tracing paused and records it as one node
+ * (core/observer.h). */
+static yg_status softmax_backward_fused_traced(const yg_tensor *grad_output,
+                                               const yg_tensor *output,
+                                               int64_t dim,
+                                               yg_tensor **out)
+{
+    yg_status st;
+
+    yg__obs_pause();
+    st = yg_softmax_backward_fused(grad_output, output, dim, out);
+    yg__obs_resume();
+    if (st != YG_OK)
+        return st;
+    yg__obs_begin_node("softmax_backward_fused");
+    yg__obs_input(grad_output);
+    yg__obs_input(output);
+    yg__obs_attr_int("dim", dim);
+    yg__obs_output(out, NULL);
+    return yg__obs_end_node();
+}
+
+/* softmax_backward_fused(Tensor grad_output, Tensor output, int dim) -> Tensor */
+yg_status yg_softmax_backward_fused(const yg_tensor *grad_output,
+                                    const yg_tensor *output,
+                                    int64_t dim,
+                                    yg_tensor **out)
+{
+    const yg_tensor *inputs[2] = {grad_output, output};
+    yg_device dev;
+    softmax_backward_fused_fn kernel;
+
+    if (yg__obs_recording(false))
+        return softmax_backward_fused_traced(grad_output, output, dim, out);
+    YG_RETURN_IF_ERROR(yg__check_out("softmax_backward_fused", "out", out));
+    YG_RETURN_IF_ERROR(yg__check_defined("softmax_backward_fused", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_defined("softmax_backward_fused", "output", output));
+    if (yg__any_requires_grad(2, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "softmax_backward_fused: not differentiable (runs only when nothing records; a recording softmax_backward is differentiable ops), "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("softmax_backward_fused",
+                                         2,
+                                         (const yg_tensor *const[]){grad_output, output},
+                                         (const char *const[]){"grad_output", "output"},
+                                         NULL, 0, NULL));
+    kernel = softmax_backward_fused_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "softmax_backward_fused: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad_output, output, dim, out);
 }

@@ -79,3 +79,17 @@ yg_status yg__boxed_softmax_backward(const yg_ir_node *node,
     YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
     return yg_softmax_backward(in[0], in[1], dim, &out[0]);
 }
+
+/* softmax_backward_fused(Tensor grad_output, Tensor output, int dim) -> Tensor */
+yg_boxed_impl yg__boxed_softmax_backward_fused; /* listed in boxed/table.c */
+yg_status yg__boxed_softmax_backward_fused(const yg_ir_node *node,
+                                           yg_tensor *const *in,
+                                           int32_t n_in,
+                                           yg_tensor **out)
+{
+    int64_t dim = 0;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_int(node, "dim", NULL, &dim));
+    return yg_softmax_backward_fused(in[0], in[1], dim, &out[0]);
+}

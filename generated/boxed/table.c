@@ -224,6 +224,7 @@ yg_boxed_impl yg__boxed_log_softmax_backward;
 yg_boxed_impl yg__boxed_log_softmax_jvp;
 yg_boxed_impl yg__boxed_softmax;
 yg_boxed_impl yg__boxed_softmax_backward;
+yg_boxed_impl yg__boxed_softmax_backward_fused;
 yg_boxed_impl yg__boxed_nll_loss;
 yg_boxed_impl yg__boxed_nll_loss_backward;
 yg_boxed_impl yg__boxed_mse_loss;
@@ -536,6 +537,7 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "log_softmax_jvp", .fn = yg__boxed_log_softmax_jvp},
     {.name = "softmax", .fn = yg__boxed_softmax},
     {.name = "softmax_backward", .fn = yg__boxed_softmax_backward},
+    {.name = "softmax_backward_fused", .fn = yg__boxed_softmax_backward_fused},
     {.name = "nll_loss", .fn = yg__boxed_nll_loss},
     {.name = "nll_loss_backward", .fn = yg__boxed_nll_loss_backward},
     {.name = "mse_loss", .fn = yg__boxed_mse_loss},
@@ -629,6 +631,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to_device", .fn = yg__boxed_to_device},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 310;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 310,
+const int32_t yg__boxed_ops_count = 311;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 311,
                "boxed table size");

@@ -703,6 +703,7 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* log_softmax_jvp */
     {.n_inputs = 0}, /* softmax */
     {.n_inputs = 0}, /* softmax_backward */
+    {.n_inputs = 0}, /* softmax_backward_fused */
     {.n_inputs = 0}, /* nll_loss */
     {.n_inputs = 0}, /* nll_loss_backward */
     {.n_inputs = 0}, /* mse_loss */
@@ -796,6 +797,6 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* to_device */
     {.n_inputs = 0}, /* type_as */
 };
-const int32_t yg__fuse_ops_count = 310;
-_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 310,
+const int32_t yg__fuse_ops_count = 311;
+_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 311,
                "fuser table size");

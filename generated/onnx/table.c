@@ -339,6 +339,7 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"log_softmax_jvp", NULL, 0, NULL, "a gradient op (export inference graphs)"},
     {"softmax", yg__onnx_sym_softmax, 13, "Softmax", NULL},
     {"softmax_backward", NULL, 0, NULL, "a gradient op (export inference graphs)"},
+    {"softmax_backward_fused", NULL, 0, NULL, "a gradient op (export inference graphs)"},
     {"nll_loss", NULL, 0, NULL,
      "a loss (export inference graphs) (NegativeLogLikelihoodLoss not wired yet)"},
     {"nll_loss_backward", NULL, 0, NULL, "a gradient op (export inference graphs)"},
@@ -471,4 +472,4 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"type_as", yg__onnx_sym_type_as, 0, "custom", NULL},
 };
 
-const int32_t yg__onnx_symbolics_count = 310;
+const int32_t yg__onnx_symbolics_count = 311;

@@ -384,6 +384,7 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* log_softmax_jvp */
     {.fn = yg__symbolic_softmax}, /* softmax */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* softmax_backward */
+    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* softmax_backward_fused */
     {.fn = yg__symbolic_nll_loss}, /* nll_loss */
     {.fn = yg__symbolic_nll_loss_backward}, /* nll_loss_backward */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* mse_loss */
@@ -477,6 +478,6 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = false, .unsupported = "symbolic: not_implemented: IR values carry no device"}, /* to_device */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* type_as */
 };
-const int32_t yg__symbolic_ops_count = 310;
-_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 310,
+const int32_t yg__symbolic_ops_count = 311;
+_Static_assert(sizeof(yg__symbolic_ops) / sizeof(yg__symbolic_ops[0]) == 311,
                "symbolic table size");

@@ -1,8 +1,8 @@
 /*
  * composite/nn.c - layers and gradients written with other ops:
  * layer_norm, group_norm, scaled_dot_product_attention, and
- * softmax_backward (the gradient of softmax: one fused kernel when nothing
- * records its parts, the parts when they must stay differentiable for
+ * softmax_backward (the gradient of softmax: softmax_backward_fused when
+ * nothing records its parts, the parts when they must stay differentiable for
  * double backward).
  *
  * layer_norm normalizes over the trailing dims named by normalized_shape
@@ -46,7 +46,7 @@ yg_status yg__composite_softmax_backward(const yg_tensor *grad_output,
     *out = NULL;
     const yg_tensor *inputs[2] = {grad_output, output};
     if (!yg__composite_needs_parts(inputs, 2))
-        return yg__kernel_softmax_backward(grad_output, output, dim, out);
+        return yg_softmax_backward_fused(grad_output, output, dim, out);
     /* y * (g - sum(g * y, dim)) */
     st = yg_mul(grad_output, output, &gy);
     if (st == YG_OK)

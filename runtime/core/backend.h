@@ -48,6 +48,11 @@ typedef struct yg_device_backend {
     yg_status (*memcpy)(
         const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes);
 
+    /* Sets nbytes of memory from alloc on device index to the byte
+     * value, queued on the device's current stream (ordered before the
+     * work queued after it).  YG_ERR_DEVICE with the backend's reason. */
+    yg_status (*memset)(const char *op, int index, void *ptr, int value, size_t nbytes);
+
     /* The function of the backend named name (a structured op's
      * implementation, specs/native_functions.yaml), or NULL.  Cannot
      * fail. */

@@ -119,6 +119,16 @@ yg_status yg__tensor_new_on(const char *op,
                             int32_t device_index,
                             yg_tensor **out);
 
+/* yg__tensor_new_on with every element zero (all bits clear: 0, 0.0,
+ * false in every dtype), on any device (its backend's memset). */
+yg_status yg__tensor_zeros_on(const char *op,
+                              const int64_t *sizes,
+                              int64_t ndim,
+                              yg_dtype dtype,
+                              yg_device device,
+                              int32_t device_index,
+                              yg_tensor **out);
+
 /* Fails with YG_ERR_DEVICE, "<op>: <arg> is on cuda:0; this needs a cpu
  * tensor (copy it with yg_tensor_to_device)", unless t's data is host
  * memory; for code outside the kernels that reads or writes elements. */

@@ -203,6 +203,30 @@ yg_status yg__tensor_new_on(const char *op, const int64_t *sizes, int64_t ndim, 
     return YG_OK;
 }
 
+yg_status yg__tensor_zeros_on(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
+                              yg_device device, int32_t device_index, yg_tensor **out)
+{
+    yg_tensor *t = NULL;
+    yg_status st = YG_OK;
+
+    YG_RETURN_IF_ERROR(yg__tensor_new_on(op, sizes, ndim, dtype, device, device_index, &t));
+    if (t->storage->nbytes == 0) {
+        *out = t;
+        return YG_OK;
+    }
+    if (device == YG_CPU)
+        memset(t->storage->data, 0, t->storage->nbytes);
+    else /* the tensor exists: its backend is registered */
+        st = yg__backend_of(device)->memset(op, device_index, t->storage->data, 0,
+                                            t->storage->nbytes);
+    if (st != YG_OK) {
+        yg_release(t);
+        return st;
+    }
+    *out = t;
+    return YG_OK;
+}
+
 yg_status yg_tensor_empty(const int64_t *sizes, int64_t ndim, yg_dtype dtype, yg_tensor **out)
 {
     YG_RETURN_IF_ERROR(yg__check_out("empty", "out", out));

@@ -610,34 +610,37 @@ yg_status yg__kernel_lstm_cell_gates_backward(const yg_tensor *grad_hy,
 /* nn.c */
 /* The CPU implementations of the structured softmax and log_softmax:
  * fill out, which yg__meta_softmax / yg__meta_log_softmax made
- * (meta/meta.h) after checking the arguments. */
+ * (meta/meta.h) after checking the arguments ... */
 yg_status yg__cpu_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
 yg_status yg__cpu_log_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
-yg_status yg__kernel_log_softmax_backward(const yg_tensor *grad_output,
-                                       const yg_tensor *output,
-                                       int64_t dim,
-                                       yg_tensor **out);
-/* The fused gradient of softmax (output: its result).  Not a dispatch
- * kernel: the composite softmax_backward runs it when nothing needs its
- * parts recorded (composite/composite.h, yg__composite_needs_parts). */
-yg_status yg__kernel_softmax_backward(const yg_tensor *grad_output,
-                                   const yg_tensor *output,
-                                   int64_t dim,
-                                   yg_tensor **out);
-yg_status yg__kernel_nll_loss(const yg_tensor *self,
-                           const yg_tensor *target,
-                           const yg_tensor *weight,
-                           int64_t reduction,
-                           int64_t ignore_index,
-                           yg_tensor **out);
-yg_status yg__kernel_nll_loss_backward(const yg_tensor *grad_output,
-                                    const yg_tensor *target,
-                                    const yg_tensor *weight,
-                                    const int64_t *self_sizes,
-                                    int64_t self_sizes_len,
-                                    int64_t reduction,
-                                    int64_t ignore_index,
-                                    yg_tensor **out);
+/* ... and of log_softmax_backward and softmax_backward_fused (the fused
+ * gradient of softmax, which the composite softmax_backward runs when
+ * nothing needs its parts recorded). */
+yg_status yg__cpu_log_softmax_backward_out(const yg_tensor *grad_output,
+                                           const yg_tensor *output,
+                                           int64_t dim,
+                                           yg_tensor *out);
+yg_status yg__cpu_softmax_backward_fused_out(const yg_tensor *grad_output,
+                                             const yg_tensor *output,
+                                             int64_t dim,
+                                             yg_tensor *out);
+/* nll_loss and its backward, structured: fill out, which
+ * yg__meta_nll_loss / yg__meta_nll_loss_backward made (meta/meta.h, the
+ * backward's zero) after checking the arguments.  Cannot fail. */
+yg_status yg__cpu_nll_loss_out(const yg_tensor *self,
+                               const yg_tensor *target,
+                               const yg_tensor *weight,
+                               int64_t reduction,
+                               int64_t ignore_index,
+                               yg_tensor *out);
+yg_status yg__cpu_nll_loss_backward_out(const yg_tensor *grad_output,
+                                        const yg_tensor *target,
+                                        const yg_tensor *weight,
+                                        const int64_t *self_sizes,
+                                        int64_t self_sizes_len,
+                                        int64_t reduction,
+                                        int64_t ignore_index,
+                                        yg_tensor *out);
 
 /* runtime/conv/dispatch.c: convolution_dispatch's kernel for cpu and
  * CUDA tensors (the backends behind it are in runtime/conv/, declared in

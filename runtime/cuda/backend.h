@@ -61,8 +61,6 @@ typedef struct yg_cuda_backend {
     __typeof__(yg__cuda_launch) *launch;
     __typeof__(yg__cuda_copy) *copy;
     __typeof__(yg__cuda_gemm) *gemm;
-    __typeof__(yg__cuda_softmax) *softmax;
-    __typeof__(yg__cuda_nll) *nll;
     __typeof__(yg__cuda_draw) *draw;
     __typeof__(yg__cuda_gather) *gather;
     __typeof__(yg__cuda_index_add) *index_add;

@@ -69,6 +69,11 @@ void yg__cuda_free(int index, void *ptr);
 yg_status yg__cuda_memcpy(
     const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes);
 
+/* Sets nbytes at ptr (memory from yg__cuda_alloc on device index) to the
+ * byte value on the device's current stream.  Errors name op:
+ * YG_ERR_DEVICE with the CUDA runtime's reason. */
+yg_status yg__cuda_memset(const char *op, int index, void *ptr, int value, size_t nbytes);
+
 /* YG_OK when index names a usable device, else YG_ERR_DEVICE naming op. */
 yg_status yg__cuda_check_index(const char *op, int index);
 

@@ -514,6 +514,28 @@ yg_status yg__cuda_memcpy(
     return YG_OK;
 }
 
+yg_status yg__cuda_memset(const char *op, int index, void *ptr, int value, size_t nbytes) {
+    int prev = 0;
+    YG_RETURN_IF_ERROR(yg__cuda_check_index(op, index));
+    if (nbytes == 0)
+        return YG_OK;
+    cudaError_t e = cudaGetDevice(&prev);
+    if (e == cudaSuccess)
+        e = cudaSetDevice(index);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(ptr, value, nbytes, stream_of(index));
+    (void)cudaSetDevice(prev);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: setting %zu bytes on cuda:%d: %s",
+                        op,
+                        nbytes,
+                        index,
+                        cudaGetErrorString(e));
+    }
+    return YG_OK;
+}
 
 yg_status yg__cuda_get_device_properties(int index, yg_cuda_device_properties *out) {
     if (out == NULL)

@@ -67,8 +67,6 @@ static const yg_cuda_backend cuda = {
     .launch = yg__cuda_launch,
     .copy = yg__cuda_copy,
     .gemm = yg__cuda_gemm,
-    .softmax = yg__cuda_softmax,
-    .nll = yg__cuda_nll,
     .draw = yg__cuda_draw,
     .gather = yg__cuda_gather,
     .index_add = yg__cuda_index_add,
@@ -92,6 +90,7 @@ static const yg_device_backend device = {
     .alloc = yg__cuda_alloc,
     .free = yg__cuda_free,
     .memcpy = yg__cuda_memcpy,
+    .memset = yg__cuda_memset,
     .kernel = kernel,
     .ext = &cuda,
 };

@@ -22,6 +22,36 @@
  * Errors as yg__cuda_check_launch. */
 yg_status yg__cuda_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
 yg_status yg__cuda_log_softmax_out(const yg_tensor *self, int64_t dim, yg_tensor *out);
+/* ... and of log_softmax_backward and softmax_backward_fused. */
+yg_status yg__cuda_log_softmax_backward_out(const yg_tensor *grad_output,
+                                            const yg_tensor *output,
+                                            int64_t dim,
+                                            yg_tensor *out);
+yg_status yg__cuda_softmax_backward_fused_out(const yg_tensor *grad_output,
+                                              const yg_tensor *output,
+                                              int64_t dim,
+                                              yg_tensor *out);
+
+/* ---- losses (cuda/loss.c) ---- */
+
+/* The CUDA implementations of the structured nll_loss and
+ * nll_loss_backward: fill out, which yg__meta_nll_loss /
+ * yg__meta_nll_loss_backward made (meta/meta.h, the backward's zero).
+ * Errors as yg__cuda_check_launch. */
+yg_status yg__cuda_nll_loss_out(const yg_tensor *self,
+                                const yg_tensor *target,
+                                const yg_tensor *weight,
+                                int64_t reduction,
+                                int64_t ignore_index,
+                                yg_tensor *out);
+yg_status yg__cuda_nll_loss_backward_out(const yg_tensor *grad_output,
+                                         const yg_tensor *target,
+                                         const yg_tensor *weight,
+                                         const int64_t *self_sizes,
+                                         int64_t self_sizes_len,
+                                         int64_t reduction,
+                                         int64_t ignore_index,
+                                         yg_tensor *out);
 
 /* ---- reductions and scans (cuda/reduce.c) ---- */
 

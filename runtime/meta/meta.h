@@ -11,8 +11,8 @@
  * Each has the op's kernel signature: inputs borrowed, *out a new
  * reference on success and NULL on failure; errors name the op.
  */
-#ifndef YAGRAD_KERNELS_META_H
-#define YAGRAD_KERNELS_META_H
+#ifndef YAGRAD_META_META_H
+#define YAGRAD_META_META_H
 
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
@@ -25,4 +25,43 @@
 yg_status yg__meta_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__meta_log_softmax(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
-#endif /* YAGRAD_KERNELS_META_H */
+/* log_softmax_backward and softmax_backward_fused (meta/softmax.c):
+ * grad_output and output floating, of one dtype
+ * ("<op>: dtype mismatch: grad_output float32, output float64") and one
+ * shape ("<op>: shape mismatch: grad_output [..], output [..]"); dim in
+ * range of output.  The result has output's sizes and dtype,
+ * contiguous. */
+yg_status yg__meta_log_softmax_backward(const yg_tensor *grad_output,
+                                        const yg_tensor *output,
+                                        int64_t dim,
+                                        yg_tensor **out);
+yg_status yg__meta_softmax_backward_fused(const yg_tensor *grad_output,
+                                          const yg_tensor *output,
+                                          int64_t dim,
+                                          yg_tensor **out);
+
+/* nll_loss (meta/loss.c): self floating, [N, C] or [C]; target int64,
+ * [N] or 0-dim, every value a class or ignore_index (YG_ERR_INDEX "<op>:
+ * target 7 is out of bounds for 3 classes", checked on a host copy);
+ * weight NULL or [C] of self's dtype.  The result: [N] for reduction
+ * none, else 0-dim; self's dtype, on self's device. */
+yg_status yg__meta_nll_loss(const yg_tensor *self,
+                            const yg_tensor *target,
+                            const yg_tensor *weight,
+                            int64_t reduction,
+                            int64_t ignore_index,
+                            yg_tensor **out);
+/* nll_loss_backward: the same checks against self_sizes, grad_output
+ * floating with one element per loss of reduction; the result of
+ * self_sizes and grad_output's dtype, zero (the implementations write
+ * only the counted targets' slots). */
+yg_status yg__meta_nll_loss_backward(const yg_tensor *grad_output,
+                                     const yg_tensor *target,
+                                     const yg_tensor *weight,
+                                     const int64_t *self_sizes,
+                                     int64_t self_sizes_len,
+                                     int64_t reduction,
+                                     int64_t ignore_index,
+                                     yg_tensor **out);
+
+#endif /* YAGRAD_META_META_H */

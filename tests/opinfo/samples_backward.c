@@ -98,6 +98,7 @@ static yg_status f_lse_bw(yg_tensor *const *x, yg_tensor **o) { return yg_logsum
 static yg_status f_log_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_backward(x[0], x[1], 1, o); }
 static yg_status f_log_softmax_jvp(yg_tensor *const *x, yg_tensor **o) { return yg_log_softmax_jvp(x[0], x[1], 1, o); }
 static yg_status f_softmax_bw(yg_tensor *const *x, yg_tensor **o) { return yg_softmax_backward(x[0], x[1], 1, o); }
+static yg_status f_softmax_bw_fused(yg_tensor *const *x, yg_tensor **o) { return yg_softmax_backward_fused(x[0], x[1], 1, o); }
 static yg_status f_mm_mat1_bw(yg_tensor *const *x, yg_tensor **o) { return yg_mm_mat1_backward(x[0], x[1], x[2], o); }
 static yg_status f_mm_mat2_bw(yg_tensor *const *x, yg_tensor **o) { return yg_mm_mat2_backward(x[0], x[1], x[2], o); }
 
@@ -414,6 +415,7 @@ const sample opinfo_backward_samples[] = {
     {"mm_mat2_backward", "row-major mat2 (read for its layout: constant)", 3, {F64(-1, 1, 2, 3, 2), F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 4, 2)}, f_mm_mat2_bw},
     {"mm_mat2_backward", "column-major mat2 (constant)", 3, {F64(-1, 1, 2, 3, 2), F64(-1, 1, 2, 3, 4), C64(-1, 1, 2, 2, 4)}, f_mm_mat2_bw_colmajor},
     {"softmax_backward", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), F64(0.05, 0.5, 2, 3, 5)}, f_softmax_bw},
+    {"softmax_backward_fused", "dim 1, output given", 2, {F64(-1, 1, 2, 3, 5), C64(0.05, 0.5, 2, 3, 5)}, f_softmax_bw_fused},
     {"nll_loss_backward", "mean", 2, {F64(-1, 1, 0, 0), I64(0, 5, 1, 4)}, f_nll_bw},
     {"nll_loss_backward", "mean, weight, ignore_index 1", 2, {F64(-1, 1, 0, 0), C64(0.5, 2, 1, 3)}, f_nll_bw_weight_mean},
     {"nll_loss_backward", "sum, weight, ignore_index 1", 2, {F64(-1, 1, 0, 0), C64(0.5, 2, 1, 3)}, f_nll_bw_weight_sum},

@@ -80,6 +80,18 @@ YG_NODISCARD yg_status yg_softmax_backward(const yg_tensor *grad_output,  /* bor
                                            int64_t dim,
                                            yg_tensor **out);              /* out: new ref */
 
+/* softmax_backward_fused(Tensor grad_output, Tensor output, int dim) -> Tensor
+ *
+ * softmax_backward in one kernel: one pass per row over grad_output and
+ * output (output: the softmax)
+ *
+ * Dtypes: float32, float64.
+ */
+YG_NODISCARD yg_status yg_softmax_backward_fused(const yg_tensor *grad_output,  /* borrowed */
+                                                 const yg_tensor *output,       /* borrowed */
+                                                 int64_t dim,
+                                                 yg_tensor **out);              /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif

@@ -1304,6 +1304,7 @@ _PHILOX = "values from yagrad's Philox generator, which NumPy does not have"
 # the fused kernels compute what the composite backward ops compute
 REFS["native_layer_norm_backward_fused"] = REFS["native_layer_norm_backward"]
 REFS["native_batch_norm_backward_fused"] = REFS["native_batch_norm_backward"]
+REFS["softmax_backward_fused"] = REFS["softmax_backward"]
 
 NAIVE_LOOPS = {
     op: ("tests/test_ops_random.c", _PHILOX)
