@@ -327,6 +327,9 @@ void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, con
     if (out_name != NULL && strcmp(out_name, GEN_OUT_LOCALS) == 0) {
         for (int i = 0; i < op->schema.n_returns; i++)
             args[n++] = i == 0 ? gen_xstrdup("&result") : gen_xprintf("&result%d", i);
+    } else if (out_name != NULL && strcmp(out_name, GEN_OUT_LOCAL_VALUES) == 0) {
+        for (int i = 0; i < op->schema.n_returns; i++)
+            args[n++] = i == 0 ? gen_xstrdup("result") : gen_xprintf("result%d", i);
     } else if (out_name != NULL) {
         args[n++] = gen_xstrdup(out_name);
     }
@@ -482,7 +485,13 @@ void gen_op_params_kernel(const gen_op *op, gen_params *p)
 
 void gen_op_params_impl(const gen_op *op, gen_params *p)
 {
+    int k = op->schema.n_returns;
+
     gen_op_params_kernel(op, p);
-    free(p->decls[p->n - 1]);
-    p->decls[p->n - 1] = gen_xstrdup("yg_tensor *out");
+    for (int i = 0; i < k; i++) {
+        char *name = gen_return_cname(op, i);
+        free(p->decls[p->n - k + i]);
+        p->decls[p->n - k + i] = gen_xprintf("yg_tensor *%s", name);
+        free(name);
+    }
 }

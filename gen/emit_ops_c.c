@@ -451,26 +451,39 @@ static void emit_structured_table(gen_sb *sb, const gen_op *op)
     params.decls[0] = gen_xprintf("%s_impl_fn impl", op->cname);
     params.comments[0] = NULL;
     params.n++;
+    bool several = op->schema.n_returns > 1;
     gen_sb_printf(sb,
                   "\n/* %s is structured: yg__meta_%s checks the arguments and makes the\n"
-                  " * result once for every device; impl, the device's, fills it. */\n",
-                  op->display, op->cname);
+                  " * %s once for every device; impl, the device's, fills %s. */\n",
+                  op->display, op->cname, several ? "results" : "result", several ? "them" : "it");
     prefix = gen_xprintf("static yg_status %s_structured(", op->cname);
     gen_emit_call_decl(sb, prefix, &params, false, "");
     gen_params_free(&params);
     free(prefix);
-    char *out = gen_return_cname(op, 0);
-    gen_sb_puts(sb, "{\n    yg_tensor *result = NULL;\n");
+    int k = op->schema.n_returns;
+    gen_sb_puts(sb, "{\n    yg_tensor *result = NULL");
+    for (int i = 1; i < k; i++)
+        gen_sb_printf(sb, ", *result%d = NULL", i);
+    gen_sb_puts(sb, ";\n");
     head = gen_xprintf("yg_status st = yg__meta_%s(", op->cname);
-    gen_emit_forward_call(sb, "    ", head, op, "&result", ");");
+    gen_emit_forward_call(sb, "    ", head, op, k == 1 ? "&result" : GEN_OUT_LOCALS, ");");
     free(head);
     gen_sb_puts(sb, "\n    if (st == YG_OK)\n");
-    gen_emit_forward_call(sb, "        ", "st = impl(", op, "result", ");");
-    gen_sb_printf(sb,
-                  "    if (st != YG_OK) {\n        yg_release(result);\n        return st;\n    }\n"
-                  "    *%s = result;\n    return YG_OK;\n}\n\n",
-                  out);
-    free(out);
+    gen_emit_forward_call(sb, "        ", "st = impl(", op, k == 1 ? "result" : GEN_OUT_LOCAL_VALUES,
+                          ");");
+    gen_sb_puts(sb, "    if (st != YG_OK) {\n        yg_release(result);\n");
+    for (int i = 1; i < k; i++)
+        gen_sb_printf(sb, "        yg_release(result%d);\n", i);
+    gen_sb_puts(sb, "        return st;\n    }\n");
+    for (int i = 0; i < k; i++) {
+        char *out = gen_return_cname(op, i);
+        if (i == 0)
+            gen_sb_printf(sb, "    *%s = result;\n", out);
+        else
+            gen_sb_printf(sb, "    *%s = result%d;\n", out, i);
+        free(out);
+    }
+    gen_sb_puts(sb, "    return YG_OK;\n}\n\n");
     /* the CPU's adapter */
     emit_kernel_signature(sb, op, "cpu");
     head = gen_xprintf("return %s_structured(%s, ", op->cname, op->cpu_kernel);

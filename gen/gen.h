@@ -501,9 +501,12 @@ bool gen_returns_list(const gen_op *op);
 char *gen_needs_grad(const gen_deriv *d, int edge);
 /* Emits indent + head + the argument names of op in C order + tail, with
  * out_name (or the op's own out-parameters when NULL, or &result,
- * &result1... for GEN_OUT_LOCALS) last; wrapped one argument per line past
+ * &result1... for GEN_OUT_LOCALS, result, result1... for
+ * GEN_OUT_LOCAL_VALUES) last; wrapped one argument per line past
  * 100 columns. */
 #define GEN_OUT_LOCALS "&result..."
+/* result, result1...: the locals themselves (a structured op's results). */
+#define GEN_OUT_LOCAL_VALUES "result..."
 void gen_emit_forward_call(gen_sb *sb, const char *indent, const char *head, const gen_op *op,
                            const char *out_name, const char *tail);
 /* "/<star> mul(Tensor self, ...) -> Tensor <star>/", wrapped past 100

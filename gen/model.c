@@ -394,11 +394,11 @@ static void resolve_op(gen_model *model, int index)
                      "function checks and allocates, its kernels fill the result");
         op->valid = false;
     } else if (op->structured &&
-               (op->form != GEN_FORM_FUNCTIONAL || op->schema.n_returns != 1 ||
+               (op->form != GEN_FORM_FUNCTIONAL || op->schema.n_returns < 1 ||
                 op->schema.returns[0].is_list)) {
         gen_error_in(op->full_name, op->structured_loc,
-                     "is structured but does not return one new Tensor (in-place, out=, view "
-                     "and several or list results are not structured yet)");
+                     "is structured but does not return new Tensors (in-place, out=, view and "
+                     "list results are not structured yet)");
         op->valid = false;
     }
     check_tags(op);

@@ -164,7 +164,6 @@ yg_exceptions("the device-neutral kernels still in cpu/ hand CUDA tensors to the
   runtime/cpu/pointwise.c|cuda/backend.h
   runtime/cpu/pool.c|cuda/backend.h
   runtime/cpu/random.c|cuda/backend.h
-  runtime/cpu/rnn.c|cuda/backend.h
   runtime/cpu/shape.c|cuda/backend.h
   runtime/cpu/upsample.c|cuda/backend.h
   runtime/cpu/cpu.h|cuda/launch.h)

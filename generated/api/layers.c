@@ -15,10 +15,12 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "meta/meta.h"
 #include "nodes/layers.h"
 
 typedef yg_status (*embedding_fn)(const yg_tensor *weight,
@@ -339,10 +341,69 @@ typedef yg_status (*lstm_cell_gates_fn)(const yg_tensor *input_gates,
                                         const yg_tensor *cx,
                                         yg_tensor **out_hy,
                                         yg_tensor **out_cy);
+typedef yg_status (*lstm_cell_gates_impl_fn)(const yg_tensor *input_gates,
+                                             const yg_tensor *hidden_gates,
+                                             const yg_tensor *cx,
+                                             yg_tensor *out_hy,
+                                             yg_tensor *out_cy);
+
+/* lstm_cell_gates is structured: yg__meta_lstm_cell_gates checks the arguments and makes the
+ * results once for every device; impl, the device's, fills them. */
+static yg_status lstm_cell_gates_structured(lstm_cell_gates_impl_fn impl,
+                                            const yg_tensor *input_gates,
+                                            const yg_tensor *hidden_gates,
+                                            const yg_tensor *cx,
+                                            yg_tensor **out_hy,
+                                            yg_tensor **out_cy)
+{
+    yg_tensor *result = NULL, *result1 = NULL;
+    yg_status st = yg__meta_lstm_cell_gates(input_gates, hidden_gates, cx, &result, &result1);
+
+    if (st == YG_OK)
+        st = impl(input_gates, hidden_gates, cx, result, result1);
+    if (st != YG_OK) {
+        yg_release(result);
+        yg_release(result1);
+        return st;
+    }
+    *out_hy = result;
+    *out_cy = result1;
+    return YG_OK;
+}
+
+static yg_status lstm_cell_gates_cpu(const yg_tensor *input_gates,
+                                     const yg_tensor *hidden_gates,
+                                     const yg_tensor *cx,
+                                     yg_tensor **out_hy,
+                                     yg_tensor **out_cy)
+{
+    return lstm_cell_gates_structured(yg__cpu_lstm_cell_gates_out, input_gates,
+                                                                   hidden_gates,
+                                                                   cx,
+                                                                   out_hy,
+                                                                   out_cy);
+}
+
+/* yg__cuda_lstm_cell_gates_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status lstm_cell_gates_cuda(const yg_tensor *input_gates,
+                                      const yg_tensor *hidden_gates,
+                                      const yg_tensor *cx,
+                                      yg_tensor **out_hy,
+                                      yg_tensor **out_cy)
+{
+    static yg_kernel_ref ref = {"yg__cuda_lstm_cell_gates_out", NULL};
+    lstm_cell_gates_impl_fn impl = (lstm_cell_gates_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "lstm_cell_gates: the CUDA module has no yg__cuda_lstm_cell_gates_out");
+    return lstm_cell_gates_structured(impl, input_gates, hidden_gates, cx, out_hy, out_cy);
+}
 
 static const lstm_cell_gates_fn lstm_cell_gates_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_lstm_cell_gates,
-    [YG_CUDA] = yg__kernel_lstm_cell_gates,
+    [YG_CPU] = lstm_cell_gates_cpu,
+    [YG_CUDA] = lstm_cell_gates_cuda,
 };
 
 /* Records LstmCellGatesBackward as the history of every differentiable floating
@@ -559,6 +620,181 @@ yg_status yg_lstm_cell_gates_backward(const yg_tensor *grad_hy,
     if (st != YG_OK)
         return yg__fail_prefix(st, "lstm_cell_gates_backward");
     return YG_OK;
+}
+
+typedef yg_status (*lstm_cell_gates_backward_fused_fn)(const yg_tensor *grad_hy,
+                                                       const yg_tensor *grad_cy,
+                                                       const yg_tensor *input_gates,
+                                                       const yg_tensor *hidden_gates,
+                                                       const yg_tensor *cx,
+                                                       yg_tensor **out_grad_gates,
+                                                       yg_tensor **out_grad_cx);
+typedef yg_status (*lstm_cell_gates_backward_fused_impl_fn)(const yg_tensor *grad_hy,
+                                                            const yg_tensor *grad_cy,
+                                                            const yg_tensor *input_gates,
+                                                            const yg_tensor *hidden_gates,
+                                                            const yg_tensor *cx,
+                                                            yg_tensor *out_grad_gates,
+                                                            yg_tensor *out_grad_cx);
+
+/* lstm_cell_gates_backward_fused is structured: yg__meta_lstm_cell_gates_backward_fused checks the arguments and makes the
+ * results once for every device; impl, the device's, fills them. */
+static yg_status lstm_cell_gates_backward_fused_structured(
+    lstm_cell_gates_backward_fused_impl_fn impl,
+    const yg_tensor *grad_hy,
+    const yg_tensor *grad_cy,
+    const yg_tensor *input_gates,
+    const yg_tensor *hidden_gates,
+    const yg_tensor *cx,
+    yg_tensor **out_grad_gates,
+    yg_tensor **out_grad_cx)
+{
+    yg_tensor *result = NULL, *result1 = NULL;
+    yg_status st = yg__meta_lstm_cell_gates_backward_fused(grad_hy,
+                                                           grad_cy,
+                                                           input_gates,
+                                                           hidden_gates,
+                                                           cx,
+                                                           &result,
+                                                           &result1);
+
+    if (st == YG_OK)
+        st = impl(grad_hy, grad_cy, input_gates, hidden_gates, cx, result, result1);
+    if (st != YG_OK) {
+        yg_release(result);
+        yg_release(result1);
+        return st;
+    }
+    *out_grad_gates = result;
+    *out_grad_cx = result1;
+    return YG_OK;
+}
+
+static yg_status lstm_cell_gates_backward_fused_cpu(const yg_tensor *grad_hy,
+                                                    const yg_tensor *grad_cy,
+                                                    const yg_tensor *input_gates,
+                                                    const yg_tensor *hidden_gates,
+                                                    const yg_tensor *cx,
+                                                    yg_tensor **out_grad_gates,
+                                                    yg_tensor **out_grad_cx)
+{
+    return lstm_cell_gates_backward_fused_structured(yg__cpu_lstm_cell_gates_backward_fused_out, grad_hy,
+                                                                                                 grad_cy,
+                                                                                                 input_gates,
+                                                                                                 hidden_gates,
+                                                                                                 cx,
+                                                                                                 out_grad_gates,
+                                                                                                 out_grad_cx);
+}
+
+/* yg__cuda_lstm_cell_gates_backward_fused_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status lstm_cell_gates_backward_fused_cuda(const yg_tensor *grad_hy,
+                                                     const yg_tensor *grad_cy,
+                                                     const yg_tensor *input_gates,
+                                                     const yg_tensor *hidden_gates,
+                                                     const yg_tensor *cx,
+                                                     yg_tensor **out_grad_gates,
+                                                     yg_tensor **out_grad_cx)
+{
+    static yg_kernel_ref ref = {"yg__cuda_lstm_cell_gates_backward_fused_out", NULL};
+    lstm_cell_gates_backward_fused_impl_fn impl = (lstm_cell_gates_backward_fused_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "lstm_cell_gates_backward_fused: the CUDA module has no yg__cuda_lstm_cell_gates_backward_fused_out");
+    return lstm_cell_gates_backward_fused_structured(impl, grad_hy,
+                                                           grad_cy,
+                                                           input_gates,
+                                                           hidden_gates,
+                                                           cx,
+                                                           out_grad_gates,
+                                                           out_grad_cx);
+}
+
+static const lstm_cell_gates_backward_fused_fn lstm_cell_gates_backward_fused_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = lstm_cell_gates_backward_fused_cpu,
+    [YG_CUDA] = lstm_cell_gates_backward_fused_cuda,
+};
+
+/* Runs yg_lstm_cell_gates_backward_fused with tracing paused and records it as one node
+ * (core/observer.h). */
+static yg_status lstm_cell_gates_backward_fused_traced(const yg_tensor *grad_hy,
+                                                       const yg_tensor *grad_cy,
+                                                       const yg_tensor *input_gates,
+                                                       const yg_tensor *hidden_gates,
+                                                       const yg_tensor *cx,
+                                                       yg_tensor **out_grad_gates,
+                                                       yg_tensor **out_grad_cx)
+{
+    yg_status st;
+
+    yg__obs_pause();
+    st = yg_lstm_cell_gates_backward_fused(grad_hy,
+                                           grad_cy,
+                                           input_gates,
+                                           hidden_gates,
+                                           cx,
+                                           out_grad_gates,
+                                           out_grad_cx);
+    yg__obs_resume();
+    if (st != YG_OK)
+        return st;
+    yg__obs_begin_node("lstm_cell_gates_backward_fused");
+    yg__obs_input(grad_hy);
+    yg__obs_input(grad_cy);
+    yg__obs_input(input_gates);
+    yg__obs_input(hidden_gates);
+    yg__obs_input(cx);
+    yg__obs_output(out_grad_gates, NULL);
+    yg__obs_output(out_grad_cx, NULL);
+    return yg__obs_end_node();
+}
+
+/* lstm_cell_gates_backward_fused(Tensor grad_hy, Tensor grad_cy, Tensor input_gates,
+ *   Tensor hidden_gates, Tensor cx) -> (Tensor grad_gates, Tensor grad_cx) */
+yg_status yg_lstm_cell_gates_backward_fused(const yg_tensor *grad_hy,
+                                            const yg_tensor *grad_cy,
+                                            const yg_tensor *input_gates,
+                                            const yg_tensor *hidden_gates,
+                                            const yg_tensor *cx,
+                                            yg_tensor **out_grad_gates,
+                                            yg_tensor **out_grad_cx)
+{
+    const yg_tensor *inputs[5] = {grad_hy, grad_cy, input_gates, hidden_gates, cx};
+    yg_device dev;
+    lstm_cell_gates_backward_fused_fn kernel;
+
+    if (yg__obs_recording(false))
+        return lstm_cell_gates_backward_fused_traced(grad_hy,
+                                                     grad_cy,
+                                                     input_gates,
+                                                     hidden_gates,
+                                                     cx,
+                                                     out_grad_gates,
+                                                     out_grad_cx);
+    YG_RETURN_IF_ERROR(yg__check_out("lstm_cell_gates_backward_fused", "out_grad_gates", out_grad_gates));
+    YG_RETURN_IF_ERROR(yg__check_out("lstm_cell_gates_backward_fused", "out_grad_cx", out_grad_cx));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates_backward_fused", "grad_hy", grad_hy));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates_backward_fused", "grad_cy", grad_cy));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates_backward_fused", "input_gates", input_gates));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates_backward_fused", "hidden_gates", hidden_gates));
+    YG_RETURN_IF_ERROR(yg__check_defined("lstm_cell_gates_backward_fused", "cx", cx));
+    if (yg__any_requires_grad(5, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "lstm_cell_gates_backward_fused: not differentiable (runs only when nothing records; a recording lstm_cell_gates_backward is differentiable ops), "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad_hy);
+    YG_RETURN_IF_ERROR(yg__check_devices("lstm_cell_gates_backward_fused",
+                                         5,
+                                         (const yg_tensor *const[]){grad_hy, grad_cy, input_gates, hidden_gates, cx},
+                                         (const char *const[]){"grad_hy", "grad_cy", "input_gates", "hidden_gates", "cx"},
+                                         NULL, 0, NULL));
+    kernel = lstm_cell_gates_backward_fused_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "lstm_cell_gates_backward_fused: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad_hy, grad_cy, input_gates, hidden_gates, cx, out_grad_gates, out_grad_cx);
 }
 
 /* Runs yg_gru_cell with tracing paused and records it as one node

@@ -95,6 +95,19 @@ yg_status yg__boxed_lstm_cell_gates_backward(const yg_ir_node *node,
                                        &out[2]);
 }
 
+/* lstm_cell_gates_backward_fused(Tensor grad_hy, Tensor grad_cy, Tensor input_gates,
+ *   Tensor hidden_gates, Tensor cx) -> (Tensor grad_gates, Tensor grad_cx) */
+yg_boxed_impl yg__boxed_lstm_cell_gates_backward_fused; /* listed in boxed/table.c */
+yg_status yg__boxed_lstm_cell_gates_backward_fused(const yg_ir_node *node,
+                                                   yg_tensor *const *in,
+                                                   int32_t n_in,
+                                                   yg_tensor **out)
+{
+    (void)node;
+    (void)n_in;
+    return yg_lstm_cell_gates_backward_fused(in[0], in[1], in[2], in[3], in[4], &out[0], &out[1]);
+}
+
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor */
 yg_boxed_impl yg__boxed_gru_cell; /* listed in boxed/table.c */

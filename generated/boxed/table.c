@@ -247,6 +247,7 @@ yg_boxed_impl yg__boxed_embedding_backward;
 yg_boxed_impl yg__boxed_lstm_cell;
 yg_boxed_impl yg__boxed_lstm_cell_gates;
 yg_boxed_impl yg__boxed_lstm_cell_gates_backward;
+yg_boxed_impl yg__boxed_lstm_cell_gates_backward_fused;
 yg_boxed_impl yg__boxed_gru_cell;
 yg_boxed_impl yg__boxed_scaled_dot_product_attention;
 yg_boxed_impl yg__boxed_conv1d;
@@ -560,6 +561,7 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "lstm_cell", .fn = yg__boxed_lstm_cell},
     {.name = "lstm_cell_gates", .fn = yg__boxed_lstm_cell_gates},
     {.name = "lstm_cell_gates_backward", .fn = yg__boxed_lstm_cell_gates_backward},
+    {.name = "lstm_cell_gates_backward_fused", .fn = yg__boxed_lstm_cell_gates_backward_fused},
     {.name = "gru_cell", .fn = yg__boxed_gru_cell},
     {.name = "scaled_dot_product_attention", .fn = yg__boxed_scaled_dot_product_attention},
     {.name = "conv1d", .fn = yg__boxed_conv1d},
@@ -631,6 +633,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to_device", .fn = yg__boxed_to_device},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 311;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 311,
+const int32_t yg__boxed_ops_count = 312;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 312,
                "boxed table size");

@@ -726,6 +726,7 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* lstm_cell */
     {.n_inputs = 0}, /* lstm_cell_gates */
     {.n_inputs = 0}, /* lstm_cell_gates_backward */
+    {.n_inputs = 0}, /* lstm_cell_gates_backward_fused */
     {.n_inputs = 0}, /* gru_cell */
     {.n_inputs = 0}, /* scaled_dot_product_attention */
     {.n_inputs = 0}, /* conv1d */
@@ -797,6 +798,6 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* to_device */
     {.n_inputs = 0}, /* type_as */
 };
-const int32_t yg__fuse_ops_count = 311;
-_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 311,
+const int32_t yg__fuse_ops_count = 312;
+_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 312,
                "fuser table size");

@@ -368,6 +368,8 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"lstm_cell", yg__onnx_sym_lstm_cell, 0, "custom", NULL},
     {"lstm_cell_gates", yg__onnx_sym_lstm_cell_gates, 0, "custom", NULL},
     {"lstm_cell_gates_backward", NULL, 0, NULL, "a gradient op (export inference graphs)"},
+    {"lstm_cell_gates_backward_fused", NULL, 0, NULL,
+     "a gradient op (export inference graphs)"},
     {"gru_cell", yg__onnx_sym_gru_cell, 0, "custom", NULL},
     {"scaled_dot_product_attention", yg__onnx_sym_scaled_dot_product_attention, 0, "custom", NULL},
     {"conv1d", yg__onnx_sym_conv1d, 0, "custom", NULL},
@@ -472,4 +474,4 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"type_as", yg__onnx_sym_type_as, 0, "custom", NULL},
 };
 
-const int32_t yg__onnx_symbolics_count = 311;
+const int32_t yg__onnx_symbolics_count = 312;

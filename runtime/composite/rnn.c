@@ -175,16 +175,22 @@ yg_status yg__composite_lstm_cell_gates_backward(const yg_tensor *grad_hy,
     *out_grad_input_gates = NULL;
     *out_grad_hidden_gates = NULL;
     *out_grad_cx = NULL;
-    if (!yg__composite_needs_parts(inputs, 5))
-        return yg__kernel_lstm_cell_gates_backward(grad_hy,
-                                                grad_cy,
-                                                input_gates,
-                                                hidden_gates,
-                                                cx,
-                                                grad_input_mask,
-                                                out_grad_input_gates,
-                                                out_grad_hidden_gates,
-                                                out_grad_cx);
+    if (!yg__composite_needs_parts(inputs, 5)) {
+        yg_tensor *gg = NULL, *gcx = NULL;
+        st = yg_lstm_cell_gates_backward_fused(
+            grad_hy, grad_cy, input_gates, hidden_gates, cx, &gg, &gcx);
+        if (st != YG_OK)
+            return st;
+        if (grad_input_mask[0])
+            *out_grad_input_gates = yg_retain(gg);
+        if (grad_input_mask[1])
+            *out_grad_hidden_gates = yg_retain(gg);
+        if (grad_input_mask[2])
+            *out_grad_cx = yg_retain(gcx);
+        yg_release(gg);
+        yg_release(gcx);
+        return YG_OK;
+    }
     st = lstm_gates_backward_parts(
         grad_hy, grad_cy, input_gates, hidden_gates, cx, grad_input_mask, out);
     if (st == YG_OK) {

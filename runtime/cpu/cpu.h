@@ -589,23 +589,21 @@ yg_status yg__kernel_replication_pad_backward(const yg_tensor *grad_output,
                                            int64_t pad_len,
                                            yg_tensor **out);
 
-/* rnn.c: lstm_cell's pointwise part, and its fused gradient (not a
- * dispatch kernel: the composite lstm_cell_gates_backward runs it when
- * nothing records its parts; the two gates gradients are one tensor) */
-yg_status yg__kernel_lstm_cell_gates(const yg_tensor *input_gates,
-                                  const yg_tensor *hidden_gates,
-                                  const yg_tensor *cx,
-                                  yg_tensor **out_hy,
-                                  yg_tensor **out_cy);
-yg_status yg__kernel_lstm_cell_gates_backward(const yg_tensor *grad_hy,
-                                           const yg_tensor *grad_cy,
-                                           const yg_tensor *input_gates,
-                                           const yg_tensor *hidden_gates,
-                                           const yg_tensor *cx,
-                                           const bool *grad_input_mask,
-                                           yg_tensor **out_grad_input_gates,
-                                           yg_tensor **out_grad_hidden_gates,
-                                           yg_tensor **out_grad_cx);
+/* rnn.c: lstm_cell_gates and its fused gradient, structured: fill the
+ * results yg__meta_lstm_cell_gates / yg__meta_lstm_cell_gates_backward_fused
+ * made (meta/meta.h). */
+yg_status yg__cpu_lstm_cell_gates_out(const yg_tensor *input_gates,
+                                      const yg_tensor *hidden_gates,
+                                      const yg_tensor *cx,
+                                      yg_tensor *out_hy,
+                                      yg_tensor *out_cy);
+yg_status yg__cpu_lstm_cell_gates_backward_fused_out(const yg_tensor *grad_hy,
+                                                     const yg_tensor *grad_cy,
+                                                     const yg_tensor *input_gates,
+                                                     const yg_tensor *hidden_gates,
+                                                     const yg_tensor *cx,
+                                                     yg_tensor *out_grad_gates,
+                                                     yg_tensor *out_grad_cx);
 
 /* nn.c */
 /* The CPU implementations of the structured softmax and log_softmax:

@@ -66,7 +66,6 @@ typedef struct yg_cuda_backend {
     __typeof__(yg__cuda_index_add) *index_add;
     __typeof__(yg__cuda_take) *take;
     __typeof__(yg__cuda_put) *put;
-    __typeof__(yg__cuda_lstm_gates) *lstm_gates;
     __typeof__(yg__cuda_layer_norm) *layer_norm;
     __typeof__(yg__cuda_scatter) *scatter;
     __typeof__(yg__cuda_max_pool) *max_pool;

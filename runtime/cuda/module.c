@@ -72,7 +72,6 @@ static const yg_cuda_backend cuda = {
     .index_add = yg__cuda_index_add,
     .take = yg__cuda_take,
     .put = yg__cuda_put,
-    .lstm_gates = yg__cuda_lstm_gates,
     .layer_norm = yg__cuda_layer_norm,
     .scatter = yg__cuda_scatter,
     .max_pool = yg__cuda_max_pool,

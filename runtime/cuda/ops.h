@@ -53,6 +53,24 @@ yg_status yg__cuda_nll_loss_backward_out(const yg_tensor *grad_output,
                                          int64_t ignore_index,
                                          yg_tensor *out);
 
+/* ---- recurrent cells (cuda/rnn.c) ---- */
+
+/* The CUDA implementations of the structured lstm_cell_gates and
+ * lstm_cell_gates_backward_fused (meta/meta.h).  Errors as
+ * yg__cuda_check_launch. */
+yg_status yg__cuda_lstm_cell_gates_out(const yg_tensor *input_gates,
+                                       const yg_tensor *hidden_gates,
+                                       const yg_tensor *cx,
+                                       yg_tensor *out_hy,
+                                       yg_tensor *out_cy);
+yg_status yg__cuda_lstm_cell_gates_backward_fused_out(const yg_tensor *grad_hy,
+                                                      const yg_tensor *grad_cy,
+                                                      const yg_tensor *input_gates,
+                                                      const yg_tensor *hidden_gates,
+                                                      const yg_tensor *cx,
+                                                      yg_tensor *out_grad_gates,
+                                                      yg_tensor *out_grad_cx);
+
 /* ---- reductions and scans (cuda/reduce.c) ---- */
 
 /* sum, mean */

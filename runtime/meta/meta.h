@@ -64,4 +64,23 @@ yg_status yg__meta_nll_loss_backward(const yg_tensor *grad_output,
                                      int64_t ignore_index,
                                      yg_tensor **out);
 
+/* lstm_cell_gates (meta/rnn.c): input_gates and hidden_gates [N, 4H] or
+ * [4H], cx [N, H] or [H], one floating dtype, one device; hy and cy of
+ * cx's sizes. */
+yg_status yg__meta_lstm_cell_gates(const yg_tensor *input_gates,
+                                   const yg_tensor *hidden_gates,
+                                   const yg_tensor *cx,
+                                   yg_tensor **out_hy,
+                                   yg_tensor **out_cy);
+/* lstm_cell_gates_backward_fused: the same checks, grad_hy and grad_cy
+ * of cx's sizes and dtype; the gates' gradient of input_gates' sizes, the
+ * cell's of cx's. */
+yg_status yg__meta_lstm_cell_gates_backward_fused(const yg_tensor *grad_hy,
+                                                  const yg_tensor *grad_cy,
+                                                  const yg_tensor *input_gates,
+                                                  const yg_tensor *hidden_gates,
+                                                  const yg_tensor *cx,
+                                                  yg_tensor **out_grad_gates,
+                                                  yg_tensor **out_grad_cx);
+
 #endif /* YAGRAD_META_META_H */

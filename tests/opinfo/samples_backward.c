@@ -270,6 +270,16 @@ static yg_status lstm_gates_bw(yg_tensor *const *x, yg_tensor **o, int which)
 }
 static yg_status f_lstm_gates_bw_gates(yg_tensor *const *x, yg_tensor **o) { return lstm_gates_bw(x, o, 0); }
 static yg_status f_lstm_gates_bw_cx(yg_tensor *const *x, yg_tensor **o) { return lstm_gates_bw(x, o, 2); }
+/* lstm_cell_gates_backward_fused: the same inputs; which picks the gates'
+ * gradient (0) or cx's (1). */
+static yg_status lstm_gates_bw_fused(yg_tensor *const *x, yg_tensor **o, int which)
+{
+    yg_tensor *g[3] = {NULL, NULL, NULL};
+    yg_status st = yg_lstm_cell_gates_backward_fused(x[0], x[1], x[2], x[3], x[4], &g[0], &g[1]);
+    return norm_bw_pick(st, g, which, o);
+}
+static yg_status f_lstm_gates_bw_fused_gates(yg_tensor *const *x, yg_tensor **o) { return lstm_gates_bw_fused(x, o, 0); }
+static yg_status f_lstm_gates_bw_fused_cx(yg_tensor *const *x, yg_tensor **o) { return lstm_gates_bw_fused(x, o, 1); }
 static yg_status ln_bw(yg_tensor *const *x, yg_tensor **o, int which, bool fused)
 {
     const bool mask[3] = {true, true, true};
@@ -439,6 +449,8 @@ const sample opinfo_backward_samples[] = {
     {"native_layer_norm_backward_fused", "grad_bias, last dim", 3, {F64(-1, 1, 3, 2, 3, 4), C64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 4)}, f_ln_bw_fused_bias},
     {"lstm_cell_gates_backward", "grad of the gates", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(-2, 2, 2, 2, 12), F64(-2, 2, 2, 2, 12), F64(-1, 1, 2, 2, 3)}, f_lstm_gates_bw_gates},
     {"lstm_cell_gates_backward", "grad of cx", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(-2, 2, 2, 2, 12), F64(-2, 2, 2, 2, 12), F64(-1, 1, 2, 2, 3)}, f_lstm_gates_bw_cx},
+    {"lstm_cell_gates_backward_fused", "grad of the gates", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(-2, 2, 2, 2, 12), F64(-2, 2, 2, 2, 12), F64(-1, 1, 2, 2, 3)}, f_lstm_gates_bw_fused_gates},
+    {"lstm_cell_gates_backward_fused", "grad of cx", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(-2, 2, 2, 2, 12), F64(-2, 2, 2, 2, 12), F64(-1, 1, 2, 2, 3)}, f_lstm_gates_bw_fused_cx},
     {"native_batch_norm_backward", "grad_input, training", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 3)}, f_bn_bw_input},
     {"native_batch_norm_backward", "grad_weight, training", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 3)}, f_bn_bw_weight},
     {"native_batch_norm_backward", "grad_bias, training", 3, {F64(-1, 1, 3, 2, 3, 4), C64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 3)}, f_bn_bw_bias},

@@ -125,6 +125,23 @@ YG_NODISCARD yg_status yg_lstm_cell_gates_backward(
     yg_tensor **out_grad_hidden_gates,  /* out: new ref */
     yg_tensor **out_grad_cx);           /* out: new ref */
 
+/* lstm_cell_gates_backward_fused(Tensor grad_hy, Tensor grad_cy, Tensor input_gates,
+ *   Tensor hidden_gates, Tensor cx) -> (Tensor grad_gates, Tensor grad_cx)
+ *
+ * lstm_cell_gates_backward in one pass over the rows: the gradient of
+ * both projections (one tensor: the cell reads their sum) and cx's
+ *
+ * Dtypes: float32, float64.
+ */
+YG_NODISCARD yg_status yg_lstm_cell_gates_backward_fused(
+    const yg_tensor *grad_hy,       /* borrowed */
+    const yg_tensor *grad_cy,       /* borrowed */
+    const yg_tensor *input_gates,   /* borrowed */
+    const yg_tensor *hidden_gates,  /* borrowed */
+    const yg_tensor *cx,            /* borrowed */
+    yg_tensor **out_grad_gates,     /* out: new ref */
+    yg_tensor **out_grad_cx);       /* out: new ref */
+
 /* gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
  *   Tensor? b_hh=None) -> Tensor
  *

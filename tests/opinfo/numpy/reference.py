@@ -1049,6 +1049,10 @@ REFS = {
         "grad of the gates": lambda x: lstm_gates_backward(*x, 0),
         "grad of cx": lambda x: lstm_gates_backward(*x, 2),
     },
+    "lstm_cell_gates_backward_fused": {
+        "grad of the gates": lambda x: lstm_gates_backward(*x, 0),
+        "grad of cx": lambda x: lstm_gates_backward(*x, 2),
+    },
     "gru_cell": lambda x: gru_cell(*x),
     "scaled_dot_product_attention": {
         "no mask": lambda x: sdpa(*x),

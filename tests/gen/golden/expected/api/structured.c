@@ -1181,9 +1181,39 @@ yg_status yg_max_dim_backward(const yg_tensor *grad,
 }
 
 typedef yg_status (*sincos_fn)(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos);
+typedef yg_status (*sincos_impl_fn)(const yg_tensor *self,
+                                    yg_tensor *out_sin,
+                                    yg_tensor *out_cos);
+
+/* sincos is structured: yg__meta_sincos checks the arguments and makes the
+ * results once for every device; impl, the device's, fills them. */
+static yg_status sincos_structured(sincos_impl_fn impl,
+                                   const yg_tensor *self,
+                                   yg_tensor **out_sin,
+                                   yg_tensor **out_cos)
+{
+    yg_tensor *result = NULL, *result1 = NULL;
+    yg_status st = yg__meta_sincos(self, &result, &result1);
+
+    if (st == YG_OK)
+        st = impl(self, result, result1);
+    if (st != YG_OK) {
+        yg_release(result);
+        yg_release(result1);
+        return st;
+    }
+    *out_sin = result;
+    *out_cos = result1;
+    return YG_OK;
+}
+
+static yg_status sincos_cpu(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos)
+{
+    return sincos_structured(yg__golden_sincos_out, self, out_sin, out_cos);
+}
 
 static const sincos_fn sincos_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__golden_sincos,
+    [YG_CPU] = sincos_cpu,
     [YG_CUDA] = NULL, /* reserved */
 };
 

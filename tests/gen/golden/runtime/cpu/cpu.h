@@ -42,7 +42,7 @@ yg_status yg__golden_max_dim_backward(const yg_tensor *grad,
                                      const int64_t *sizes,
                                      int64_t sizes_len,
                                      yg_tensor **out);
-yg_status yg__golden_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos);
+yg_status yg__golden_sincos_out(const yg_tensor *self, yg_tensor *out_sin, yg_tensor *out_cos);
 yg_status yg__golden_scaled(const yg_tensor *self, const yg_tensor *scale, yg_tensor **out);
 yg_status yg__golden_scaled_backward(const yg_tensor *grad,
                                      const yg_tensor *self,

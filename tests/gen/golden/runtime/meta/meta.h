@@ -12,5 +12,6 @@
 #include <stdint.h>
 
 yg_status yg__meta_cumsum(const yg_tensor *self, int64_t dim, yg_tensor **out);
+yg_status yg__meta_sincos(const yg_tensor *self, yg_tensor **out_sin, yg_tensor **out_cos);
 
 #endif

@@ -214,7 +214,8 @@ YG_NODISCARD yg_status yg_max_dim_backward(
 
 /* sincos(Tensor self) -> (Tensor sin, Tensor cos)
  *
- * named multiple returns, both differentiable
+ * named multiple returns, both differentiable; structured: the meta
+ * function makes both results, the implementation fills both
  *
  * Dtypes: float32, float64.
  */
