@@ -2052,12 +2052,22 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "native_batch_norm",
+        .schema = "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias,"
+                  " Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training,"
+                  " float momentum, float eps) -> (Tensor output, Tensor save_mean,"
+                  " Tensor save_invstd)",
+        .location = "specs/native_functions.yaml:1776",
+        .kind = "kernel",
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
         .name = "native_layer_norm_backward",
         .schema = "native_layer_norm_backward(Tensor grad_out, Tensor input,"
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1777",
+        .location = "specs/native_functions.yaml:1793",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2067,17 +2077,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight,"
                   " Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1782",
-        .kind = "kernel",
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
-    },
-    {
-        .name = "native_batch_norm",
-        .schema = "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias,"
-                  " Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training,"
-                  " float momentum, float eps) -> (Tensor output, Tensor save_mean,"
-                  " Tensor save_invstd)",
-        .location = "specs/native_functions.yaml:1792",
+        .location = "specs/native_functions.yaml:1798",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2087,7 +2087,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1802",
+        .location = "specs/native_functions.yaml:1810",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2097,14 +2097,14 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1806",
+        .location = "specs/native_functions.yaml:1814",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1817",
+        .location = "specs/native_functions.yaml:1826",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2114,7 +2114,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:1825",
+        .location = "specs/native_functions.yaml:1834",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2124,7 +2124,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:1834",
+        .location = "specs/native_functions.yaml:1843",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2132,7 +2132,7 @@ const yg_op_info yg__ops[] = {
         .name = "lstm_cell_gates",
         .schema = "lstm_cell_gates(Tensor input_gates, Tensor hidden_gates,"
                   " Tensor cx) -> (Tensor hy, Tensor cy)",
-        .location = "specs/native_functions.yaml:1842",
+        .location = "specs/native_functions.yaml:1851",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2141,7 +2141,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy,"
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,"
                   " Tensor grad_hidden_gates, Tensor grad_cx)",
-        .location = "specs/native_functions.yaml:1853",
+        .location = "specs/native_functions.yaml:1862",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2150,7 +2150,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell_gates_backward_fused(Tensor grad_hy, Tensor grad_cy,"
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor grad_gates,"
                   " Tensor grad_cx)",
-        .location = "specs/native_functions.yaml:1858",
+        .location = "specs/native_functions.yaml:1867",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2158,7 +2158,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1867",
+        .location = "specs/native_functions.yaml:1876",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2167,7 +2167,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1874",
+        .location = "specs/native_functions.yaml:1883",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2176,7 +2176,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1883",
+        .location = "specs/native_functions.yaml:1892",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2185,7 +2185,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, ConvPadding padding=valid, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1893",
+        .location = "specs/native_functions.yaml:1902",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2194,7 +2194,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1906",
+        .location = "specs/native_functions.yaml:1915",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2203,7 +2203,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, ConvPadding padding=valid, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1910",
+        .location = "specs/native_functions.yaml:1919",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2212,7 +2212,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1914",
+        .location = "specs/native_functions.yaml:1923",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2221,7 +2221,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, ConvPadding padding=valid, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1918",
+        .location = "specs/native_functions.yaml:1927",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2230,7 +2230,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
                   " int groups=1, int[1] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1924",
+        .location = "specs/native_functions.yaml:1933",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2239,7 +2239,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
                   " int groups=1, int[2] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1929",
+        .location = "specs/native_functions.yaml:1938",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2248,7 +2248,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
                   " int groups=1, int[3] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1935",
+        .location = "specs/native_functions.yaml:1944",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2257,7 +2257,7 @@ const yg_op_info yg__ops[] = {
         .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:1945",
+        .location = "specs/native_functions.yaml:1954",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2267,7 +2267,7 @@ const yg_op_info yg__ops[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/native_functions.yaml:1954",
+        .location = "specs/native_functions.yaml:1963",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2277,7 +2277,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor weight, int[] stride, int[] padding, int[] dilation,"
                   " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1965",
+        .location = "specs/native_functions.yaml:1974",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2285,7 +2285,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1974",
+        .location = "specs/native_functions.yaml:1983",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2294,7 +2294,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1981",
+        .location = "specs/native_functions.yaml:1990",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2302,7 +2302,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1988",
+        .location = "specs/native_functions.yaml:1997",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2312,7 +2312,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:1995",
+        .location = "specs/native_functions.yaml:2004",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2320,7 +2320,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2000",
+        .location = "specs/native_functions.yaml:2009",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2329,7 +2329,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2008",
+        .location = "specs/native_functions.yaml:2017",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2337,7 +2337,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d",
         .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2014",
+        .location = "specs/native_functions.yaml:2023",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2345,7 +2345,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d_with_indices_backward",
         .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2020",
+        .location = "specs/native_functions.yaml:2029",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
@@ -2354,7 +2354,7 @@ const yg_op_info yg__ops[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:2027",
+        .location = "specs/native_functions.yaml:2036",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2362,7 +2362,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2044",
+        .location = "specs/native_functions.yaml:2053",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2371,7 +2371,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:2051",
+        .location = "specs/native_functions.yaml:2060",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2379,28 +2379,28 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool1d",
         .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2059",
+        .location = "specs/native_functions.yaml:2068",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2065",
+        .location = "specs/native_functions.yaml:2074",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2072",
+        .location = "specs/native_functions.yaml:2081",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2081",
+        .location = "specs/native_functions.yaml:2090",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2409,7 +2409,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int divisor_override=0) -> Tensor",
-        .location = "specs/native_functions.yaml:2086",
+        .location = "specs/native_functions.yaml:2095",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2418,56 +2418,56 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int divisor_override) -> Tensor",
-        .location = "specs/native_functions.yaml:2093",
+        .location = "specs/native_functions.yaml:2102",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool1d",
         .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2099",
+        .location = "specs/native_functions.yaml:2108",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2104",
+        .location = "specs/native_functions.yaml:2113",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2110",
+        .location = "specs/native_functions.yaml:2119",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_to",
         .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2117",
+        .location = "specs/native_functions.yaml:2126",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2124",
+        .location = "specs/native_functions.yaml:2133",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2131",
+        .location = "specs/native_functions.yaml:2140",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2138",
+        .location = "specs/native_functions.yaml:2147",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2475,7 +2475,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:2146",
+        .location = "specs/native_functions.yaml:2155",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2483,7 +2483,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:2153",
+        .location = "specs/native_functions.yaml:2162",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2491,7 +2491,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_to",
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
                   " float scales_h=0.0, float scales_w=0.0) -> Tensor",
-        .location = "specs/native_functions.yaml:2160",
+        .location = "specs/native_functions.yaml:2169",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2499,14 +2499,14 @@ const yg_op_info yg__ops[] = {
         .name = "interpolate",
         .schema = "interpolate(Tensor self, int[] size=[], float scale_factor=0.0,"
                   " InterpolationMode mode=nearest, bool align_corners=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2178",
+        .location = "specs/native_functions.yaml:2187",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2183",
+        .location = "specs/native_functions.yaml:2192",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2515,7 +2515,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2188",
+        .location = "specs/native_functions.yaml:2197",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2524,7 +2524,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2194",
+        .location = "specs/native_functions.yaml:2203",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2533,14 +2533,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2207",
+        .location = "specs/native_functions.yaml:2216",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2213",
+        .location = "specs/native_functions.yaml:2222",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2548,21 +2548,21 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2220",
+        .location = "specs/native_functions.yaml:2229",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2227",
+        .location = "specs/native_functions.yaml:2236",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2237",
+        .location = "specs/native_functions.yaml:2246",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2570,7 +2570,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2244",
+        .location = "specs/native_functions.yaml:2253",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2578,28 +2578,28 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2253",
+        .location = "specs/native_functions.yaml:2262",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2259",
+        .location = "specs/native_functions.yaml:2268",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2265",
+        .location = "specs/native_functions.yaml:2274",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2271",
+        .location = "specs/native_functions.yaml:2280",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2608,7 +2608,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2276",
+        .location = "specs/native_functions.yaml:2285",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2618,7 +2618,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2282",
+        .location = "specs/native_functions.yaml:2291",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2627,7 +2627,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2288",
+        .location = "specs/native_functions.yaml:2297",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2637,7 +2637,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2299",
+        .location = "specs/native_functions.yaml:2308",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2645,7 +2645,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2309",
+        .location = "specs/native_functions.yaml:2318",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2653,21 +2653,21 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2318",
+        .location = "specs/native_functions.yaml:2327",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2324",
+        .location = "specs/native_functions.yaml:2333",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2330",
+        .location = "specs/native_functions.yaml:2339",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2677,7 +2677,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2337",
+        .location = "specs/native_functions.yaml:2346",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
@@ -2685,21 +2685,21 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2341",
+        .location = "specs/native_functions.yaml:2350",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2346",
+        .location = "specs/native_functions.yaml:2355",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:2354",
+        .location = "specs/native_functions.yaml:2363",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2708,7 +2708,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2362",
+        .location = "specs/native_functions.yaml:2371",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2717,7 +2717,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_device",
         .schema = "to_device(Tensor self, Device device, int index=0) -> Tensor",
-        .location = "specs/native_functions.yaml:2371",
+        .location = "specs/native_functions.yaml:2380",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
@@ -2726,7 +2726,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:2378",
+        .location = "specs/native_functions.yaml:2387",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |

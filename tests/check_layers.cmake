@@ -160,7 +160,6 @@ yg_exceptions("the device-neutral kernels still in cpu/ hand CUDA tensors to the
   runtime/cpu/copy.c|cuda/backend.h
   runtime/cpu/index.c|cuda/backend.h
   runtime/cpu/index_advanced.c|cuda/backend.h
-  runtime/cpu/norm.c|cuda/backend.h
   runtime/cpu/pointwise.c|cuda/backend.h
   runtime/cpu/pool.c|cuda/backend.h
   runtime/cpu/random.c|cuda/backend.h

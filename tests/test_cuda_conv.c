@@ -23,6 +23,7 @@
 #include "yagrad/ops_average_pooling.h"
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_norms.h"
+#include "yagrad/ops_norms_backward.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_resampling.h"
 #include "yagrad/ops_views.h"

@@ -15,6 +15,7 @@
 #include "testutil.h"
 #include "yagrad/ops_views.h"
 #include "yagrad/ops_norms.h"
+#include "yagrad/ops_norms_backward.h"
 #include "yagrad/ops_dtype_conversion.h"
 
 #include <math.h>

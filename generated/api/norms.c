@@ -15,10 +15,12 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "meta/meta.h"
 #include "nodes/norms.h"
 
 /* Runs yg_layer_norm with tracing paused and records it as one node
@@ -283,10 +285,115 @@ typedef yg_status (*native_layer_norm_fn)(const yg_tensor *input,
                                           yg_tensor **out_output,
                                           yg_tensor **out_mean,
                                           yg_tensor **out_rstd);
+typedef yg_status (*native_layer_norm_impl_fn)(const yg_tensor *input,
+                                               const int64_t *normalized_shape,
+                                               int64_t normalized_shape_len,
+                                               const yg_tensor *weight,
+                                               const yg_tensor *bias,
+                                               double eps,
+                                               yg_tensor *out_output,
+                                               yg_tensor *out_mean,
+                                               yg_tensor *out_rstd);
+
+/* native_layer_norm is structured: yg__meta_native_layer_norm checks the arguments and makes the
+ * results once for every device; impl, the device's, fills them. */
+static yg_status native_layer_norm_structured(native_layer_norm_impl_fn impl,
+                                              const yg_tensor *input,
+                                              const int64_t *normalized_shape,
+                                              int64_t normalized_shape_len,
+                                              const yg_tensor *weight,
+                                              const yg_tensor *bias,
+                                              double eps,
+                                              yg_tensor **out_output,
+                                              yg_tensor **out_mean,
+                                              yg_tensor **out_rstd)
+{
+    yg_tensor *result = NULL, *result1 = NULL, *result2 = NULL;
+    yg_status st = yg__meta_native_layer_norm(input,
+                                              normalized_shape,
+                                              normalized_shape_len,
+                                              weight,
+                                              bias,
+                                              eps,
+                                              &result,
+                                              &result1,
+                                              &result2);
+
+    if (st == YG_OK)
+        st = impl(input,
+                  normalized_shape,
+                  normalized_shape_len,
+                  weight,
+                  bias,
+                  eps,
+                  result,
+                  result1,
+                  result2);
+    if (st != YG_OK) {
+        yg_release(result);
+        yg_release(result1);
+        yg_release(result2);
+        return st;
+    }
+    *out_output = result;
+    *out_mean = result1;
+    *out_rstd = result2;
+    return YG_OK;
+}
+
+static yg_status native_layer_norm_cpu(const yg_tensor *input,
+                                       const int64_t *normalized_shape,
+                                       int64_t normalized_shape_len,
+                                       const yg_tensor *weight,
+                                       const yg_tensor *bias,
+                                       double eps,
+                                       yg_tensor **out_output,
+                                       yg_tensor **out_mean,
+                                       yg_tensor **out_rstd)
+{
+    return native_layer_norm_structured(yg__cpu_native_layer_norm_out, input,
+                                                                       normalized_shape,
+                                                                       normalized_shape_len,
+                                                                       weight,
+                                                                       bias,
+                                                                       eps,
+                                                                       out_output,
+                                                                       out_mean,
+                                                                       out_rstd);
+}
+
+/* yg__cuda_native_layer_norm_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status native_layer_norm_cuda(const yg_tensor *input,
+                                        const int64_t *normalized_shape,
+                                        int64_t normalized_shape_len,
+                                        const yg_tensor *weight,
+                                        const yg_tensor *bias,
+                                        double eps,
+                                        yg_tensor **out_output,
+                                        yg_tensor **out_mean,
+                                        yg_tensor **out_rstd)
+{
+    static yg_kernel_ref ref = {"yg__cuda_native_layer_norm_out", NULL};
+    native_layer_norm_impl_fn impl = (native_layer_norm_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "native_layer_norm: the CUDA module has no yg__cuda_native_layer_norm_out");
+    return native_layer_norm_structured(impl, input,
+                                              normalized_shape,
+                                              normalized_shape_len,
+                                              weight,
+                                              bias,
+                                              eps,
+                                              out_output,
+                                              out_mean,
+                                              out_rstd);
+}
 
 static const native_layer_norm_fn native_layer_norm_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_native_layer_norm,
-    [YG_CUDA] = yg__kernel_native_layer_norm,
+    [YG_CPU] = native_layer_norm_cpu,
+    [YG_CUDA] = native_layer_norm_cuda,
 };
 
 /* Records NativeLayerNormBackward as the history of every differentiable floating
@@ -463,236 +570,6 @@ out:
     return st;
 }
 
-/* Runs yg_native_layer_norm_backward with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status native_layer_norm_backward_traced(const yg_tensor *grad_out,
-                                                   const yg_tensor *input,
-                                                   const yg_tensor *mean,
-                                                   const yg_tensor *rstd,
-                                                   const yg_tensor *weight,
-                                                   const int64_t *normalized_shape,
-                                                   int64_t normalized_shape_len,
-                                                   double eps,
-                                                   const bool *grad_input_mask,
-                                                   yg_tensor **out_grad_input,
-                                                   yg_tensor **out_grad_weight,
-                                                   yg_tensor **out_grad_bias)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_native_layer_norm_backward(grad_out,
-                                       input,
-                                       mean,
-                                       rstd,
-                                       weight,
-                                       normalized_shape,
-                                       normalized_shape_len,
-                                       eps,
-                                       grad_input_mask,
-                                       out_grad_input,
-                                       out_grad_weight,
-                                       out_grad_bias);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("native_layer_norm_backward");
-    yg__obs_input(grad_out);
-    yg__obs_input(input);
-    yg__obs_input(mean);
-    yg__obs_input(rstd);
-    yg__obs_input(weight);
-    yg__obs_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
-    yg__obs_attr_float("eps", eps);
-    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 3);
-    yg__obs_output(out_grad_input, NULL);
-    yg__obs_output(out_grad_weight, NULL);
-    yg__obs_output(out_grad_bias, NULL);
-    return yg__obs_end_node();
-}
-
-/* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
- *   Tensor? weight, int[] normalized_shape, float eps,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
-yg_status yg_native_layer_norm_backward(const yg_tensor *grad_out,
-                                        const yg_tensor *input,
-                                        const yg_tensor *mean,
-                                        const yg_tensor *rstd,
-                                        const yg_tensor *weight,
-                                        const int64_t *normalized_shape,
-                                        int64_t normalized_shape_len,
-                                        double eps,
-                                        const bool *grad_input_mask,
-                                        yg_tensor **out_grad_input,
-                                        yg_tensor **out_grad_weight,
-                                        yg_tensor **out_grad_bias)
-{
-    yg_status st;
-
-    if (yg__obs_recording(true))
-        return native_layer_norm_backward_traced(grad_out,
-                                                 input,
-                                                 mean,
-                                                 rstd,
-                                                 weight,
-                                                 normalized_shape,
-                                                 normalized_shape_len,
-                                                 eps,
-                                                 grad_input_mask,
-                                                 out_grad_input,
-                                                 out_grad_weight,
-                                                 out_grad_bias);
-    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward", "out_grad_input", out_grad_input));
-    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward", "out_grad_weight", out_grad_weight));
-    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward", "out_grad_bias", out_grad_bias));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward", "grad_out", grad_out));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward", "input", input));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward", "mean", mean));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward", "rstd", rstd));
-    st = yg__composite_native_layer_norm_backward(grad_out,
-                                                  input,
-                                                  mean,
-                                                  rstd,
-                                                  weight,
-                                                  normalized_shape,
-                                                  normalized_shape_len,
-                                                  eps,
-                                                  grad_input_mask,
-                                                  out_grad_input,
-                                                  out_grad_weight,
-                                                  out_grad_bias);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "native_layer_norm_backward");
-    return YG_OK;
-}
-
-typedef yg_status (*native_layer_norm_backward_fused_fn)(const yg_tensor *grad_out,
-                                                         const yg_tensor *input,
-                                                         const yg_tensor *mean,
-                                                         const yg_tensor *rstd,
-                                                         const yg_tensor *weight,
-                                                         const int64_t *normalized_shape,
-                                                         int64_t normalized_shape_len,
-                                                         const bool *grad_input_mask,
-                                                         yg_tensor **out_grad_input,
-                                                         yg_tensor **out_grad_weight,
-                                                         yg_tensor **out_grad_bias);
-
-static const native_layer_norm_backward_fused_fn native_layer_norm_backward_fused_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_native_layer_norm_backward_fused,
-    [YG_CUDA] = yg__kernel_native_layer_norm_backward_fused,
-};
-
-/* Runs yg_native_layer_norm_backward_fused with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status native_layer_norm_backward_fused_traced(const yg_tensor *grad_out,
-                                                         const yg_tensor *input,
-                                                         const yg_tensor *mean,
-                                                         const yg_tensor *rstd,
-                                                         const yg_tensor *weight,
-                                                         const int64_t *normalized_shape,
-                                                         int64_t normalized_shape_len,
-                                                         const bool *grad_input_mask,
-                                                         yg_tensor **out_grad_input,
-                                                         yg_tensor **out_grad_weight,
-                                                         yg_tensor **out_grad_bias)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_native_layer_norm_backward_fused(grad_out,
-                                             input,
-                                             mean,
-                                             rstd,
-                                             weight,
-                                             normalized_shape,
-                                             normalized_shape_len,
-                                             grad_input_mask,
-                                             out_grad_input,
-                                             out_grad_weight,
-                                             out_grad_bias);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("native_layer_norm_backward_fused");
-    yg__obs_input(grad_out);
-    yg__obs_input(input);
-    yg__obs_input(mean);
-    yg__obs_input(rstd);
-    yg__obs_input(weight);
-    yg__obs_attr_ints("normalized_shape", normalized_shape, normalized_shape_len);
-    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 3);
-    yg__obs_output(out_grad_input, NULL);
-    yg__obs_output(out_grad_weight, NULL);
-    yg__obs_output(out_grad_bias, NULL);
-    return yg__obs_end_node();
-}
-
-/* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
- *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
- *   Tensor grad_weight, Tensor grad_bias) */
-yg_status yg_native_layer_norm_backward_fused(const yg_tensor *grad_out,
-                                              const yg_tensor *input,
-                                              const yg_tensor *mean,
-                                              const yg_tensor *rstd,
-                                              const yg_tensor *weight,
-                                              const int64_t *normalized_shape,
-                                              int64_t normalized_shape_len,
-                                              const bool *grad_input_mask,
-                                              yg_tensor **out_grad_input,
-                                              yg_tensor **out_grad_weight,
-                                              yg_tensor **out_grad_bias)
-{
-    const yg_tensor *inputs[5] = {grad_out, input, mean, rstd, weight};
-    yg_device dev;
-    native_layer_norm_backward_fused_fn kernel;
-
-    if (yg__obs_recording(false))
-        return native_layer_norm_backward_fused_traced(grad_out,
-                                                       input,
-                                                       mean,
-                                                       rstd,
-                                                       weight,
-                                                       normalized_shape,
-                                                       normalized_shape_len,
-                                                       grad_input_mask,
-                                                       out_grad_input,
-                                                       out_grad_weight,
-                                                       out_grad_bias);
-    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward_fused", "out_grad_input", out_grad_input));
-    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward_fused", "out_grad_weight", out_grad_weight));
-    YG_RETURN_IF_ERROR(yg__check_out("native_layer_norm_backward_fused", "out_grad_bias", out_grad_bias));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward_fused", "grad_out", grad_out));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward_fused", "input", input));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward_fused", "mean", mean));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_layer_norm_backward_fused", "rstd", rstd));
-    if (yg__any_requires_grad(5, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "native_layer_norm_backward_fused: not differentiable (runs only when nothing records; a recording native_layer_norm_backward is differentiable ops), "
-                        "but an input requires grad");
-    dev = yg_tensor_device(grad_out);
-    YG_RETURN_IF_ERROR(yg__check_devices("native_layer_norm_backward_fused",
-                                         5,
-                                         (const yg_tensor *const[]){grad_out, input, mean, rstd, weight},
-                                         (const char *const[]){"grad_out", "input", "mean", "rstd", "weight"},
-                                         NULL, 0, NULL));
-    kernel = native_layer_norm_backward_fused_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "native_layer_norm_backward_fused: no kernel for device %s",
-                        yg__device_name(dev));
-    return kernel(grad_out,
-                  input,
-                  mean,
-                  rstd,
-                  weight,
-                  normalized_shape,
-                  normalized_shape_len,
-                  grad_input_mask,
-                  out_grad_input,
-                  out_grad_weight,
-                  out_grad_bias);
-}
-
 typedef yg_status (*native_batch_norm_fn)(const yg_tensor *input,
                                           const yg_tensor *weight,
                                           const yg_tensor *bias,
@@ -704,10 +581,131 @@ typedef yg_status (*native_batch_norm_fn)(const yg_tensor *input,
                                           yg_tensor **out_output,
                                           yg_tensor **out_save_mean,
                                           yg_tensor **out_save_invstd);
+typedef yg_status (*native_batch_norm_impl_fn)(const yg_tensor *input,
+                                               const yg_tensor *weight,
+                                               const yg_tensor *bias,
+                                               yg_tensor *running_mean,
+                                               yg_tensor *running_var,
+                                               bool training,
+                                               double momentum,
+                                               double eps,
+                                               yg_tensor *out_output,
+                                               yg_tensor *out_save_mean,
+                                               yg_tensor *out_save_invstd);
+
+/* native_batch_norm is structured: yg__meta_native_batch_norm checks the arguments and makes the
+ * results once for every device; impl, the device's, fills them. */
+static yg_status native_batch_norm_structured(native_batch_norm_impl_fn impl,
+                                              const yg_tensor *input,
+                                              const yg_tensor *weight,
+                                              const yg_tensor *bias,
+                                              yg_tensor *running_mean,
+                                              yg_tensor *running_var,
+                                              bool training,
+                                              double momentum,
+                                              double eps,
+                                              yg_tensor **out_output,
+                                              yg_tensor **out_save_mean,
+                                              yg_tensor **out_save_invstd)
+{
+    yg_tensor *result = NULL, *result1 = NULL, *result2 = NULL;
+    yg_status st = yg__meta_native_batch_norm(input,
+                                              weight,
+                                              bias,
+                                              running_mean,
+                                              running_var,
+                                              training,
+                                              momentum,
+                                              eps,
+                                              &result,
+                                              &result1,
+                                              &result2);
+
+    if (st == YG_OK)
+        st = impl(input,
+                  weight,
+                  bias,
+                  running_mean,
+                  running_var,
+                  training,
+                  momentum,
+                  eps,
+                  result,
+                  result1,
+                  result2);
+    if (st != YG_OK) {
+        yg_release(result);
+        yg_release(result1);
+        yg_release(result2);
+        return st;
+    }
+    *out_output = result;
+    *out_save_mean = result1;
+    *out_save_invstd = result2;
+    return YG_OK;
+}
+
+static yg_status native_batch_norm_cpu(const yg_tensor *input,
+                                       const yg_tensor *weight,
+                                       const yg_tensor *bias,
+                                       yg_tensor *running_mean,
+                                       yg_tensor *running_var,
+                                       bool training,
+                                       double momentum,
+                                       double eps,
+                                       yg_tensor **out_output,
+                                       yg_tensor **out_save_mean,
+                                       yg_tensor **out_save_invstd)
+{
+    return native_batch_norm_structured(yg__cpu_native_batch_norm_out, input,
+                                                                       weight,
+                                                                       bias,
+                                                                       running_mean,
+                                                                       running_var,
+                                                                       training,
+                                                                       momentum,
+                                                                       eps,
+                                                                       out_output,
+                                                                       out_save_mean,
+                                                                       out_save_invstd);
+}
+
+/* yg__cuda_native_batch_norm_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status native_batch_norm_cuda(const yg_tensor *input,
+                                        const yg_tensor *weight,
+                                        const yg_tensor *bias,
+                                        yg_tensor *running_mean,
+                                        yg_tensor *running_var,
+                                        bool training,
+                                        double momentum,
+                                        double eps,
+                                        yg_tensor **out_output,
+                                        yg_tensor **out_save_mean,
+                                        yg_tensor **out_save_invstd)
+{
+    static yg_kernel_ref ref = {"yg__cuda_native_batch_norm_out", NULL};
+    native_batch_norm_impl_fn impl = (native_batch_norm_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "native_batch_norm: the CUDA module has no yg__cuda_native_batch_norm_out");
+    return native_batch_norm_structured(impl, input,
+                                              weight,
+                                              bias,
+                                              running_mean,
+                                              running_var,
+                                              training,
+                                              momentum,
+                                              eps,
+                                              out_output,
+                                              out_save_mean,
+                                              out_save_invstd);
+}
 
 static const native_batch_norm_fn native_batch_norm_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_native_batch_norm,
-    [YG_CUDA] = yg__kernel_native_batch_norm,
+    [YG_CPU] = native_batch_norm_cpu,
+    [YG_CUDA] = native_batch_norm_cuda,
 };
 
 /* Records NativeBatchNormBackward as the history of every differentiable floating
@@ -905,223 +903,4 @@ out:
     yg_release(result1);
     yg_release(result);
     return st;
-}
-
-/* Runs yg_native_batch_norm_backward with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status native_batch_norm_backward_traced(const yg_tensor *grad_out,
-                                                   const yg_tensor *input,
-                                                   const yg_tensor *weight,
-                                                   const yg_tensor *save_mean,
-                                                   const yg_tensor *save_invstd,
-                                                   bool training,
-                                                   double eps,
-                                                   const bool *grad_input_mask,
-                                                   yg_tensor **out_grad_input,
-                                                   yg_tensor **out_grad_weight,
-                                                   yg_tensor **out_grad_bias)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_native_batch_norm_backward(grad_out,
-                                       input,
-                                       weight,
-                                       save_mean,
-                                       save_invstd,
-                                       training,
-                                       eps,
-                                       grad_input_mask,
-                                       out_grad_input,
-                                       out_grad_weight,
-                                       out_grad_bias);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("native_batch_norm_backward");
-    yg__obs_input(grad_out);
-    yg__obs_input(input);
-    yg__obs_input(weight);
-    yg__obs_input(save_mean);
-    yg__obs_input(save_invstd);
-    yg__obs_attr_int("training", training);
-    yg__obs_attr_float("eps", eps);
-    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 3);
-    yg__obs_output(out_grad_input, NULL);
-    yg__obs_output(out_grad_weight, NULL);
-    yg__obs_output(out_grad_bias, NULL);
-    return yg__obs_end_node();
-}
-
-/* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
- *   Tensor save_invstd, bool training, float eps,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
-yg_status yg_native_batch_norm_backward(const yg_tensor *grad_out,
-                                        const yg_tensor *input,
-                                        const yg_tensor *weight,
-                                        const yg_tensor *save_mean,
-                                        const yg_tensor *save_invstd,
-                                        bool training,
-                                        double eps,
-                                        const bool *grad_input_mask,
-                                        yg_tensor **out_grad_input,
-                                        yg_tensor **out_grad_weight,
-                                        yg_tensor **out_grad_bias)
-{
-    yg_status st;
-
-    if (yg__obs_recording(true))
-        return native_batch_norm_backward_traced(grad_out,
-                                                 input,
-                                                 weight,
-                                                 save_mean,
-                                                 save_invstd,
-                                                 training,
-                                                 eps,
-                                                 grad_input_mask,
-                                                 out_grad_input,
-                                                 out_grad_weight,
-                                                 out_grad_bias);
-    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward", "out_grad_input", out_grad_input));
-    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward", "out_grad_weight", out_grad_weight));
-    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward", "out_grad_bias", out_grad_bias));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward", "grad_out", grad_out));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward", "input", input));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward", "save_mean", save_mean));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward", "save_invstd", save_invstd));
-    st = yg__composite_native_batch_norm_backward(grad_out,
-                                                  input,
-                                                  weight,
-                                                  save_mean,
-                                                  save_invstd,
-                                                  training,
-                                                  eps,
-                                                  grad_input_mask,
-                                                  out_grad_input,
-                                                  out_grad_weight,
-                                                  out_grad_bias);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "native_batch_norm_backward");
-    return YG_OK;
-}
-
-typedef yg_status (*native_batch_norm_backward_fused_fn)(const yg_tensor *grad_out,
-                                                         const yg_tensor *input,
-                                                         const yg_tensor *weight,
-                                                         const yg_tensor *save_mean,
-                                                         const yg_tensor *save_invstd,
-                                                         bool training,
-                                                         const bool *grad_input_mask,
-                                                         yg_tensor **out_grad_input,
-                                                         yg_tensor **out_grad_weight,
-                                                         yg_tensor **out_grad_bias);
-
-static const native_batch_norm_backward_fused_fn native_batch_norm_backward_fused_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_native_batch_norm_backward_fused,
-    [YG_CUDA] = yg__kernel_native_batch_norm_backward_fused,
-};
-
-/* Runs yg_native_batch_norm_backward_fused with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status native_batch_norm_backward_fused_traced(const yg_tensor *grad_out,
-                                                         const yg_tensor *input,
-                                                         const yg_tensor *weight,
-                                                         const yg_tensor *save_mean,
-                                                         const yg_tensor *save_invstd,
-                                                         bool training,
-                                                         const bool *grad_input_mask,
-                                                         yg_tensor **out_grad_input,
-                                                         yg_tensor **out_grad_weight,
-                                                         yg_tensor **out_grad_bias)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_native_batch_norm_backward_fused(grad_out,
-                                             input,
-                                             weight,
-                                             save_mean,
-                                             save_invstd,
-                                             training,
-                                             grad_input_mask,
-                                             out_grad_input,
-                                             out_grad_weight,
-                                             out_grad_bias);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("native_batch_norm_backward_fused");
-    yg__obs_input(grad_out);
-    yg__obs_input(input);
-    yg__obs_input(weight);
-    yg__obs_input(save_mean);
-    yg__obs_input(save_invstd);
-    yg__obs_attr_int("training", training);
-    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 3);
-    yg__obs_output(out_grad_input, NULL);
-    yg__obs_output(out_grad_weight, NULL);
-    yg__obs_output(out_grad_bias, NULL);
-    return yg__obs_end_node();
-}
-
-/* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight,
- *   Tensor save_mean, Tensor save_invstd, bool training,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias) */
-yg_status yg_native_batch_norm_backward_fused(const yg_tensor *grad_out,
-                                              const yg_tensor *input,
-                                              const yg_tensor *weight,
-                                              const yg_tensor *save_mean,
-                                              const yg_tensor *save_invstd,
-                                              bool training,
-                                              const bool *grad_input_mask,
-                                              yg_tensor **out_grad_input,
-                                              yg_tensor **out_grad_weight,
-                                              yg_tensor **out_grad_bias)
-{
-    const yg_tensor *inputs[5] = {grad_out, input, weight, save_mean, save_invstd};
-    yg_device dev;
-    native_batch_norm_backward_fused_fn kernel;
-
-    if (yg__obs_recording(false))
-        return native_batch_norm_backward_fused_traced(grad_out,
-                                                       input,
-                                                       weight,
-                                                       save_mean,
-                                                       save_invstd,
-                                                       training,
-                                                       grad_input_mask,
-                                                       out_grad_input,
-                                                       out_grad_weight,
-                                                       out_grad_bias);
-    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward_fused", "out_grad_input", out_grad_input));
-    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward_fused", "out_grad_weight", out_grad_weight));
-    YG_RETURN_IF_ERROR(yg__check_out("native_batch_norm_backward_fused", "out_grad_bias", out_grad_bias));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward_fused", "grad_out", grad_out));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward_fused", "input", input));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward_fused", "save_mean", save_mean));
-    YG_RETURN_IF_ERROR(yg__check_defined("native_batch_norm_backward_fused", "save_invstd", save_invstd));
-    if (yg__any_requires_grad(5, inputs))
-        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
-                        "native_batch_norm_backward_fused: not differentiable (runs only when nothing records; a recording native_batch_norm_backward is differentiable ops), "
-                        "but an input requires grad");
-    dev = yg_tensor_device(grad_out);
-    YG_RETURN_IF_ERROR(yg__check_devices("native_batch_norm_backward_fused",
-                                         5,
-                                         (const yg_tensor *const[]){grad_out, input, weight, save_mean, save_invstd},
-                                         (const char *const[]){"grad_out", "input", "weight", "save_mean", "save_invstd"},
-                                         NULL, 0, NULL));
-    kernel = native_batch_norm_backward_fused_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "native_batch_norm_backward_fused: no kernel for device %s",
-                        yg__device_name(dev));
-    return kernel(grad_out,
-                  input,
-                  weight,
-                  save_mean,
-                  save_invstd,
-                  training,
-                  grad_input_mask,
-                  out_grad_input,
-                  out_grad_weight,
-                  out_grad_bias);
 }

@@ -237,9 +237,9 @@ yg_boxed_impl yg__boxed_layer_norm;
 yg_boxed_impl yg__boxed_group_norm;
 yg_boxed_impl yg__boxed_batch_norm;
 yg_boxed_impl yg__boxed_native_layer_norm;
+yg_boxed_impl yg__boxed_native_batch_norm;
 yg_boxed_impl yg__boxed_native_layer_norm_backward;
 yg_boxed_impl yg__boxed_native_layer_norm_backward_fused;
-yg_boxed_impl yg__boxed_native_batch_norm;
 yg_boxed_impl yg__boxed_native_batch_norm_backward;
 yg_boxed_impl yg__boxed_native_batch_norm_backward_fused;
 yg_boxed_impl yg__boxed_embedding;
@@ -551,9 +551,9 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "group_norm", .fn = yg__boxed_group_norm},
     {.name = "batch_norm", .fn = yg__boxed_batch_norm},
     {.name = "native_layer_norm", .fn = yg__boxed_native_layer_norm},
+    {.name = "native_batch_norm", .fn = yg__boxed_native_batch_norm},
     {.name = "native_layer_norm_backward", .fn = yg__boxed_native_layer_norm_backward},
     {.name = "native_layer_norm_backward_fused", .fn = yg__boxed_native_layer_norm_backward_fused},
-    {.name = "native_batch_norm", .fn = yg__boxed_native_batch_norm},
     {.name = "native_batch_norm_backward", .fn = yg__boxed_native_batch_norm_backward},
     {.name = "native_batch_norm_backward_fused", .fn = yg__boxed_native_batch_norm_backward_fused},
     {.name = "embedding", .fn = yg__boxed_embedding},

@@ -14,7 +14,7 @@
 
 #include "autograd/node.h"
 #include "core/core.h"
-#include "yagrad/ops_norms.h"
+#include "yagrad/ops_norms_backward.h"
 
 /* native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias,
  *   float eps) -> (Tensor output, Tensor mean, Tensor rstd) */

@@ -397,9 +397,9 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* group_norm */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* batch_norm */
     {.fn = yg__symbolic_native_layer_norm}, /* native_layer_norm */
+    {.fn = NULL, .no_grad = false, .unsupported = "in-place: writes an argument (running statistics); stays outside autodiff subgraphs"}, /* native_batch_norm */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* native_layer_norm_backward */
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* native_layer_norm_backward_fused */
-    {.fn = NULL, .no_grad = false, .unsupported = "in-place: writes an argument (running statistics); stays outside autodiff subgraphs"}, /* native_batch_norm */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* native_batch_norm_backward */
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* native_batch_norm_backward_fused */
     {.fn = yg__symbolic_embedding}, /* embedding */

@@ -32,6 +32,7 @@
 #include "yagrad/ops_statistics.h"
 #include "yagrad/ops_views.h"
 #include "yagrad/ops_norms.h"
+#include "yagrad/ops_norms_backward.h"
 
 /* grad_input, grad_weight and grad_bias from the differentiable formulas:
  * the group is dims[0..n_dims) (kept with keepdim), the others other[..];

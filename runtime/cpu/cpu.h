@@ -662,17 +662,19 @@ yg_status yg__kernel_convolution_dispatch(const yg_tensor *input,
                                           yg_tensor **out);
 
 /* norm.c: layer_norm's and batch_norm's fused kernels and their
- * backward (the per-row loops are in vec/norm_loops.c, per CPU capability) */
-yg_status yg__kernel_native_layer_norm(const yg_tensor *input,
+ * backward, structured: fill the results of yg__meta_native_layer_norm
+ * etc. (meta/meta.h; the per-row loops are in vec/norm_loops.c, per CPU
+ * capability) */
+yg_status yg__cpu_native_layer_norm_out(const yg_tensor *input,
                                     const int64_t *normalized_shape,
                                     int64_t normalized_shape_len,
                                     const yg_tensor *weight,
                                     const yg_tensor *bias,
                                     double eps,
-                                    yg_tensor **out_output,
-                                    yg_tensor **out_mean,
-                                    yg_tensor **out_rstd);
-yg_status yg__kernel_native_layer_norm_backward_fused(const yg_tensor *grad_out,
+                                    yg_tensor *out_output,
+                                    yg_tensor *out_mean,
+                                    yg_tensor *out_rstd);
+yg_status yg__cpu_native_layer_norm_backward_fused_out(const yg_tensor *grad_out,
                                                    const yg_tensor *input,
                                                    const yg_tensor *mean,
                                                    const yg_tensor *rstd,
@@ -680,10 +682,10 @@ yg_status yg__kernel_native_layer_norm_backward_fused(const yg_tensor *grad_out,
                                                    const int64_t *normalized_shape,
                                                    int64_t normalized_shape_len,
                                                    const bool *grad_input_mask,
-                                                   yg_tensor **out_grad_input,
-                                                   yg_tensor **out_grad_weight,
-                                                   yg_tensor **out_grad_bias);
-yg_status yg__kernel_native_batch_norm(const yg_tensor *input,
+                                                   yg_tensor *out_grad_input,
+                                                   yg_tensor *out_grad_weight,
+                                                   yg_tensor *out_grad_bias);
+yg_status yg__cpu_native_batch_norm_out(const yg_tensor *input,
                                        const yg_tensor *weight,
                                        const yg_tensor *bias,
                                        yg_tensor *running_mean,
@@ -691,19 +693,19 @@ yg_status yg__kernel_native_batch_norm(const yg_tensor *input,
                                        bool training,
                                        double momentum,
                                        double eps,
-                                       yg_tensor **out_output,
-                                       yg_tensor **out_save_mean,
-                                       yg_tensor **out_save_invstd);
-yg_status yg__kernel_native_batch_norm_backward_fused(const yg_tensor *grad_out,
+                                       yg_tensor *out_output,
+                                       yg_tensor *out_save_mean,
+                                       yg_tensor *out_save_invstd);
+yg_status yg__cpu_native_batch_norm_backward_fused_out(const yg_tensor *grad_out,
                                                       const yg_tensor *input,
                                                       const yg_tensor *weight,
                                                       const yg_tensor *save_mean,
                                                       const yg_tensor *save_invstd,
                                                       bool training,
                                                       const bool *grad_input_mask,
-                                                      yg_tensor **out_grad_input,
-                                                      yg_tensor **out_grad_weight,
-                                                      yg_tensor **out_grad_bias);
+                                                      yg_tensor *out_grad_input,
+                                                      yg_tensor *out_grad_weight,
+                                                      yg_tensor *out_grad_bias);
 
 /* creation.c: tensors made from their arguments (the generated wrapper has
  * already picked the device from `device`, so kernels ignore it) */

@@ -32,13 +32,14 @@
  * (float32 or float64) and layout, and written only once the output
  * exists.  Messages name the op: `native_layer_norm: ...`.
  *
- * batch_norm's two kernels serve CUDA tensors too: the same checks, then
- * cuda/norm.cu computes with the same formulas (one block per channel,
- * statistics in double) and moves the running statistics on the device.
+ * All four are the CPU's implementations of structured ops: the checks
+ * and the results are meta/norm.c's, which the GPU's (cuda/norm.c, over
+ * cuda/layer_norm.cu and cuda/norm.cu: the same formulas, statistics in
+ * double) share.
  */
 #include "cpu/cpu_int.h"
 #include "cpu/vec/kernels.h"
-#include "cuda/backend.h"
+#include "meta/norm.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -55,38 +56,6 @@ static bool worth_threads(int64_t numel, int64_t units) {
     return numel >= YG_NORM_PARALLEL_MIN && units > 1 && omp_get_max_threads() > 1;
 }
 
-/* Fails unless t (nullable) has input's dtype and exactly the sizes
- * sizes[0..n); what says what those sizes are, for the message. */
-static yg_status check_operand(const char *op,
-                               const char *name,
-                               const yg_tensor *t,
-                               const yg_tensor *input,
-                               const int64_t *sizes,
-                               int64_t n,
-                               const char *what) {
-    char tbuf[128], sbuf[160];
-
-    if (t == NULL)
-        return YG_OK;
-    YG_RETURN_IF_ERROR(yg__check_floating(op, name, t));
-    if (t->ndim != n || memcmp(t->sizes, sizes, sizeof(int64_t) * (size_t)n) != 0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: expected %s of %s %s, got %s",
-                        op,
-                        name,
-                        what,
-                        yg__format_sizes(sizes, n, sbuf, sizeof sbuf),
-                        yg__format_sizes(t->sizes, t->ndim, tbuf, sizeof tbuf));
-    if (t->dtype != input->dtype)
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: expected %s of input's dtype %s, got %s",
-                        op,
-                        name,
-                        yg_dtype_name(input->dtype),
-                        yg_dtype_name(t->dtype));
-    return YG_OK;
-}
-
 /* Contiguous copies (or shared references) of the nullable t. */
 static yg_status contiguous(const yg_tensor *t, yg_tensor **out) {
     *out = NULL;
@@ -100,35 +69,6 @@ static const void *data_or_null(const yg_tensor *t) {
 }
 
 /* ---- layer_norm ---- */
-
-/* Checks input's trailing sizes against normalized_shape and gives the
- * number of rows and their length. */
-static yg_status layer_norm_geometry(const char *op,
-                                     const yg_tensor *input,
-                                     const int64_t *ns,
-                                     int64_t len,
-                                     int64_t *rows,
-                                     int64_t *m) {
-    char ibuf[128], sbuf[160];
-    int64_t nd = input->ndim;
-
-    if (len < 1 || len > nd || ns == NULL ||
-        memcmp(input->sizes + (nd - len), ns, sizeof(int64_t) * (size_t)len) != 0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: expected input whose trailing sizes are normalized_shape %s, got %s",
-                        op,
-                        yg__format_sizes(ns, len, sbuf, sizeof sbuf),
-                        yg__format_sizes(input->sizes, nd, ibuf, sizeof ibuf));
-    /* Each part of an empty input's sizes may overflow alone (sizes.h). */
-    *rows = yg__sizes_product(input->sizes, nd - len);
-    *m = yg__sizes_product(input->sizes + (nd - len), len);
-    if (*rows < 0 || *m < 0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: input %s has more than 2^59 rows or elements per row",
-                        op,
-                        yg__format_sizes(input->sizes, nd, ibuf, sizeof ibuf));
-    return YG_OK;
-}
 
 typedef struct ln_forward {
     const void *x, *w, *b;
@@ -164,68 +104,31 @@ static void ln_forward_row(const ln_forward *a, int64_t r) {
     }
 }
 
-yg_status yg__kernel_native_layer_norm(const yg_tensor *input,
-                                       const int64_t *normalized_shape,
-                                       int64_t normalized_shape_len,
-                                       const yg_tensor *weight,
-                                       const yg_tensor *bias,
-                                       double eps,
-                                       yg_tensor **out_output,
-                                       yg_tensor **out_mean,
-                                       yg_tensor **out_rstd) {
-    const char *op = "native_layer_norm";
-    int64_t len = normalized_shape_len, rows, m, stat_sizes[YG_MAX_DIMS];
-    yg_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL, *mean = NULL, *rstd = NULL;
+/* The implementations below fill the results the meta functions of
+ * meta/norm.c made after checking the arguments (structured ops,
+ * meta/meta.h). */
+yg_status yg__cpu_native_layer_norm_out(const yg_tensor *input,
+                                        const int64_t *normalized_shape,
+                                        int64_t normalized_shape_len,
+                                        const yg_tensor *weight,
+                                        const yg_tensor *bias,
+                                        double eps,
+                                        yg_tensor *y,
+                                        yg_tensor *mean,
+                                        yg_tensor *rstd) {
+    int64_t rows, m;
+    yg_tensor *x = NULL, *w = NULL, *b = NULL;
     yg_status st;
 
-    *out_output = NULL;
-    *out_mean = NULL;
-    *out_rstd = NULL;
-    YG_RETURN_IF_ERROR(yg__check_floating(op, "input", input));
-    YG_RETURN_IF_ERROR(layer_norm_geometry(op, input, normalized_shape, len, &rows, &m));
-    YG_RETURN_IF_ERROR(
-        check_operand(op, "weight", weight, input, normalized_shape, len, "normalized_shape"));
-    YG_RETURN_IF_ERROR(
-        check_operand(op, "bias", bias, input, normalized_shape, len, "normalized_shape"));
-    for (int32_t d = 0; d < input->ndim; d++)
-        stat_sizes[d] = d < input->ndim - len ? input->sizes[d] : 1;
+    YG_RETURN_IF_ERROR(yg__layer_norm_geometry(
+        "native_layer_norm", input, normalized_shape, normalized_shape_len, &rows, &m));
     st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
     if (st == YG_OK)
         st = contiguous(weight, &w);
     if (st == YG_OK)
         st = contiguous(bias, &b);
-    if (st == YG_OK)
-        st = yg__tensor_empty_like(input, input->dtype, &y);
-    if (st == YG_OK)
-        st = yg__creation_empty_on(
-            op, stat_sizes, input->ndim, input->dtype, input->storage->device, &mean);
-    if (st == YG_OK)
-        st = yg__creation_empty_on(
-            op, stat_sizes, input->ndim, input->dtype, input->storage->device, &rstd);
     if (st != YG_OK)
         goto out;
-    if (input->storage->device == YG_CUDA) {
-        if (rows * m > 0)
-            st = yg__cuda()->layer_norm(op,
-                                     input->storage->device_index,
-                                     input->dtype == YG_FLOAT64,
-                                     false,
-                                     y,
-                                     mean,
-                                     rstd,
-                                     NULL,
-                                     x,
-                                     NULL,
-                                     NULL,
-                                     w,
-                                     b,
-                                     rows,
-                                     m,
-                                     eps);
-        if (st != YG_OK)
-            goto out;
-        goto done;
-    }
     ln_forward a = {data_or_null(x),
                     data_or_null(w),
                     data_or_null(b),
@@ -243,18 +146,10 @@ yg_status yg__kernel_native_layer_norm(const yg_tensor *input,
         for (int64_t r = 0; r < rows; r++)
             ln_forward_row(&a, r);
     }
-done:
-    *out_output = y;
-    *out_mean = mean;
-    *out_rstd = rstd;
-    y = mean = rstd = NULL;
 out:
     yg_release(x);
     yg_release(w);
     yg_release(b);
-    yg_release(y);
-    yg_release(mean);
-    yg_release(rstd);
     return st;
 }
 
@@ -359,92 +254,28 @@ static yg_status ln_backward_run(const ln_backward *a, int64_t rows, void *gw, v
     return YG_OK;
 }
 
-/* Fails unless g has input's sizes and dtype. */
-static yg_status check_grad_out(const char *op, const yg_tensor *g, const yg_tensor *input) {
-    char gbuf[128], ibuf[128];
-
-    YG_RETURN_IF_ERROR(yg__check_floating(op, "grad_out", g));
-    if (g->ndim != input->ndim ||
-        memcmp(g->sizes, input->sizes, sizeof(int64_t) * (size_t)input->ndim) != 0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: expected grad_out of input's sizes %s, got %s",
-                        op,
-                        yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf),
-                        yg__format_sizes(g->sizes, g->ndim, gbuf, sizeof gbuf));
-    if (g->dtype != input->dtype)
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: expected grad_out of input's dtype %s, got %s",
-                        op,
-                        yg_dtype_name(input->dtype),
-                        yg_dtype_name(g->dtype));
-    return YG_OK;
-}
-
-/* Fails unless the statistic t has n elements and input's dtype. */
-static yg_status check_stat(const char *op,
-                            const char *name,
-                            const yg_tensor *t,
-                            const yg_tensor *input,
-                            int64_t n) {
-    char tbuf[128];
-
-    YG_RETURN_IF_ERROR(yg__check_floating(op, name, t));
-    if (yg_tensor_numel(t) != n)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: expected %s of %" PRId64 " elements (one per %s), got %s",
-                        op,
-                        name,
-                        n,
-                        strcmp(op, "native_layer_norm_backward_fused") == 0 ? "row" : "channel",
-                        yg__format_sizes(t->sizes, t->ndim, tbuf, sizeof tbuf));
-    if (t->dtype != input->dtype)
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: expected %s of input's dtype %s, got %s",
-                        op,
-                        name,
-                        yg_dtype_name(input->dtype),
-                        yg_dtype_name(t->dtype));
-    return YG_OK;
-}
-
-/* Zeros of sizes[0..n) in dtype when wanted, else NULL. */
-static yg_status
-zeros_if(bool wanted, const int64_t *sizes, int64_t n, yg_dtype dtype, yg_tensor **out) {
-    *out = NULL;
-    if (!wanted)
-        return YG_OK;
-    YG_RETURN_IF_ERROR(yg__creation_empty("norm", sizes, n, dtype, out));
-    memset(yg__tensor_ptr(*out), 0, (size_t)yg_tensor_numel(*out) * yg_dtype_size(dtype));
-    return YG_OK;
-}
-
-yg_status yg__kernel_native_layer_norm_backward_fused(const yg_tensor *grad_out,
-                                                      const yg_tensor *input,
-                                                      const yg_tensor *mean,
-                                                      const yg_tensor *rstd,
-                                                      const yg_tensor *weight,
-                                                      const int64_t *normalized_shape,
-                                                      int64_t normalized_shape_len,
-                                                      const bool *grad_input_mask,
-                                                      yg_tensor **out_grad_input,
-                                                      yg_tensor **out_grad_weight,
-                                                      yg_tensor **out_grad_bias) {
-    const char *op = "native_layer_norm_backward_fused";
-    int64_t len = normalized_shape_len, rows, m;
+yg_status yg__cpu_native_layer_norm_backward_fused_out(const yg_tensor *grad_out,
+                                                       const yg_tensor *input,
+                                                       const yg_tensor *mean,
+                                                       const yg_tensor *rstd,
+                                                       const yg_tensor *weight,
+                                                       const int64_t *normalized_shape,
+                                                       int64_t normalized_shape_len,
+                                                       const bool *grad_input_mask,
+                                                       yg_tensor *gi,
+                                                       yg_tensor *gw,
+                                                       yg_tensor *gb) {
+    int64_t rows, m;
     yg_tensor *g = NULL, *x = NULL, *mu = NULL, *rs = NULL, *w = NULL;
-    yg_tensor *gi = NULL, *gw = NULL, *gb = NULL;
     yg_status st;
 
-    *out_grad_input = NULL;
-    *out_grad_weight = NULL;
-    *out_grad_bias = NULL;
-    YG_RETURN_IF_ERROR(yg__check_floating(op, "input", input));
-    YG_RETURN_IF_ERROR(check_grad_out(op, grad_out, input));
-    YG_RETURN_IF_ERROR(layer_norm_geometry(op, input, normalized_shape, len, &rows, &m));
-    YG_RETURN_IF_ERROR(check_stat(op, "mean", mean, input, rows));
-    YG_RETURN_IF_ERROR(check_stat(op, "rstd", rstd, input, rows));
-    YG_RETURN_IF_ERROR(
-        check_operand(op, "weight", weight, input, normalized_shape, len, "normalized_shape"));
+    (void)grad_input_mask;
+    YG_RETURN_IF_ERROR(yg__layer_norm_geometry("native_layer_norm_backward_fused",
+                                               input,
+                                               normalized_shape,
+                                               normalized_shape_len,
+                                               &rows,
+                                               &m));
     st = yg__tensor_contiguous_as(grad_out, input->dtype, true, &g);
     if (st == YG_OK)
         st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
@@ -454,51 +285,6 @@ yg_status yg__kernel_native_layer_norm_backward_fused(const yg_tensor *grad_out,
         st = yg__tensor_contiguous_as(rstd, input->dtype, true, &rs);
     if (st == YG_OK)
         st = contiguous(weight, &w);
-    if (st == YG_OK && grad_input_mask[0])
-        st = yg__tensor_empty_like(input, input->dtype, &gi);
-    if (st == YG_OK && input->storage->device == YG_CUDA) {
-        /* The kernels write every element: no zeros needed. */
-        for (int k = 1; k < 3 && st == YG_OK; k++)
-            if (grad_input_mask[k])
-                st = yg__tensor_new_on(op,
-                                       normalized_shape,
-                                       len,
-                                       input->dtype,
-                                       YG_CUDA,
-                                       input->storage->device_index,
-                                       k == 1 ? &gw : &gb);
-        if (st == YG_OK && rows * m > 0)
-            st = yg__cuda()->layer_norm(op,
-                                     input->storage->device_index,
-                                     input->dtype == YG_FLOAT64,
-                                     true,
-                                     gi,
-                                     gw,
-                                     gb,
-                                     g,
-                                     x,
-                                     mu,
-                                     rs,
-                                     w,
-                                     NULL,
-                                     rows,
-                                     m,
-                                     0.0);
-        else if (st == YG_OK) /* no rows: zero parameter gradients */
-            for (int k = 1; k < 3 && st == YG_OK; k++) {
-                yg_tensor *z = k == 1 ? gw : gb, *same = NULL;
-                if (z != NULL)
-                    st = yg__kernel_zero_(z, &same);
-                yg_release(same);
-            }
-        if (st != YG_OK)
-            goto out;
-        goto done;
-    }
-    if (st == YG_OK)
-        st = zeros_if(grad_input_mask[1], normalized_shape, len, input->dtype, &gw);
-    if (st == YG_OK)
-        st = zeros_if(grad_input_mask[2], normalized_shape, len, input->dtype, &gb);
     if (st != YG_OK)
         goto out;
     ln_backward a = {yg__tensor_ptr(g),
@@ -511,49 +297,16 @@ yg_status yg__kernel_native_layer_norm_backward_fused(const yg_tensor *grad_out,
                      input->dtype == YG_FLOAT32};
     st = ln_backward_run(
         &a, rows, gw != NULL ? yg__tensor_ptr(gw) : NULL, gb != NULL ? yg__tensor_ptr(gb) : NULL);
-    if (st != YG_OK)
-        goto out;
-done:
-    *out_grad_input = gi;
-    *out_grad_weight = gw;
-    *out_grad_bias = gb;
-    gi = gw = gb = NULL;
 out:
     yg_release(g);
     yg_release(x);
     yg_release(mu);
     yg_release(rs);
     yg_release(w);
-    yg_release(gi);
-    yg_release(gw);
-    yg_release(gb);
     return st;
 }
 
 /* ---- batch_norm ---- */
-
-/* N, C and L of input [N, C, *], after checking its dims. */
-static yg_status
-batch_norm_geometry(const char *op, const yg_tensor *input, int64_t *n, int64_t *c, int64_t *l) {
-    char ibuf[128];
-
-    if (input->ndim < 2 || input->ndim > 5)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: expected input of 2 to 5 dims [N, C, *], got %s",
-                        op,
-                        yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf));
-    *n = input->sizes[0];
-    *c = input->sizes[1];
-    *l = yg__sizes_product(input->sizes + 2, input->ndim - 2);
-    /* An empty input may have huge other dims (sizes.h): the kernels
-     * loop over n and l per channel, so both become 0 (no element, the
-     * same counts), and c stays for the per-channel results. */
-    if (yg_tensor_numel(input) == 0) {
-        *n = 0;
-        *l = 0;
-    }
-    return YG_OK;
-}
 
 /* Element i of a 1-d float32 or float64 tensor of any stride. */
 static double *state_f64(const yg_tensor *t, int64_t i) {
@@ -573,29 +326,6 @@ static void state_set(yg_tensor *t, int64_t i, double v) {
         *state_f32(t, i) = (float)v;
     else
         *state_f64(t, i) = v;
-}
-
-/* Fails unless the running statistic t (nullable) is [c] of float32 or
- * float64 on the cpu (its own dtype: it is state, never converted). */
-static yg_status check_running(const char *op,
-                               const char *name,
-                               const yg_tensor *t,
-                               int64_t c,
-                               const yg_tensor *input) {
-    char tbuf[128], ibuf[128];
-
-    if (t == NULL)
-        return YG_OK;
-    YG_RETURN_IF_ERROR(yg__check_floating(op, name, t));
-    if (t->ndim != 1 || t->sizes[0] != c)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: expected %s of sizes [%" PRId64 "] (the channels of input %s), got %s",
-                        op,
-                        name,
-                        c,
-                        yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf),
-                        yg__format_sizes(t->sizes, t->ndim, tbuf, sizeof tbuf));
-    return YG_OK;
 }
 
 typedef struct bn_forward {
@@ -708,162 +438,31 @@ static void bn_forward_channel(const bn_forward *a, int64_t ch) {
 DEFINE_BN_FORWARD_ROWS(f32, float)
 DEFINE_BN_FORWARD_ROWS(f64, double)
 
-/* native_batch_norm on a GPU (after its checks): contiguous operands,
- * results on input's device, one launch of cuda/norm.cu that also moves
- * the running statistics. */
-static yg_status cuda_batch_norm(const char *op,
-                                 const yg_tensor *input,
-                                 const yg_tensor *weight,
-                                 const yg_tensor *bias,
-                                 yg_tensor *running_mean,
-                                 yg_tensor *running_var,
-                                 bool training,
-                                 double momentum,
-                                 double eps,
-                                 yg_tensor **out_output,
-                                 yg_tensor **out_save_mean,
-                                 yg_tensor **out_save_invstd) {
-    int64_t n = 0, c = 0, l = 0;
-    int dev = input->storage->device_index;
-    yg_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL, *sm = NULL, *si = NULL;
-    yg_status st;
-
-    YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
-    st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
-    if (st == YG_OK)
-        st = contiguous(weight, &w);
-    if (st == YG_OK)
-        st = contiguous(bias, &b);
-    if (st == YG_OK)
-        st = yg__tensor_empty_like(input, input->dtype, &y);
-    if (st == YG_OK)
-        st = yg__tensor_new_on(op, &c, 1, input->dtype, YG_CUDA, dev, &sm);
-    if (st == YG_OK)
-        st = yg__tensor_new_on(op, &c, 1, input->dtype, YG_CUDA, dev, &si);
-    if (st == YG_OK) {
-        yg__cuda_bn_args a = {
-            .x = yg__tensor_ptr(x),
-            .w = data_or_null(w),
-            .b = data_or_null(b),
-            .y = yg__tensor_ptr(y),
-            .save_mean = yg__tensor_ptr(sm),
-            .save_invstd = yg__tensor_ptr(si),
-            .rm = running_mean != NULL ? yg__tensor_ptr(running_mean) : NULL,
-            .rv = running_var != NULL ? yg__tensor_ptr(running_var) : NULL,
-            .rm_stride = running_mean != NULL ? running_mean->strides[0] : 0,
-            .rv_stride = running_var != NULL ? running_var->strides[0] : 0,
-            .n = n,
-            .c = c,
-            .l = l,
-            .momentum = momentum,
-            .eps = eps,
-            .f64 = input->dtype == YG_FLOAT64,
-            .rm_f64 = running_mean != NULL && running_mean->dtype == YG_FLOAT64,
-            .rv_f64 = running_var != NULL && running_var->dtype == YG_FLOAT64,
-            .training = training,
-        };
-        st = yg__cuda()->batch_norm(op, dev, &a);
-    }
-    if (st == YG_OK) {
-        *out_output = y;
-        *out_save_mean = sm;
-        *out_save_invstd = si;
-        y = sm = si = NULL;
-    }
-    yg_release(x);
-    yg_release(w);
-    yg_release(b);
-    yg_release(y);
-    yg_release(sm);
-    yg_release(si);
-    return st;
-}
-
-/* The checks of batch_norm (the same messages, naming op). */
-static yg_status check_batch_norm(const char *op,
-                                  const yg_tensor *input,
-                                  const yg_tensor *weight,
-                                  const yg_tensor *bias,
-                                  const yg_tensor *running_mean,
-                                  const yg_tensor *running_var,
-                                  bool training) {
-    int64_t n = 0, c = 0, l = 0;
-    char ibuf[128];
-
-    YG_RETURN_IF_ERROR(yg__check_floating(op, "input", input));
-    YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
-    YG_RETURN_IF_ERROR(check_running(op, "weight", weight, c, input));
-    YG_RETURN_IF_ERROR(check_running(op, "bias", bias, c, input));
-    YG_RETURN_IF_ERROR(check_operand(op, "weight", weight, input, &c, 1, "sizes"));
-    YG_RETURN_IF_ERROR(check_operand(op, "bias", bias, input, &c, 1, "sizes"));
-    YG_RETURN_IF_ERROR(check_running(op, "running_mean", running_mean, c, input));
-    YG_RETURN_IF_ERROR(check_running(op, "running_var", running_var, c, input));
-    if ((running_mean == NULL) != (running_var == NULL))
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: running_mean and running_var must be given together (got only %s)",
-                        op,
-                        running_mean != NULL ? "running_mean" : "running_var");
-    if (training && c > 0 && n * l == 1)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: expected more than 1 value per channel when training, got input %s",
-                        op,
-                        yg__format_sizes(input->sizes, input->ndim, ibuf, sizeof ibuf));
-    if (!training && running_mean == NULL)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: running_mean and running_var are required when not training",
-                        op);
-    return YG_OK;
-}
-
-yg_status yg__kernel_native_batch_norm(const yg_tensor *input,
-                                       const yg_tensor *weight,
-                                       const yg_tensor *bias,
-                                       yg_tensor *running_mean,
-                                       yg_tensor *running_var,
-                                       bool training,
-                                       double momentum,
-                                       double eps,
-                                       yg_tensor **out_output,
-                                       yg_tensor **out_save_mean,
-                                       yg_tensor **out_save_invstd) {
+yg_status yg__cpu_native_batch_norm_out(const yg_tensor *input,
+                                        const yg_tensor *weight,
+                                        const yg_tensor *bias,
+                                        yg_tensor *running_mean,
+                                        yg_tensor *running_var,
+                                        bool training,
+                                        double momentum,
+                                        double eps,
+                                        yg_tensor *y,
+                                        yg_tensor *sm,
+                                        yg_tensor *si) {
     const char *op = "native_batch_norm";
     int64_t n = 0, c = 0, l = 0;
-    yg_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL, *sm = NULL, *si = NULL;
+    yg_tensor *x = NULL, *w = NULL, *b = NULL;
     double *batch_var = NULL;
     size_t var_bytes = 0;
     yg_status st;
 
-    *out_output = NULL;
-    *out_save_mean = NULL;
-    *out_save_invstd = NULL;
-    YG_RETURN_IF_ERROR(
-        check_batch_norm(op, input, weight, bias, running_mean, running_var, training));
-    if (input->storage->device == YG_CUDA)
-        return cuda_batch_norm(op,
-                               input,
-                               weight,
-                               bias,
-                               running_mean,
-                               running_var,
-                               training,
-                               momentum,
-                               eps,
-                               out_output,
-                               out_save_mean,
-                               out_save_invstd);
-    YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
+    YG_RETURN_IF_ERROR(yg__batch_norm_geometry(op, input, &n, &c, &l));
     var_bytes = sizeof(double) * (size_t)c;
     st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
     if (st == YG_OK)
         st = contiguous(weight, &w);
     if (st == YG_OK)
         st = contiguous(bias, &b);
-    if (st == YG_OK)
-        st = yg__tensor_empty_like(input, input->dtype, &y);
-    if (st == YG_OK)
-        st = yg__creation_empty(op, &c, 1, input->dtype, &sm);
-    if (st == YG_OK)
-        st = yg__creation_empty(op, &c, 1, input->dtype, &si);
     if (st == YG_OK && (batch_var = yg__alloc(var_bytes)) == NULL)
         st = yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", op, var_bytes);
     if (st != YG_OK)
@@ -918,18 +517,11 @@ yg_status yg__kernel_native_batch_norm(const yg_tensor *input,
                           momentum * batch_var[ch] * count / (count - 1));
         }
     }
-    *out_output = y;
-    *out_save_mean = sm;
-    *out_save_invstd = si;
-    y = sm = si = NULL;
 out:
     yg__free(batch_var, var_bytes);
     yg_release(x);
     yg_release(w);
     yg_release(b);
-    yg_release(y);
-    yg_release(sm);
-    yg_release(si);
     return st;
 }
 
@@ -1048,31 +640,23 @@ static void bn_backward_channel(const bn_backward *a, int64_t ch) {
 DEFINE_BN_BACKWARD_ROWS(f32, float)
 DEFINE_BN_BACKWARD_ROWS(f64, double)
 
-yg_status yg__kernel_native_batch_norm_backward_fused(const yg_tensor *grad_out,
-                                                      const yg_tensor *input,
-                                                      const yg_tensor *weight,
-                                                      const yg_tensor *save_mean,
-                                                      const yg_tensor *save_invstd,
-                                                      bool training,
-                                                      const bool *grad_input_mask,
-                                                      yg_tensor **out_grad_input,
-                                                      yg_tensor **out_grad_weight,
-                                                      yg_tensor **out_grad_bias) {
+yg_status yg__cpu_native_batch_norm_backward_fused_out(const yg_tensor *grad_out,
+                                                       const yg_tensor *input,
+                                                       const yg_tensor *weight,
+                                                       const yg_tensor *save_mean,
+                                                       const yg_tensor *save_invstd,
+                                                       bool training,
+                                                       const bool *grad_input_mask,
+                                                       yg_tensor *gi,
+                                                       yg_tensor *gw,
+                                                       yg_tensor *gb) {
     const char *op = "native_batch_norm_backward_fused";
     int64_t n = 0, c = 0, l = 0;
     yg_tensor *g = NULL, *x = NULL, *w = NULL, *mu = NULL, *inv = NULL;
-    yg_tensor *gi = NULL, *gw = NULL, *gb = NULL;
     yg_status st;
 
-    *out_grad_input = NULL;
-    *out_grad_weight = NULL;
-    *out_grad_bias = NULL;
-    YG_RETURN_IF_ERROR(yg__check_floating(op, "input", input));
-    YG_RETURN_IF_ERROR(batch_norm_geometry(op, input, &n, &c, &l));
-    YG_RETURN_IF_ERROR(check_grad_out(op, grad_out, input));
-    YG_RETURN_IF_ERROR(check_operand(op, "weight", weight, input, &c, 1, "sizes"));
-    YG_RETURN_IF_ERROR(check_stat(op, "save_mean", save_mean, input, c));
-    YG_RETURN_IF_ERROR(check_stat(op, "save_invstd", save_invstd, input, c));
+    (void)grad_input_mask;
+    YG_RETURN_IF_ERROR(yg__batch_norm_geometry(op, input, &n, &c, &l));
     st = yg__tensor_contiguous_as(grad_out, input->dtype, true, &g);
     if (st == YG_OK)
         st = yg__tensor_contiguous_as(input, input->dtype, true, &x);
@@ -1082,45 +666,6 @@ yg_status yg__kernel_native_batch_norm_backward_fused(const yg_tensor *grad_out,
         st = yg__tensor_contiguous_as(save_mean, input->dtype, true, &mu);
     if (st == YG_OK)
         st = yg__tensor_contiguous_as(save_invstd, input->dtype, true, &inv);
-    if (st == YG_OK && grad_input_mask[0])
-        st = yg__tensor_empty_like(input, input->dtype, &gi);
-    if (input->storage->device == YG_CUDA) {
-        /* gw and gb: every channel is written by the kernel */
-        int dev = input->storage->device_index;
-        if (st == YG_OK && grad_input_mask[1])
-            st = yg__tensor_new_on(op, &c, 1, input->dtype, YG_CUDA, dev, &gw);
-        if (st == YG_OK && grad_input_mask[2])
-            st = yg__tensor_new_on(op, &c, 1, input->dtype, YG_CUDA, dev, &gb);
-        if (st == YG_OK) {
-            yg__cuda_bn_backward_args a = {
-                .g = yg__tensor_ptr(g),
-                .x = yg__tensor_ptr(x),
-                .w = data_or_null(w),
-                .mean = yg__tensor_ptr(mu),
-                .invstd = yg__tensor_ptr(inv),
-                .gi = gi != NULL ? yg__tensor_ptr(gi) : NULL,
-                .gw = gw != NULL ? yg__tensor_ptr(gw) : NULL,
-                .gb = gb != NULL ? yg__tensor_ptr(gb) : NULL,
-                .n = n,
-                .c = c,
-                .l = l,
-                .f64 = input->dtype == YG_FLOAT64,
-                .training = training,
-            };
-            st = yg__cuda()->batch_norm_backward(op, dev, &a);
-        }
-        if (st == YG_OK) {
-            *out_grad_input = gi;
-            *out_grad_weight = gw;
-            *out_grad_bias = gb;
-            gi = gw = gb = NULL;
-        }
-        goto out;
-    }
-    if (st == YG_OK)
-        st = zeros_if(grad_input_mask[1], &c, 1, input->dtype, &gw);
-    if (st == YG_OK)
-        st = zeros_if(grad_input_mask[2], &c, 1, input->dtype, &gb);
     if (st != YG_OK)
         goto out;
     bn_backward a = {yg__tensor_ptr(g),
@@ -1156,18 +701,11 @@ yg_status yg__kernel_native_batch_norm_backward_fused(const yg_tensor *grad_out,
         for (int64_t ch = 0; ch < c; ch++)
             bn_backward_channel(&a, ch);
     }
-    *out_grad_input = gi;
-    *out_grad_weight = gw;
-    *out_grad_bias = gb;
-    gi = gw = gb = NULL;
 out:
     yg_release(g);
     yg_release(x);
     yg_release(w);
     yg_release(mu);
     yg_release(inv);
-    yg_release(gi);
-    yg_release(gw);
-    yg_release(gb);
     return st;
 }

@@ -300,11 +300,4 @@ yg_status yg__cuda_upsample_bilinear(const char *op, const yg_tensor *src,
                                      int64_t iw, int64_t oh, int64_t ow, bool backward,
                                      yg_tensor *dst);
 
-/* cpu/norm.c's native_batch_norm (a: the call's geometry, buffers and
- * running statistics, all on device index) and its fused backward:
- * cuda/norm.c and norm.cu.  Errors name op: YG_ERR_DEVICE (launch). */
-yg_status yg__cuda_batch_norm(const char *op, int index, const yg__cuda_bn_args *a);
-yg_status yg__cuda_batch_norm_backward(const char *op, int index,
-                                       const yg__cuda_bn_backward_args *a);
-
 #endif /* YAGRAD_CUDA_CUDA_H */

@@ -72,15 +72,12 @@ static const yg_cuda_backend cuda = {
     .index_add = yg__cuda_index_add,
     .take = yg__cuda_take,
     .put = yg__cuda_put,
-    .layer_norm = yg__cuda_layer_norm,
     .scatter = yg__cuda_scatter,
     .max_pool = yg__cuda_max_pool,
     .avg_pool = yg__cuda_avg_pool,
     .max_pool_backward = yg__cuda_max_pool_backward,
     .upsample_nearest = yg__cuda_upsample_nearest,
     .upsample_bilinear = yg__cuda_upsample_bilinear,
-    .batch_norm = yg__cuda_batch_norm,
-    .batch_norm_backward = yg__cuda_batch_norm_backward,
 };
 
 static const yg_device_backend device = {

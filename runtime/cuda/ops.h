@@ -53,6 +53,54 @@ yg_status yg__cuda_nll_loss_backward_out(const yg_tensor *grad_output,
                                          int64_t ignore_index,
                                          yg_tensor *out);
 
+/* ---- normalization (cuda/norm.c) ---- */
+
+/* The CUDA implementations of the structured native_layer_norm,
+ * native_layer_norm_backward_fused, native_batch_norm and
+ * native_batch_norm_backward_fused (meta/meta.h).  Errors as
+ * yg__cuda_check_launch. */
+yg_status yg__cuda_native_layer_norm_out(const yg_tensor *input,
+                                    const int64_t *normalized_shape,
+                                    int64_t normalized_shape_len,
+                                    const yg_tensor *weight,
+                                    const yg_tensor *bias,
+                                    double eps,
+                                    yg_tensor *out_output,
+                                    yg_tensor *out_mean,
+                                    yg_tensor *out_rstd);
+yg_status yg__cuda_native_layer_norm_backward_fused_out(const yg_tensor *grad_out,
+                                                   const yg_tensor *input,
+                                                   const yg_tensor *mean,
+                                                   const yg_tensor *rstd,
+                                                   const yg_tensor *weight,
+                                                   const int64_t *normalized_shape,
+                                                   int64_t normalized_shape_len,
+                                                   const bool *grad_input_mask,
+                                                   yg_tensor *out_grad_input,
+                                                   yg_tensor *out_grad_weight,
+                                                   yg_tensor *out_grad_bias);
+yg_status yg__cuda_native_batch_norm_out(const yg_tensor *input,
+                                       const yg_tensor *weight,
+                                       const yg_tensor *bias,
+                                       yg_tensor *running_mean,
+                                       yg_tensor *running_var,
+                                       bool training,
+                                       double momentum,
+                                       double eps,
+                                       yg_tensor *out_output,
+                                       yg_tensor *out_save_mean,
+                                       yg_tensor *out_save_invstd);
+yg_status yg__cuda_native_batch_norm_backward_fused_out(const yg_tensor *grad_out,
+                                                      const yg_tensor *input,
+                                                      const yg_tensor *weight,
+                                                      const yg_tensor *save_mean,
+                                                      const yg_tensor *save_invstd,
+                                                      bool training,
+                                                      const bool *grad_input_mask,
+                                                      yg_tensor *out_grad_input,
+                                                      yg_tensor *out_grad_weight,
+                                                      yg_tensor *out_grad_bias);
+
 /* ---- recurrent cells (cuda/rnn.c) ---- */
 
 /* The CUDA implementations of the structured lstm_cell_gates and

@@ -83,4 +83,54 @@ yg_status yg__meta_lstm_cell_gates_backward_fused(const yg_tensor *grad_hy,
                                                   yg_tensor **out_grad_gates,
                                                   yg_tensor **out_grad_cx);
 
+/* native_layer_norm, native_batch_norm and their fused backwards
+ * (meta/norm.c): input floating; weight, bias, the statistics of input's
+ * dtype and of the normalized_shape / channel sizes; running statistics
+ * [C] floating (their own dtype), both or neither, required when not
+ * training.  The output has input's sizes, the statistics one per row
+ * (layer_norm: input's sizes with 1 for the normalized dims) or per
+ * channel; a backward's grad_weight and grad_bias are zero, and a result
+ * whose grad_input_mask entry is false is NULL. */
+yg_status yg__meta_native_layer_norm(const yg_tensor *input,
+                                    const int64_t *normalized_shape,
+                                    int64_t normalized_shape_len,
+                                    const yg_tensor *weight,
+                                    const yg_tensor *bias,
+                                    double eps,
+                                    yg_tensor **out_output,
+                                    yg_tensor **out_mean,
+                                    yg_tensor **out_rstd);
+yg_status yg__meta_native_layer_norm_backward_fused(const yg_tensor *grad_out,
+                                                   const yg_tensor *input,
+                                                   const yg_tensor *mean,
+                                                   const yg_tensor *rstd,
+                                                   const yg_tensor *weight,
+                                                   const int64_t *normalized_shape,
+                                                   int64_t normalized_shape_len,
+                                                   const bool *grad_input_mask,
+                                                   yg_tensor **out_grad_input,
+                                                   yg_tensor **out_grad_weight,
+                                                   yg_tensor **out_grad_bias);
+yg_status yg__meta_native_batch_norm(const yg_tensor *input,
+                                       const yg_tensor *weight,
+                                       const yg_tensor *bias,
+                                       yg_tensor *running_mean,
+                                       yg_tensor *running_var,
+                                       bool training,
+                                       double momentum,
+                                       double eps,
+                                       yg_tensor **out_output,
+                                       yg_tensor **out_save_mean,
+                                       yg_tensor **out_save_invstd);
+yg_status yg__meta_native_batch_norm_backward_fused(const yg_tensor *grad_out,
+                                                      const yg_tensor *input,
+                                                      const yg_tensor *weight,
+                                                      const yg_tensor *save_mean,
+                                                      const yg_tensor *save_invstd,
+                                                      bool training,
+                                                      const bool *grad_input_mask,
+                                                      yg_tensor **out_grad_input,
+                                                      yg_tensor **out_grad_weight,
+                                                      yg_tensor **out_grad_bias);
+
 #endif /* YAGRAD_META_META_H */

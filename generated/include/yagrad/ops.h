@@ -66,6 +66,7 @@
 #include "yagrad/ops_softmax.h"
 #include "yagrad/ops_losses.h"
 #include "yagrad/ops_norms.h"
+#include "yagrad/ops_norms_backward.h"
 #include "yagrad/ops_layers.h"
 #include "yagrad/ops_convolution.h"
 #include "yagrad/ops_convolution_general.h"

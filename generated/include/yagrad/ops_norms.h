@@ -153,55 +153,6 @@ YG_NODISCARD yg_status yg_native_layer_norm(
     yg_tensor **out_mean,             /* out: new ref */
     yg_tensor **out_rstd);            /* out: new ref */
 
-/* native_layer_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
- *   Tensor? weight, int[] normalized_shape, float eps,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- *
- * the gradients of native_layer_norm's output in input, weight and bias
- * (each computed when its grad_input_mask entry is set, else NULL); mean
- * and rstd must be native_layer_norm's of input with this eps.  Composite:
- * without a graph to record it runs native_layer_norm_backward_fused;
- * otherwise it recomputes the statistics from input with differentiable
- * ops, so it differentiates again (double backward)
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_native_layer_norm_backward(
-    const yg_tensor *grad_out,        /* borrowed */
-    const yg_tensor *input,           /* borrowed */
-    const yg_tensor *mean,            /* borrowed */
-    const yg_tensor *rstd,            /* borrowed */
-    const yg_tensor *weight,          /* nullable, borrowed */
-    const int64_t *normalized_shape,  /* borrowed, normalized_shape_len entries */
-    int64_t normalized_shape_len,
-    double eps,
-    const bool *grad_input_mask,      /* borrowed, 3 entries */
-    yg_tensor **out_grad_input,       /* out: new ref */
-    yg_tensor **out_grad_weight,      /* out: new ref */
-    yg_tensor **out_grad_bias);       /* out: new ref */
-
-/* native_layer_norm_backward_fused(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd,
- *   Tensor? weight, int[] normalized_shape, bool[3] grad_input_mask) -> (Tensor grad_input,
- *   Tensor grad_weight, Tensor grad_bias)
- *
- * native_layer_norm_backward in one kernel: two passes over each row of
- * grad_out and input, grad_weight and grad_bias summed per thread
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_native_layer_norm_backward_fused(
-    const yg_tensor *grad_out,        /* borrowed */
-    const yg_tensor *input,           /* borrowed */
-    const yg_tensor *mean,            /* borrowed */
-    const yg_tensor *rstd,            /* borrowed */
-    const yg_tensor *weight,          /* nullable, borrowed */
-    const int64_t *normalized_shape,  /* borrowed, normalized_shape_len entries */
-    int64_t normalized_shape_len,
-    const bool *grad_input_mask,      /* borrowed, 3 entries */
-    yg_tensor **out_grad_input,       /* out: new ref */
-    yg_tensor **out_grad_weight,      /* out: new ref */
-    yg_tensor **out_grad_bias);       /* out: new ref */
-
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
  *   Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor output,
  *   Tensor save_mean, Tensor save_invstd)
@@ -225,51 +176,6 @@ YG_NODISCARD yg_status yg_native_batch_norm(
     yg_tensor **out_output,       /* out: new ref */
     yg_tensor **out_save_mean,    /* out: new ref */
     yg_tensor **out_save_invstd); /* out: new ref */
-
-/* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor save_mean,
- *   Tensor save_invstd, bool training, float eps,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- *
- * the gradients of native_batch_norm's output in input, weight and bias
- * (per grad_input_mask, else NULL); save_mean and save_invstd are
- * native_batch_norm's.  Composite as native_layer_norm_backward: fused
- * without a graph to record, else differentiable ops (when training, the
- * batch statistics recomputed from input with eps)
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_native_batch_norm_backward(
-    const yg_tensor *grad_out,     /* borrowed */
-    const yg_tensor *input,        /* borrowed */
-    const yg_tensor *weight,       /* nullable, borrowed */
-    const yg_tensor *save_mean,    /* borrowed */
-    const yg_tensor *save_invstd,  /* borrowed */
-    bool training,
-    double eps,
-    const bool *grad_input_mask,   /* borrowed, 3 entries */
-    yg_tensor **out_grad_input,    /* out: new ref */
-    yg_tensor **out_grad_weight,   /* out: new ref */
-    yg_tensor **out_grad_bias);    /* out: new ref */
-
-/* native_batch_norm_backward_fused(Tensor grad_out, Tensor input, Tensor? weight,
- *   Tensor save_mean, Tensor save_invstd, bool training,
- *   bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
- *
- * native_batch_norm_backward in one kernel: two passes per channel
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_native_batch_norm_backward_fused(
-    const yg_tensor *grad_out,     /* borrowed */
-    const yg_tensor *input,        /* borrowed */
-    const yg_tensor *weight,       /* nullable, borrowed */
-    const yg_tensor *save_mean,    /* borrowed */
-    const yg_tensor *save_invstd,  /* borrowed */
-    bool training,
-    const bool *grad_input_mask,   /* borrowed, 3 entries */
-    yg_tensor **out_grad_input,    /* out: new ref */
-    yg_tensor **out_grad_weight,   /* out: new ref */
-    yg_tensor **out_grad_bias);    /* out: new ref */
 
 #ifdef __cplusplus
 }
