@@ -15,20 +15,71 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "meta/meta.h"
 #include "nodes/indexing.h"
 
 typedef yg_status (*index_select_fn)(const yg_tensor *self,
                                      int64_t dim,
                                      const yg_tensor *index,
                                      yg_tensor **out);
+typedef yg_status (*index_select_impl_fn)(const yg_tensor *self,
+                                          int64_t dim,
+                                          const yg_tensor *index,
+                                          yg_tensor *out);
+
+/* index_select is structured: yg__meta_index_select checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status index_select_structured(index_select_impl_fn impl,
+                                         const yg_tensor *self,
+                                         int64_t dim,
+                                         const yg_tensor *index,
+                                         yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_index_select(self, dim, index, &result);
+
+    if (st == YG_OK)
+        st = impl(self, dim, index, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status index_select_cpu(const yg_tensor *self,
+                                  int64_t dim,
+                                  const yg_tensor *index,
+                                  yg_tensor **out)
+{
+    return index_select_structured(yg__cpu_index_select_out, self, dim, index, out);
+}
+
+/* yg__cuda_index_select_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status index_select_cuda(const yg_tensor *self,
+                                   int64_t dim,
+                                   const yg_tensor *index,
+                                   yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_index_select_out", NULL};
+    index_select_impl_fn impl = (index_select_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "index_select: the CUDA module has no yg__cuda_index_select_out");
+    return index_select_structured(impl, self, dim, index, out);
+}
 
 static const index_select_fn index_select_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_index_select,
-    [YG_CUDA] = yg__kernel_index_select,
+    [YG_CPU] = index_select_cpu,
+    [YG_CUDA] = index_select_cuda,
 };
 
 /* Records IndexSelectBackward as the history of result: one edge per differentiable
@@ -135,10 +186,82 @@ typedef yg_status (*index_select_backward_fn)(const yg_tensor *grad_output,
                                               int64_t dim,
                                               const yg_tensor *index,
                                               yg_tensor **out);
+typedef yg_status (*index_select_backward_impl_fn)(const yg_tensor *grad_output,
+                                                   const int64_t *self_sizes,
+                                                   int64_t self_sizes_len,
+                                                   int64_t dim,
+                                                   const yg_tensor *index,
+                                                   yg_tensor *out);
+
+/* index_select_backward is structured: yg__meta_index_select_backward checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status index_select_backward_structured(index_select_backward_impl_fn impl,
+                                                  const yg_tensor *grad_output,
+                                                  const int64_t *self_sizes,
+                                                  int64_t self_sizes_len,
+                                                  int64_t dim,
+                                                  const yg_tensor *index,
+                                                  yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_index_select_backward(grad_output,
+                                                  self_sizes,
+                                                  self_sizes_len,
+                                                  dim,
+                                                  index,
+                                                  &result);
+
+    if (st == YG_OK)
+        st = impl(grad_output, self_sizes, self_sizes_len, dim, index, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status index_select_backward_cpu(const yg_tensor *grad_output,
+                                           const int64_t *self_sizes,
+                                           int64_t self_sizes_len,
+                                           int64_t dim,
+                                           const yg_tensor *index,
+                                           yg_tensor **out)
+{
+    return index_select_backward_structured(yg__cpu_index_select_backward_out, grad_output,
+                                                                               self_sizes,
+                                                                               self_sizes_len,
+                                                                               dim,
+                                                                               index,
+                                                                               out);
+}
+
+/* yg__cuda_index_select_backward_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status index_select_backward_cuda(const yg_tensor *grad_output,
+                                            const int64_t *self_sizes,
+                                            int64_t self_sizes_len,
+                                            int64_t dim,
+                                            const yg_tensor *index,
+                                            yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_index_select_backward_out", NULL};
+    index_select_backward_impl_fn impl = (index_select_backward_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "index_select_backward: the CUDA module has no yg__cuda_index_select_backward_out");
+    return index_select_backward_structured(impl, grad_output,
+                                                  self_sizes,
+                                                  self_sizes_len,
+                                                  dim,
+                                                  index,
+                                                  out);
+}
 
 static const index_select_backward_fn index_select_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_index_select_backward,
-    [YG_CUDA] = yg__kernel_index_select_backward,
+    [YG_CPU] = index_select_backward_cpu,
+    [YG_CUDA] = index_select_backward_cuda,
 };
 
 /* Records IndexSelectBackwardBackward as the history of result: one edge per differentiable
@@ -252,10 +375,59 @@ typedef yg_status (*gather_fn)(const yg_tensor *self,
                                int64_t dim,
                                const yg_tensor *index,
                                yg_tensor **out);
+typedef yg_status (*gather_impl_fn)(const yg_tensor *self,
+                                    int64_t dim,
+                                    const yg_tensor *index,
+                                    yg_tensor *out);
+
+/* gather is structured: yg__meta_gather checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status gather_structured(gather_impl_fn impl,
+                                   const yg_tensor *self,
+                                   int64_t dim,
+                                   const yg_tensor *index,
+                                   yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_gather(self, dim, index, &result);
+
+    if (st == YG_OK)
+        st = impl(self, dim, index, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status gather_cpu(const yg_tensor *self,
+                            int64_t dim,
+                            const yg_tensor *index,
+                            yg_tensor **out)
+{
+    return gather_structured(yg__cpu_gather_out, self, dim, index, out);
+}
+
+/* yg__cuda_gather_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status gather_cuda(const yg_tensor *self,
+                             int64_t dim,
+                             const yg_tensor *index,
+                             yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_gather_out", NULL};
+    gather_impl_fn impl = (gather_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "gather: the CUDA module has no yg__cuda_gather_out");
+    return gather_structured(impl, self, dim, index, out);
+}
 
 static const gather_fn gather_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_gather,
-    [YG_CUDA] = yg__kernel_gather,
+    [YG_CPU] = gather_cpu,
+    [YG_CUDA] = gather_cuda,
 };
 
 /* Records GatherBackward as the history of result: one edge per differentiable
@@ -355,10 +527,82 @@ typedef yg_status (*gather_backward_fn)(const yg_tensor *grad_output,
                                         int64_t dim,
                                         const yg_tensor *index,
                                         yg_tensor **out);
+typedef yg_status (*gather_backward_impl_fn)(const yg_tensor *grad_output,
+                                             const int64_t *self_sizes,
+                                             int64_t self_sizes_len,
+                                             int64_t dim,
+                                             const yg_tensor *index,
+                                             yg_tensor *out);
+
+/* gather_backward is structured: yg__meta_gather_backward checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status gather_backward_structured(gather_backward_impl_fn impl,
+                                            const yg_tensor *grad_output,
+                                            const int64_t *self_sizes,
+                                            int64_t self_sizes_len,
+                                            int64_t dim,
+                                            const yg_tensor *index,
+                                            yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_gather_backward(grad_output,
+                                            self_sizes,
+                                            self_sizes_len,
+                                            dim,
+                                            index,
+                                            &result);
+
+    if (st == YG_OK)
+        st = impl(grad_output, self_sizes, self_sizes_len, dim, index, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status gather_backward_cpu(const yg_tensor *grad_output,
+                                     const int64_t *self_sizes,
+                                     int64_t self_sizes_len,
+                                     int64_t dim,
+                                     const yg_tensor *index,
+                                     yg_tensor **out)
+{
+    return gather_backward_structured(yg__cpu_gather_backward_out, grad_output,
+                                                                   self_sizes,
+                                                                   self_sizes_len,
+                                                                   dim,
+                                                                   index,
+                                                                   out);
+}
+
+/* yg__cuda_gather_backward_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status gather_backward_cuda(const yg_tensor *grad_output,
+                                      const int64_t *self_sizes,
+                                      int64_t self_sizes_len,
+                                      int64_t dim,
+                                      const yg_tensor *index,
+                                      yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_gather_backward_out", NULL};
+    gather_backward_impl_fn impl = (gather_backward_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "gather_backward: the CUDA module has no yg__cuda_gather_backward_out");
+    return gather_backward_structured(impl, grad_output,
+                                            self_sizes,
+                                            self_sizes_len,
+                                            dim,
+                                            index,
+                                            out);
+}
 
 static const gather_backward_fn gather_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_gather_backward,
-    [YG_CUDA] = yg__kernel_gather_backward,
+    [YG_CPU] = gather_backward_cpu,
+    [YG_CUDA] = gather_backward_cuda,
 };
 
 /* Records GatherBackwardBackward as the history of result: one edge per differentiable
@@ -468,10 +712,63 @@ typedef yg_status (*scatter_fn)(const yg_tensor *self,
                                 const yg_tensor *index,
                                 const yg_tensor *src,
                                 yg_tensor **out);
+typedef yg_status (*scatter_impl_fn)(const yg_tensor *self,
+                                     int64_t dim,
+                                     const yg_tensor *index,
+                                     const yg_tensor *src,
+                                     yg_tensor *out);
+
+/* scatter is structured: yg__meta_scatter checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status scatter_structured(scatter_impl_fn impl,
+                                    const yg_tensor *self,
+                                    int64_t dim,
+                                    const yg_tensor *index,
+                                    const yg_tensor *src,
+                                    yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_scatter(self, dim, index, src, &result);
+
+    if (st == YG_OK)
+        st = impl(self, dim, index, src, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status scatter_cpu(const yg_tensor *self,
+                             int64_t dim,
+                             const yg_tensor *index,
+                             const yg_tensor *src,
+                             yg_tensor **out)
+{
+    return scatter_structured(yg__cpu_scatter_out, self, dim, index, src, out);
+}
+
+/* yg__cuda_scatter_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status scatter_cuda(const yg_tensor *self,
+                              int64_t dim,
+                              const yg_tensor *index,
+                              const yg_tensor *src,
+                              yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_scatter_out", NULL};
+    scatter_impl_fn impl = (scatter_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "scatter: the CUDA module has no yg__cuda_scatter_out");
+    return scatter_structured(impl, self, dim, index, src, out);
+}
 
 static const scatter_fn scatter_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_scatter,
-    [YG_CUDA] = yg__kernel_scatter,
+    [YG_CPU] = scatter_cpu,
+    [YG_CUDA] = scatter_cuda,
 };
 
 /* Records ScatterBackward as the history of result: one edge per differentiable
@@ -583,10 +880,63 @@ typedef yg_status (*scatter_value_fn)(const yg_tensor *self,
                                       const yg_tensor *index,
                                       double value,
                                       yg_tensor **out);
+typedef yg_status (*scatter_value_impl_fn)(const yg_tensor *self,
+                                           int64_t dim,
+                                           const yg_tensor *index,
+                                           double value,
+                                           yg_tensor *out);
+
+/* scatter is structured: yg__meta_scatter_value checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status scatter_value_structured(scatter_value_impl_fn impl,
+                                          const yg_tensor *self,
+                                          int64_t dim,
+                                          const yg_tensor *index,
+                                          double value,
+                                          yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_scatter_value(self, dim, index, value, &result);
+
+    if (st == YG_OK)
+        st = impl(self, dim, index, value, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status scatter_value_cpu(const yg_tensor *self,
+                                   int64_t dim,
+                                   const yg_tensor *index,
+                                   double value,
+                                   yg_tensor **out)
+{
+    return scatter_value_structured(yg__cpu_scatter_value_out, self, dim, index, value, out);
+}
+
+/* yg__cuda_scatter_value_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status scatter_value_cuda(const yg_tensor *self,
+                                    int64_t dim,
+                                    const yg_tensor *index,
+                                    double value,
+                                    yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_scatter_value_out", NULL};
+    scatter_value_impl_fn impl = (scatter_value_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "scatter: the CUDA module has no yg__cuda_scatter_value_out");
+    return scatter_value_structured(impl, self, dim, index, value, out);
+}
 
 static const scatter_value_fn scatter_value_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_scatter_value,
-    [YG_CUDA] = yg__kernel_scatter_value,
+    [YG_CPU] = scatter_value_cpu,
+    [YG_CUDA] = scatter_value_cuda,
 };
 
 /* Records ScatterValueBackward as the history of result: one edge per differentiable
@@ -694,10 +1044,63 @@ typedef yg_status (*scatter_add_fn)(const yg_tensor *self,
                                     const yg_tensor *index,
                                     const yg_tensor *src,
                                     yg_tensor **out);
+typedef yg_status (*scatter_add_impl_fn)(const yg_tensor *self,
+                                         int64_t dim,
+                                         const yg_tensor *index,
+                                         const yg_tensor *src,
+                                         yg_tensor *out);
+
+/* scatter_add is structured: yg__meta_scatter_add checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status scatter_add_structured(scatter_add_impl_fn impl,
+                                        const yg_tensor *self,
+                                        int64_t dim,
+                                        const yg_tensor *index,
+                                        const yg_tensor *src,
+                                        yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_scatter_add(self, dim, index, src, &result);
+
+    if (st == YG_OK)
+        st = impl(self, dim, index, src, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status scatter_add_cpu(const yg_tensor *self,
+                                 int64_t dim,
+                                 const yg_tensor *index,
+                                 const yg_tensor *src,
+                                 yg_tensor **out)
+{
+    return scatter_add_structured(yg__cpu_scatter_add_out, self, dim, index, src, out);
+}
+
+/* yg__cuda_scatter_add_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status scatter_add_cuda(const yg_tensor *self,
+                                  int64_t dim,
+                                  const yg_tensor *index,
+                                  const yg_tensor *src,
+                                  yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_scatter_add_out", NULL};
+    scatter_add_impl_fn impl = (scatter_add_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "scatter_add: the CUDA module has no yg__cuda_scatter_add_out");
+    return scatter_add_structured(impl, self, dim, index, src, out);
+}
 
 static const scatter_add_fn scatter_add_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_scatter_add,
-    [YG_CUDA] = yg__kernel_scatter_add,
+    [YG_CPU] = scatter_add_cpu,
+    [YG_CUDA] = scatter_add_cuda,
 };
 
 /* Records ScatterAddBackward as the history of result: one edge per differentiable

@@ -27,10 +27,59 @@ typedef yg_status (*embedding_fn)(const yg_tensor *weight,
                                   const yg_tensor *indices,
                                   int64_t padding_idx,
                                   yg_tensor **out);
+typedef yg_status (*embedding_impl_fn)(const yg_tensor *weight,
+                                       const yg_tensor *indices,
+                                       int64_t padding_idx,
+                                       yg_tensor *out);
+
+/* embedding is structured: yg__meta_embedding checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status embedding_structured(embedding_impl_fn impl,
+                                      const yg_tensor *weight,
+                                      const yg_tensor *indices,
+                                      int64_t padding_idx,
+                                      yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_embedding(weight, indices, padding_idx, &result);
+
+    if (st == YG_OK)
+        st = impl(weight, indices, padding_idx, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status embedding_cpu(const yg_tensor *weight,
+                               const yg_tensor *indices,
+                               int64_t padding_idx,
+                               yg_tensor **out)
+{
+    return embedding_structured(yg__cpu_embedding_out, weight, indices, padding_idx, out);
+}
+
+/* yg__cuda_embedding_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status embedding_cuda(const yg_tensor *weight,
+                                const yg_tensor *indices,
+                                int64_t padding_idx,
+                                yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_embedding_out", NULL};
+    embedding_impl_fn impl = (embedding_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "embedding: the CUDA module has no yg__cuda_embedding_out");
+    return embedding_structured(impl, weight, indices, padding_idx, out);
+}
 
 static const embedding_fn embedding_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_embedding,
-    [YG_CUDA] = yg__kernel_embedding,
+    [YG_CPU] = embedding_cpu,
+    [YG_CUDA] = embedding_cuda,
 };
 
 /* Records EmbeddingBackward as the history of result: one edge per differentiable
@@ -133,10 +182,82 @@ typedef yg_status (*embedding_backward_fn)(const yg_tensor *grad_output,
                                            int64_t weight_sizes_len,
                                            int64_t padding_idx,
                                            yg_tensor **out);
+typedef yg_status (*embedding_backward_impl_fn)(const yg_tensor *grad_output,
+                                                const yg_tensor *indices,
+                                                const int64_t *weight_sizes,
+                                                int64_t weight_sizes_len,
+                                                int64_t padding_idx,
+                                                yg_tensor *out);
+
+/* embedding_backward is structured: yg__meta_embedding_backward checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status embedding_backward_structured(embedding_backward_impl_fn impl,
+                                               const yg_tensor *grad_output,
+                                               const yg_tensor *indices,
+                                               const int64_t *weight_sizes,
+                                               int64_t weight_sizes_len,
+                                               int64_t padding_idx,
+                                               yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_embedding_backward(grad_output,
+                                               indices,
+                                               weight_sizes,
+                                               weight_sizes_len,
+                                               padding_idx,
+                                               &result);
+
+    if (st == YG_OK)
+        st = impl(grad_output, indices, weight_sizes, weight_sizes_len, padding_idx, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status embedding_backward_cpu(const yg_tensor *grad_output,
+                                        const yg_tensor *indices,
+                                        const int64_t *weight_sizes,
+                                        int64_t weight_sizes_len,
+                                        int64_t padding_idx,
+                                        yg_tensor **out)
+{
+    return embedding_backward_structured(yg__cpu_embedding_backward_out, grad_output,
+                                                                         indices,
+                                                                         weight_sizes,
+                                                                         weight_sizes_len,
+                                                                         padding_idx,
+                                                                         out);
+}
+
+/* yg__cuda_embedding_backward_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status embedding_backward_cuda(const yg_tensor *grad_output,
+                                         const yg_tensor *indices,
+                                         const int64_t *weight_sizes,
+                                         int64_t weight_sizes_len,
+                                         int64_t padding_idx,
+                                         yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_embedding_backward_out", NULL};
+    embedding_backward_impl_fn impl = (embedding_backward_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "embedding_backward: the CUDA module has no yg__cuda_embedding_backward_out");
+    return embedding_backward_structured(impl, grad_output,
+                                               indices,
+                                               weight_sizes,
+                                               weight_sizes_len,
+                                               padding_idx,
+                                               out);
+}
 
 static const embedding_backward_fn embedding_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_embedding_backward,
-    [YG_CUDA] = yg__kernel_embedding_backward,
+    [YG_CPU] = embedding_backward_cpu,
+    [YG_CUDA] = embedding_backward_cuda,
 };
 
 /* Records EmbeddingBackwardBackward as the history of result: one edge per differentiable

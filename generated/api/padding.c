@@ -15,6 +15,7 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -168,9 +169,25 @@ typedef yg_status (*reflection_pad_fn)(const yg_tensor *self,
                                        int64_t pad_len,
                                        yg_tensor **out);
 
+/* yg__cuda_reflection_pad is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status reflection_pad_cuda(const yg_tensor *self,
+                                     const int64_t *pad,
+                                     int64_t pad_len,
+                                     yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_reflection_pad", NULL};
+    reflection_pad_fn kernel = (reflection_pad_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "reflection_pad: the CUDA module has no yg__cuda_reflection_pad");
+    return kernel(self, pad, pad_len, out);
+}
+
 static const reflection_pad_fn reflection_pad_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_reflection_pad,
-    [YG_CUDA] = yg__kernel_reflection_pad,
+    [YG_CPU] = yg__cpu_reflection_pad,
+    [YG_CUDA] = reflection_pad_cuda,
 };
 
 /* Records ReflectionPadBackward as the history of result: one edge per differentiable
@@ -270,9 +287,27 @@ typedef yg_status (*reflection_pad_backward_fn)(const yg_tensor *grad_output,
                                                 int64_t pad_len,
                                                 yg_tensor **out);
 
+/* yg__cuda_reflection_pad_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status reflection_pad_backward_cuda(const yg_tensor *grad_output,
+                                              const int64_t *self_sizes,
+                                              int64_t self_sizes_len,
+                                              const int64_t *pad,
+                                              int64_t pad_len,
+                                              yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_reflection_pad_backward", NULL};
+    reflection_pad_backward_fn kernel = (reflection_pad_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "reflection_pad_backward: the CUDA module has no yg__cuda_reflection_pad_backward");
+    return kernel(grad_output, self_sizes, self_sizes_len, pad, pad_len, out);
+}
+
 static const reflection_pad_backward_fn reflection_pad_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_reflection_pad_backward,
-    [YG_CUDA] = yg__kernel_reflection_pad_backward,
+    [YG_CPU] = yg__cpu_reflection_pad_backward,
+    [YG_CUDA] = reflection_pad_backward_cuda,
 };
 
 /* Records ReflectionPadBackwardBackward as the history of result: one edge per differentiable
@@ -379,9 +414,25 @@ typedef yg_status (*replication_pad_fn)(const yg_tensor *self,
                                         int64_t pad_len,
                                         yg_tensor **out);
 
+/* yg__cuda_replication_pad is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status replication_pad_cuda(const yg_tensor *self,
+                                      const int64_t *pad,
+                                      int64_t pad_len,
+                                      yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_replication_pad", NULL};
+    replication_pad_fn kernel = (replication_pad_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "replication_pad: the CUDA module has no yg__cuda_replication_pad");
+    return kernel(self, pad, pad_len, out);
+}
+
 static const replication_pad_fn replication_pad_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_replication_pad,
-    [YG_CUDA] = yg__kernel_replication_pad,
+    [YG_CPU] = yg__cpu_replication_pad,
+    [YG_CUDA] = replication_pad_cuda,
 };
 
 /* Records ReplicationPadBackward as the history of result: one edge per differentiable
@@ -481,9 +532,27 @@ typedef yg_status (*replication_pad_backward_fn)(const yg_tensor *grad_output,
                                                  int64_t pad_len,
                                                  yg_tensor **out);
 
+/* yg__cuda_replication_pad_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status replication_pad_backward_cuda(const yg_tensor *grad_output,
+                                               const int64_t *self_sizes,
+                                               int64_t self_sizes_len,
+                                               const int64_t *pad,
+                                               int64_t pad_len,
+                                               yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_replication_pad_backward", NULL};
+    replication_pad_backward_fn kernel = (replication_pad_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "replication_pad_backward: the CUDA module has no yg__cuda_replication_pad_backward");
+    return kernel(grad_output, self_sizes, self_sizes_len, pad, pad_len, out);
+}
+
 static const replication_pad_backward_fn replication_pad_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_replication_pad_backward,
-    [YG_CUDA] = yg__kernel_replication_pad_backward,
+    [YG_CPU] = yg__cpu_replication_pad_backward,
+    [YG_CUDA] = replication_pad_backward_cuda,
 };
 
 /* Records ReplicationPadBackwardBackward as the history of result: one edge per differentiable

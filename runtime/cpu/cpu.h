@@ -511,53 +511,54 @@ yg_status yg__kernel_index_put_(yg_tensor *self,
                                 bool accumulate,
                                 yg_tensor **out);
 
-/* index.c: index_select, gather, scatter and their gradients */
-yg_status yg__kernel_index_select(const yg_tensor *self,
+/* index.c: the index ops, structured: fill out, which yg__meta_<op>
+ * (meta/meta.h) made after checking every index. */
+yg_status yg__cpu_index_select_out(const yg_tensor *self,
                                int64_t dim,
                                const yg_tensor *index,
-                               yg_tensor **out);
-yg_status yg__kernel_index_select_backward(const yg_tensor *grad_output,
+                               yg_tensor *out);
+yg_status yg__cpu_index_select_backward_out(const yg_tensor *grad_output,
                                         const int64_t *self_sizes,
                                         int64_t self_sizes_len,
                                         int64_t dim,
                                         const yg_tensor *index,
-                                        yg_tensor **out);
-yg_status yg__kernel_gather(const yg_tensor *self,
+                                        yg_tensor *out);
+yg_status yg__cpu_gather_out(const yg_tensor *self,
                          int64_t dim,
                          const yg_tensor *index,
-                         yg_tensor **out);
-yg_status yg__kernel_gather_backward(const yg_tensor *grad_output,
+                         yg_tensor *out);
+yg_status yg__cpu_gather_backward_out(const yg_tensor *grad_output,
                                   const int64_t *self_sizes,
                                   int64_t self_sizes_len,
                                   int64_t dim,
                                   const yg_tensor *index,
-                                  yg_tensor **out);
-yg_status yg__kernel_scatter(const yg_tensor *self,
+                                  yg_tensor *out);
+yg_status yg__cpu_scatter_out(const yg_tensor *self,
                           int64_t dim,
                           const yg_tensor *index,
                           const yg_tensor *src,
-                          yg_tensor **out);
-yg_status yg__kernel_scatter_value(const yg_tensor *self,
+                          yg_tensor *out);
+yg_status yg__cpu_scatter_value_out(const yg_tensor *self,
                                 int64_t dim,
                                 const yg_tensor *index,
                                 double value,
-                                yg_tensor **out);
-yg_status yg__kernel_scatter_add(const yg_tensor *self,
+                                yg_tensor *out);
+yg_status yg__cpu_scatter_add_out(const yg_tensor *self,
                               int64_t dim,
                               const yg_tensor *index,
                               const yg_tensor *src,
-                              yg_tensor **out);
-
-yg_status yg__kernel_embedding(const yg_tensor *weight,
+                              yg_tensor *out);
+yg_status yg__cpu_embedding_out(const yg_tensor *weight,
                             const yg_tensor *indices,
                             int64_t padding_idx,
-                            yg_tensor **out);
-yg_status yg__kernel_embedding_backward(const yg_tensor *grad_output,
+                            yg_tensor *out);
+yg_status yg__cpu_embedding_backward_out(const yg_tensor *grad_output,
                                      const yg_tensor *indices,
                                      const int64_t *weight_sizes,
                                      int64_t weight_sizes_len,
                                      int64_t padding_idx,
-                                     yg_tensor **out);
+                                     yg_tensor *out);
+
 
 /* triangle.c: tril, triu; pad.c: constant_pad_nd */
 yg_status yg__kernel_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
@@ -568,21 +569,21 @@ yg_status yg__kernel_constant_pad_nd(const yg_tensor *self,
                                   double value,
                                   yg_tensor **out);
 /* pad.c: reflect and replicate padding of the last 1-3 dims */
-yg_status yg__kernel_reflection_pad(const yg_tensor *self,
+yg_status yg__cpu_reflection_pad(const yg_tensor *self,
                                  const int64_t *pad,
                                  int64_t pad_len,
                                  yg_tensor **out);
-yg_status yg__kernel_replication_pad(const yg_tensor *self,
+yg_status yg__cpu_replication_pad(const yg_tensor *self,
                                   const int64_t *pad,
                                   int64_t pad_len,
                                   yg_tensor **out);
-yg_status yg__kernel_reflection_pad_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_reflection_pad_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
                                           const int64_t *pad,
                                           int64_t pad_len,
                                           yg_tensor **out);
-yg_status yg__kernel_replication_pad_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_replication_pad_backward(const yg_tensor *grad_output,
                                            const int64_t *self_sizes,
                                            int64_t self_sizes_len,
                                            const int64_t *pad,

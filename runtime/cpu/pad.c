@@ -13,6 +13,7 @@
  * addressed by hand here.
  */
 #include "cpu/cpu.h"
+#include "meta/pad.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -110,171 +111,10 @@ out:
  * or clamped to [0, n - 1] (replicate), which needs n > 0.  The forward
  * copies elements of any dtype through those maps; the backward adds
  * each gradient element into the source it was read from, in float64.
- * On a GPU the same maps drive index_select along each padded dim (and
- * its index-add for the backward, in float64), which run there.
+ * The geometry and the maps are meta/pad.c's; cuda/pad.c drives the GPU's
+ * index_select along each padded dim with the same maps (and its
+ * index-add for the backward, in float64).
  */
-
-/* Checks pad against self's sizes for mode and fills the output sizes. */
-static yg_status pad_geometry(const char *op,
-                              bool reflect,
-                              const int64_t *sizes,
-                              int64_t ndim,
-                              const int64_t *pad,
-                              int64_t pad_len,
-                              int64_t *osizes) {
-    const char *mode = reflect ? "reflect" : "replicate";
-    char pbuf[160], sbuf[128];
-    int64_t numel;
-
-    /* sizes may come from the caller (the backward's self_sizes). */
-    YG_RETURN_IF_ERROR(yg__sizes_numel(op, "self_sizes", sizes, ndim, &numel));
-    if (pad_len > 0 && pad == NULL)
-        return yg__fail(
-            YG_ERR_INVALID_ARGUMENT, "%s: pad is NULL with length %" PRId64, op, pad_len);
-    if (pad_len != 2 && pad_len != 4 && pad_len != 6)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: %s pad %s must have 2, 4 or 6 entries (1-d, 2-d or 3-d padding)",
-                        op,
-                        mode,
-                        yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf));
-    int64_t k = pad_len / 2;
-    if (ndim != k + 1 && ndim != k + 2)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: %" PRId64 "-d %s padding needs self of %" PRId64 " or %" PRId64
-                        " dims, got %s",
-                        op,
-                        k,
-                        mode,
-                        k + 1,
-                        k + 2,
-                        yg__format_sizes(sizes, ndim, sbuf, sizeof sbuf));
-    for (int64_t d = 0; d < ndim; d++)
-        osizes[d] = sizes[d];
-    for (int64_t i = 0; i < k; i++) {
-        int64_t d = ndim - 1 - i, lo = pad[2 * i], hi = pad[2 * i + 1], n = sizes[d];
-        if (lo < 0 || hi < 0)
-            return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                            "%s: %s pad %s has a negative amount",
-                            op,
-                            mode,
-                            yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf));
-        if (reflect && (lo >= n || hi >= n) && (lo > 0 || hi > 0))
-            return yg__fail(YG_ERR_SHAPE,
-                            "%s: reflect pad (%" PRId64 ", %" PRId64 ") of dim %" PRId64
-                            " must be less than its size %" PRId64 " (pad %s, self %s)",
-                            op,
-                            lo,
-                            hi,
-                            d,
-                            n,
-                            yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf),
-                            yg__format_sizes(sizes, ndim, sbuf, sizeof sbuf));
-        if (!reflect && n == 0 && (lo > 0 || hi > 0))
-            return yg__fail(YG_ERR_SHAPE,
-                            "%s: replicate pad (%" PRId64 ", %" PRId64 ") of dim %" PRId64
-                            " needs a non-empty dim, got size 0 (pad %s, self %s)",
-                            op,
-                            lo,
-                            hi,
-                            d,
-                            yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf),
-                            yg__format_sizes(sizes, ndim, sbuf, sizeof sbuf));
-        /* Replicate pads may exceed the dim; their sum must still fit
-         * (the whole result's size is checked when it is allocated). */
-        if (lo > INT64_MAX / 4 - n || hi > INT64_MAX / 4 - n - lo)
-            return yg__fail(YG_ERR_SHAPE,
-                            "%s: pad (%" PRId64 ", %" PRId64 ") of dim %" PRId64
-                            " is too large (pad %s, self %s)",
-                            op,
-                            lo,
-                            hi,
-                            d,
-                            yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf),
-                            yg__format_sizes(sizes, ndim, sbuf, sizeof sbuf));
-        osizes[d] = n + lo + hi;
-    }
-    return YG_OK;
-}
-
-/* maps[d][o]: the input index read by output index o along dim d (the
- * identity for dims not padded), in one yg__alloc block *block. */
-static yg_status source_maps(const char *op,
-                             bool reflect,
-                             const int64_t *sizes,
-                             const int64_t *osizes,
-                             int64_t ndim,
-                             const int64_t *pad,
-                             int64_t pad_len,
-                             int64_t **maps,
-                             int64_t **block,
-                             size_t *block_bytes) {
-    int64_t total = 0, k = pad_len / 2;
-
-    for (int64_t d = 0; d < ndim; d++)
-        total += osizes[d];
-    *block_bytes = sizeof(int64_t) * (size_t)(total > 0 ? total : 1);
-    *block = yg__alloc(*block_bytes);
-    if (*block == NULL)
-        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory for %zu bytes", op, *block_bytes);
-    int64_t *at = *block;
-    for (int64_t d = 0; d < ndim; d++) {
-        int64_t i = ndim - 1 - d, lo = i < k ? pad[2 * i] : 0, n = sizes[d];
-        maps[d] = at;
-        for (int64_t o = 0; o < osizes[d]; o++) {
-            int64_t src = o - lo;
-            if (reflect) {
-                src = src < 0 ? -src : src;
-                src = src >= n ? 2 * (n - 1) - src : src;
-            } else {
-                src = src < 0 ? 0 : src >= n ? n - 1 : src;
-            }
-            at[o] = src;
-        }
-        at += osizes[d];
-    }
-    return YG_OK;
-}
-
-/* A GPU's mode pad through index_select, which runs there: forward,
- * self gathered along each padded dim by that dim's map; backward
- * (from_float64, a float64 gradient of osizes), the index-adds of those
- * gathers in reverse, ending at in_sizes.  maps as source_maps made
- * them (on the host; index_select takes them to the device). */
-static yg_status mode_pad_cuda(bool backward,
-                               const yg_tensor *from,
-                               const int64_t *in_sizes,
-                               const int64_t *osizes,
-                               int64_t ndim,
-                               int64_t *const *maps,
-                               int64_t pad_len,
-                               yg_tensor **out) {
-    int64_t sizes[YG_MAX_DIMS], k = pad_len / 2;
-    yg_tensor *cur = yg_retain((yg_tensor *)from);
-    yg_status st = YG_OK;
-
-    memcpy(sizes, osizes, sizeof(int64_t) * (size_t)ndim);
-    for (int64_t j = 0; j < k && st == YG_OK; j++) {
-        /* forward: the last dim first; backward: undone in reverse */
-        int64_t d = backward ? ndim - k + j : ndim - 1 - j;
-        yg_tensor *index = NULL, *next = NULL;
-        st = yg_tensor_from_data(maps[d], &osizes[d], 1, YG_INT64, &index);
-        if (st == YG_OK && backward) {
-            sizes[d] = in_sizes[d];
-            st = yg__kernel_index_select_backward(cur, sizes, ndim, d, index, &next);
-        } else if (st == YG_OK) {
-            st = yg__kernel_index_select(cur, d, index, &next);
-        }
-        yg_release(index);
-        yg_release(cur);
-        cur = next;
-    }
-    if (st != YG_OK) {
-        yg_release(cur);
-        return st;
-    }
-    *out = cur;
-    return YG_OK;
-}
 
 static yg_status mode_pad(const char *op,
                           bool reflect,
@@ -288,28 +128,16 @@ static yg_status mode_pad(const char *op,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(pad_geometry(op, reflect, self->sizes, self->ndim, pad, pad_len, osizes));
+    YG_RETURN_IF_ERROR(yg__pad_geometry(op, reflect, self->sizes, self->ndim, pad, pad_len, osizes));
     st = yg__tensor_new_on(op, osizes, self->ndim, self->dtype, self->storage->device,
                            self->storage->device_index, &res);
     /* No maps for an empty result: its other dims may be huge (sizes.h),
      * and no element reads them. */
     if (st == YG_OK && yg_tensor_numel(res) > 0)
-        st = source_maps(op, reflect, self->sizes, osizes, self->ndim, pad, pad_len, maps, &block,
+        st = yg__pad_source_maps(op, reflect, self->sizes, osizes, self->ndim, pad, pad_len, maps, &block,
                          &block_bytes);
     if (st != YG_OK)
         goto out;
-    if (self->storage->device == YG_CUDA && yg_tensor_numel(res) > 0) {
-        yg_release(res);
-        res = NULL;
-        st = mode_pad_cuda(false, self, self->sizes, osizes, self->ndim, maps, pad_len, &res);
-        if (st != YG_OK)
-            goto out;
-    }
-    if (self->storage->device == YG_CUDA) {
-        *out = res;
-        res = NULL;
-        goto out;
-    }
     const char *src = yg__tensor_ptr(self);
     char *dst = yg__tensor_ptr(res);
     int64_t numel = yg_tensor_numel(res);
@@ -342,51 +170,21 @@ static yg_status mode_pad_backward(const char *op,
     int64_t strides[YG_MAX_DIMS];
     size_t block_bytes = 0;
     yg_tensor *go = NULL, *res = NULL;
-    char gbuf[128], sbuf[128], pbuf[160];
     yg_status st;
 
     *out = NULL;
-    if (self_sizes_len < 1 || self_sizes_len > YG_MAX_DIMS || self_sizes == NULL)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: self_sizes must have 1 to %d entries",
-                        op,
-                        (int)YG_MAX_DIMS);
-    if (!yg__dtype_is_floating(grad_output->dtype))
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: unsupported dtype %s for grad_output (supported: float32, float64)",
-                        op,
-                        yg_dtype_name(grad_output->dtype));
-    YG_RETURN_IF_ERROR(
-        pad_geometry(op, reflect, self_sizes, self_sizes_len, pad, pad_len, osizes));
-    if (grad_output->ndim != self_sizes_len ||
-        memcmp(grad_output->sizes, osizes, sizeof(int64_t) * (size_t)self_sizes_len) != 0)
-        return yg__fail(YG_ERR_SHAPE,
-                        "%s: grad_output %s does not match self_sizes %s padded by %s",
-                        op,
-                        yg__format_sizes(grad_output->sizes, grad_output->ndim, gbuf, sizeof gbuf),
-                        yg__format_sizes(self_sizes, self_sizes_len, sbuf, sizeof sbuf),
-                        yg__format_sizes(pad, pad_len, pbuf, sizeof pbuf));
+    YG_RETURN_IF_ERROR(yg__pad_backward_check(
+        op, reflect, grad_output, self_sizes, self_sizes_len, pad, pad_len, osizes));
     st = yg__tensor_contiguous_as(grad_output, YG_FLOAT64, true, &go);
     if (st == YG_OK)
         st = yg__full_on(op, self_sizes, self_sizes_len, YG_FLOAT64, grad_output->storage->device,
                          grad_output->storage->device_index, 0.0, &res);
     /* As in mode_pad: no maps when no gradient element is read. */
     if (st == YG_OK && yg_tensor_numel(go) > 0)
-        st = source_maps(op, reflect, self_sizes, osizes, self_sizes_len, pad, pad_len, maps,
+        st = yg__pad_source_maps(op, reflect, self_sizes, osizes, self_sizes_len, pad, pad_len, maps,
                          &block, &block_bytes);
     if (st != YG_OK)
         goto out;
-    if (go->storage->device == YG_CUDA) {
-        if (yg_tensor_numel(go) > 0) {
-            yg_release(res);
-            res = NULL;
-            st = mode_pad_cuda(
-                true, go, self_sizes, osizes, self_sizes_len, maps, pad_len, &res);
-        }
-        if (st == YG_OK)
-            st = yg__tensor_contiguous_as(res, grad_output->dtype, true, out);
-        goto out;
-    }
     /* res is contiguous: its strides (sizes.h) rather than a product. */
     memcpy(strides, res->strides, sizeof(int64_t) * (size_t)self_sizes_len);
     const double *gv = (const double *)yg__tensor_ptr(go);
@@ -408,21 +206,21 @@ out:
     return st;
 }
 
-yg_status yg__kernel_reflection_pad(const yg_tensor *self,
+yg_status yg__cpu_reflection_pad(const yg_tensor *self,
                                  const int64_t *pad,
                                  int64_t pad_len,
                                  yg_tensor **out) {
     return mode_pad("reflection_pad", true, self, pad, pad_len, out);
 }
 
-yg_status yg__kernel_replication_pad(const yg_tensor *self,
+yg_status yg__cpu_replication_pad(const yg_tensor *self,
                                   const int64_t *pad,
                                   int64_t pad_len,
                                   yg_tensor **out) {
     return mode_pad("replication_pad", false, self, pad, pad_len, out);
 }
 
-yg_status yg__kernel_reflection_pad_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_reflection_pad_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
                                           const int64_t *pad,
@@ -438,7 +236,7 @@ yg_status yg__kernel_reflection_pad_backward(const yg_tensor *grad_output,
                              out);
 }
 
-yg_status yg__kernel_replication_pad_backward(const yg_tensor *grad_output,
+yg_status yg__cpu_replication_pad_backward(const yg_tensor *grad_output,
                                            const int64_t *self_sizes,
                                            int64_t self_sizes_len,
                                            const int64_t *pad,

@@ -62,11 +62,8 @@ typedef struct yg_cuda_backend {
     __typeof__(yg__cuda_copy) *copy;
     __typeof__(yg__cuda_gemm) *gemm;
     __typeof__(yg__cuda_draw) *draw;
-    __typeof__(yg__cuda_gather) *gather;
-    __typeof__(yg__cuda_index_add) *index_add;
     __typeof__(yg__cuda_take) *take;
     __typeof__(yg__cuda_put) *put;
-    __typeof__(yg__cuda_scatter) *scatter;
     __typeof__(yg__cuda_max_pool) *max_pool;
     __typeof__(yg__cuda_avg_pool) *avg_pool;
     __typeof__(yg__cuda_max_pool_backward) *max_pool_backward;

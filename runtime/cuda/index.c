@@ -248,3 +248,155 @@ yg_status yg__cuda_put(const char *op,
                    -1,
                    !accumulate);
 }
+
+/* ---- the CUDA implementations of the structured index ops (cuda/ops.h),
+ * which fill the results meta/index.c made once it checked every index ---- */
+
+/* The [outer, size, inner] split of sizes at dim d (outer and inner are
+ * parts of a tensor's element count: they fit). */
+static void
+split_sizes(const int64_t *sizes, int32_t ndim, int64_t d, int64_t *outer, int64_t *inner) {
+    *outer = 1;
+    *inner = 1;
+    for (int32_t k = 0; k < ndim; k++) {
+        if (k < d)
+            *outer *= sizes[k];
+        else if (k > d)
+            *inner *= sizes[k];
+    }
+}
+
+yg_status yg__cuda_index_select_out(const yg_tensor *self,
+                                    int64_t dim,
+                                    const yg_tensor *index,
+                                    yg_tensor *out) {
+    int64_t d, outer, inner;
+
+    YG_RETURN_IF_ERROR(yg__wrap_dim("index_select", "self", dim, self->ndim, &d));
+    if (yg_tensor_numel(out) == 0)
+        return YG_OK;
+    split_sizes(self->sizes, self->ndim, d, &outer, &inner);
+    return yg__cuda_gather("index_select", self, outer, self->sizes[d], inner, index, out);
+}
+
+yg_status yg__cuda_index_select_backward_out(const yg_tensor *grad_output,
+                                             const int64_t *self_sizes,
+                                             int64_t self_sizes_len,
+                                             int64_t dim,
+                                             const yg_tensor *index,
+                                             yg_tensor *out) {
+    int64_t d, outer, inner;
+
+    (void)self_sizes;
+    (void)self_sizes_len;
+    YG_RETURN_IF_ERROR(
+        yg__wrap_dim("index_select_backward", "grad_output", dim, grad_output->ndim, &d));
+    if (yg_tensor_numel(grad_output) == 0)
+        return YG_OK;
+    split_sizes(out->sizes, out->ndim, d, &outer, &inner);
+    return yg__cuda_index_add(
+        "index_select_backward", grad_output, outer, out->sizes[d], inner, index, -1, out);
+}
+
+/* The gather (src is self) or a scatter into res (contiguous: a copy of
+ * self, or zeros) with cuda/scatter.cu, in the CPU's order; mode 0 copies
+ * src, 1 stores value, 2 adds src. */
+static yg_status scatter(const char *op,
+                         bool is_gather,
+                         yg_tensor *res,
+                         const yg_tensor *shape,
+                         int64_t dim,
+                         const yg_tensor *index,
+                         const yg_tensor *src,
+                         double value,
+                         int mode) {
+    yg_tensor *ix = NULL, *sc = NULL;
+    _Alignas(8) char vbuf[8];
+    int64_t d;
+
+    YG_RETURN_IF_ERROR(yg__wrap_dim(op, "self", dim, shape->ndim, &d));
+    if (mode == 1)
+        yg__store_f64_as(vbuf, res->dtype, value);
+    yg_status st = yg__tensor_contiguous_as(index, YG_INT64, true, &ix);
+    if (st == YG_OK && src != NULL)
+        st = yg__tensor_contiguous_as(src, src->dtype, true, &sc);
+    if (st == YG_OK)
+        st = yg__cuda_scatter(
+            op, is_gather, mode, res, sc, mode == 1 ? vbuf : NULL, ix, (int)d, shape);
+    yg_release(ix);
+    yg_release(sc);
+    return st;
+}
+
+yg_status
+yg__cuda_gather_out(const yg_tensor *self, int64_t dim, const yg_tensor *index, yg_tensor *out) {
+    return scatter("gather", true, out, self, dim, index, self, 0, 0);
+}
+
+yg_status yg__cuda_scatter_out(const yg_tensor *self,
+                               int64_t dim,
+                               const yg_tensor *index,
+                               const yg_tensor *src,
+                               yg_tensor *out) {
+    (void)self;
+    return scatter("scatter", false, out, out, dim, index, src, 0, 0);
+}
+
+yg_status yg__cuda_scatter_value_out(const yg_tensor *self,
+                                     int64_t dim,
+                                     const yg_tensor *index,
+                                     double value,
+                                     yg_tensor *out) {
+    (void)self;
+    return scatter("scatter", false, out, out, dim, index, NULL, value, 1);
+}
+
+yg_status yg__cuda_scatter_add_out(const yg_tensor *self,
+                                   int64_t dim,
+                                   const yg_tensor *index,
+                                   const yg_tensor *src,
+                                   yg_tensor *out) {
+    (void)self;
+    return scatter("scatter_add", false, out, out, dim, index, src, 0, 2);
+}
+
+yg_status yg__cuda_gather_backward_out(const yg_tensor *grad_output,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       int64_t dim,
+                                       const yg_tensor *index,
+                                       yg_tensor *out) {
+    (void)self_sizes;
+    (void)self_sizes_len;
+    return scatter("gather_backward", false, out, out, dim, index, grad_output, 0, 2);
+}
+
+yg_status yg__cuda_embedding_out(const yg_tensor *weight,
+                                 const yg_tensor *indices,
+                                 int64_t padding_idx,
+                                 yg_tensor *out) {
+    (void)padding_idx;
+    if (yg_tensor_numel(out) == 0)
+        return YG_OK;
+    return yg__cuda_gather(
+        "embedding", weight, 1, weight->sizes[0], weight->sizes[1], indices, out);
+}
+
+yg_status yg__cuda_embedding_backward_out(const yg_tensor *grad_output,
+                                          const yg_tensor *indices,
+                                          const int64_t *weight_sizes,
+                                          int64_t weight_sizes_len,
+                                          int64_t padding_idx,
+                                          yg_tensor *out) {
+    (void)weight_sizes_len;
+    if (yg_tensor_numel(indices) == 0 || weight_sizes[1] == 0)
+        return YG_OK;
+    return yg__cuda_index_add("embedding_backward",
+                              grad_output,
+                              1,
+                              weight_sizes[0],
+                              weight_sizes[1],
+                              indices,
+                              padding_idx,
+                              out);
+}

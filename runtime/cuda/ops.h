@@ -32,6 +32,56 @@ yg_status yg__cuda_softmax_backward_fused_out(const yg_tensor *grad_output,
                                               int64_t dim,
                                               yg_tensor *out);
 
+/* ---- index ops (cuda/index.c) ---- */
+
+/* The CUDA implementations of the structured index_select, gather, the
+ * scatters, embedding and their gradients (meta/meta.h). */
+yg_status yg__cuda_index_select_out(const yg_tensor *self,
+                               int64_t dim,
+                               const yg_tensor *index,
+                               yg_tensor *out);
+yg_status yg__cuda_index_select_backward_out(const yg_tensor *grad_output,
+                                        const int64_t *self_sizes,
+                                        int64_t self_sizes_len,
+                                        int64_t dim,
+                                        const yg_tensor *index,
+                                        yg_tensor *out);
+yg_status yg__cuda_gather_out(const yg_tensor *self,
+                         int64_t dim,
+                         const yg_tensor *index,
+                         yg_tensor *out);
+yg_status yg__cuda_gather_backward_out(const yg_tensor *grad_output,
+                                  const int64_t *self_sizes,
+                                  int64_t self_sizes_len,
+                                  int64_t dim,
+                                  const yg_tensor *index,
+                                  yg_tensor *out);
+yg_status yg__cuda_scatter_out(const yg_tensor *self,
+                          int64_t dim,
+                          const yg_tensor *index,
+                          const yg_tensor *src,
+                          yg_tensor *out);
+yg_status yg__cuda_scatter_value_out(const yg_tensor *self,
+                                int64_t dim,
+                                const yg_tensor *index,
+                                double value,
+                                yg_tensor *out);
+yg_status yg__cuda_scatter_add_out(const yg_tensor *self,
+                              int64_t dim,
+                              const yg_tensor *index,
+                              const yg_tensor *src,
+                              yg_tensor *out);
+yg_status yg__cuda_embedding_out(const yg_tensor *weight,
+                            const yg_tensor *indices,
+                            int64_t padding_idx,
+                            yg_tensor *out);
+yg_status yg__cuda_embedding_backward_out(const yg_tensor *grad_output,
+                                     const yg_tensor *indices,
+                                     const int64_t *weight_sizes,
+                                     int64_t weight_sizes_len,
+                                     int64_t padding_idx,
+                                     yg_tensor *out);
+
 /* ---- losses (cuda/loss.c) ---- */
 
 /* The CUDA implementations of the structured nll_loss and
@@ -100,6 +150,29 @@ yg_status yg__cuda_native_batch_norm_backward_fused_out(const yg_tensor *grad_ou
                                                       yg_tensor *out_grad_input,
                                                       yg_tensor *out_grad_weight,
                                                       yg_tensor *out_grad_bias);
+
+/* ---- padding (cuda/pad.c) ---- */
+
+yg_status yg__cuda_reflection_pad(const yg_tensor *self,
+                                 const int64_t *pad,
+                                 int64_t pad_len,
+                                 yg_tensor **out);
+yg_status yg__cuda_replication_pad(const yg_tensor *self,
+                                  const int64_t *pad,
+                                  int64_t pad_len,
+                                  yg_tensor **out);
+yg_status yg__cuda_reflection_pad_backward(const yg_tensor *grad_output,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          const int64_t *pad,
+                                          int64_t pad_len,
+                                          yg_tensor **out);
+yg_status yg__cuda_replication_pad_backward(const yg_tensor *grad_output,
+                                           const int64_t *self_sizes,
+                                           int64_t self_sizes_len,
+                                           const int64_t *pad,
+                                           int64_t pad_len,
+                                           yg_tensor **out);
 
 /* ---- recurrent cells (cuda/rnn.c) ---- */
 

@@ -133,4 +133,55 @@ yg_status yg__meta_native_batch_norm_backward_fused(const yg_tensor *grad_out,
                                                       yg_tensor **out_grad_weight,
                                                       yg_tensor **out_grad_bias);
 
+/* index_select, gather, scatter, scatter_value, scatter_add, embedding
+ * and their gradients (meta/index.c): index int64, every value in range
+ * of the size it addresses (YG_ERR_INDEX "<op>: index 5 out of range for
+ * dim 0 of size 3", checked on a host copy); the results are contiguous:
+ * a scatter's a copy of self, a gradient's zeros. */
+yg_status yg__meta_index_select(const yg_tensor *self,
+                               int64_t dim,
+                               const yg_tensor *index,
+                               yg_tensor **out);
+yg_status yg__meta_index_select_backward(const yg_tensor *grad_output,
+                                        const int64_t *self_sizes,
+                                        int64_t self_sizes_len,
+                                        int64_t dim,
+                                        const yg_tensor *index,
+                                        yg_tensor **out);
+yg_status yg__meta_gather(const yg_tensor *self,
+                         int64_t dim,
+                         const yg_tensor *index,
+                         yg_tensor **out);
+yg_status yg__meta_gather_backward(const yg_tensor *grad_output,
+                                  const int64_t *self_sizes,
+                                  int64_t self_sizes_len,
+                                  int64_t dim,
+                                  const yg_tensor *index,
+                                  yg_tensor **out);
+yg_status yg__meta_scatter(const yg_tensor *self,
+                          int64_t dim,
+                          const yg_tensor *index,
+                          const yg_tensor *src,
+                          yg_tensor **out);
+yg_status yg__meta_scatter_value(const yg_tensor *self,
+                                int64_t dim,
+                                const yg_tensor *index,
+                                double value,
+                                yg_tensor **out);
+yg_status yg__meta_scatter_add(const yg_tensor *self,
+                              int64_t dim,
+                              const yg_tensor *index,
+                              const yg_tensor *src,
+                              yg_tensor **out);
+yg_status yg__meta_embedding(const yg_tensor *weight,
+                            const yg_tensor *indices,
+                            int64_t padding_idx,
+                            yg_tensor **out);
+yg_status yg__meta_embedding_backward(const yg_tensor *grad_output,
+                                     const yg_tensor *indices,
+                                     const int64_t *weight_sizes,
+                                     int64_t weight_sizes_len,
+                                     int64_t padding_idx,
+                                     yg_tensor **out);
+
 #endif /* YAGRAD_META_META_H */
