@@ -25,6 +25,7 @@
 #include "yagrad/ops_indexing.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
 
 #include <inttypes.h>
