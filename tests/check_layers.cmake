@@ -163,7 +163,6 @@ yg_exceptions("the device-neutral kernels still in cpu/ hand CUDA tensors to the
   runtime/cpu/nn.c|cuda/backend.h
   runtime/cpu/norm.c|cuda/backend.h
   runtime/cpu/pointwise.c|cuda/backend.h
-  runtime/cpu/pool.c|cuda/backend.h
   runtime/cpu/random.c|cuda/backend.h
   runtime/cpu/rnn.c|cuda/backend.h
   runtime/cpu/shape.c|cuda/backend.h

@@ -15,6 +15,7 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -32,9 +33,40 @@ typedef yg_status (*avg_pool2d_fn)(const yg_tensor *self,
                                    bool count_include_pad,
                                    yg_tensor **out);
 
+/* yg__cuda_avg_pool2d is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status avg_pool2d_cuda(const yg_tensor *self,
+                                 const int64_t *kernel_size,
+                                 int64_t kernel_size_len,
+                                 const int64_t *stride,
+                                 int64_t stride_len,
+                                 const int64_t *padding,
+                                 int64_t padding_len,
+                                 bool ceil_mode,
+                                 bool count_include_pad,
+                                 yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_avg_pool2d", NULL};
+    avg_pool2d_fn kernel = (avg_pool2d_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "avg_pool2d: the CUDA module has no yg__cuda_avg_pool2d");
+    return kernel(self,
+                  kernel_size,
+                  kernel_size_len,
+                  stride,
+                  stride_len,
+                  padding,
+                  padding_len,
+                  ceil_mode,
+                  count_include_pad,
+                  out);
+}
+
 static const avg_pool2d_fn avg_pool2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_avg_pool2d,
-    [YG_CUDA] = yg__kernel_avg_pool2d,
+    [YG_CPU] = yg__cpu_avg_pool2d,
+    [YG_CUDA] = avg_pool2d_cuda,
 };
 
 /* Records AvgPool2dBackward as the history of result: one edge per differentiable
@@ -216,9 +248,44 @@ typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,
                                             bool count_include_pad,
                                             yg_tensor **out);
 
+/* yg__cuda_avg_pool2d_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status avg_pool2d_backward_cuda(const yg_tensor *grad_output,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          const int64_t *kernel_size,
+                                          int64_t kernel_size_len,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          bool ceil_mode,
+                                          bool count_include_pad,
+                                          yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_avg_pool2d_backward", NULL};
+    avg_pool2d_backward_fn kernel = (avg_pool2d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "avg_pool2d_backward: the CUDA module has no yg__cuda_avg_pool2d_backward");
+    return kernel(grad_output,
+                  self_sizes,
+                  self_sizes_len,
+                  kernel_size,
+                  kernel_size_len,
+                  stride,
+                  stride_len,
+                  padding,
+                  padding_len,
+                  ceil_mode,
+                  count_include_pad,
+                  out);
+}
+
 static const avg_pool2d_backward_fn avg_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_avg_pool2d_backward,
-    [YG_CUDA] = yg__kernel_avg_pool2d_backward,
+    [YG_CPU] = yg__cpu_avg_pool2d_backward,
+    [YG_CUDA] = avg_pool2d_backward_cuda,
 };
 
 /* Records AvgPool2dBackwardBackward as the history of result: one edge per differentiable
@@ -496,9 +563,42 @@ typedef yg_status (*avg_pool3d_fn)(const yg_tensor *self,
                                    int64_t divisor_override,
                                    yg_tensor **out);
 
+/* yg__cuda_avg_pool3d is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status avg_pool3d_cuda(const yg_tensor *self,
+                                 const int64_t *kernel_size,
+                                 int64_t kernel_size_len,
+                                 const int64_t *stride,
+                                 int64_t stride_len,
+                                 const int64_t *padding,
+                                 int64_t padding_len,
+                                 bool ceil_mode,
+                                 bool count_include_pad,
+                                 int64_t divisor_override,
+                                 yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_avg_pool3d", NULL};
+    avg_pool3d_fn kernel = (avg_pool3d_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "avg_pool3d: the CUDA module has no yg__cuda_avg_pool3d");
+    return kernel(self,
+                  kernel_size,
+                  kernel_size_len,
+                  stride,
+                  stride_len,
+                  padding,
+                  padding_len,
+                  ceil_mode,
+                  count_include_pad,
+                  divisor_override,
+                  out);
+}
+
 static const avg_pool3d_fn avg_pool3d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_avg_pool3d,
-    [YG_CUDA] = yg__kernel_avg_pool3d,
+    [YG_CPU] = yg__cpu_avg_pool3d,
+    [YG_CUDA] = avg_pool3d_cuda,
 };
 
 /* Records AvgPool3dBackward as the history of result: one edge per differentiable
@@ -690,9 +790,46 @@ typedef yg_status (*avg_pool3d_backward_fn)(const yg_tensor *grad_output,
                                             int64_t divisor_override,
                                             yg_tensor **out);
 
+/* yg__cuda_avg_pool3d_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status avg_pool3d_backward_cuda(const yg_tensor *grad_output,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          const int64_t *kernel_size,
+                                          int64_t kernel_size_len,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          bool ceil_mode,
+                                          bool count_include_pad,
+                                          int64_t divisor_override,
+                                          yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_avg_pool3d_backward", NULL};
+    avg_pool3d_backward_fn kernel = (avg_pool3d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "avg_pool3d_backward: the CUDA module has no yg__cuda_avg_pool3d_backward");
+    return kernel(grad_output,
+                  self_sizes,
+                  self_sizes_len,
+                  kernel_size,
+                  kernel_size_len,
+                  stride,
+                  stride_len,
+                  padding,
+                  padding_len,
+                  ceil_mode,
+                  count_include_pad,
+                  divisor_override,
+                  out);
+}
+
 static const avg_pool3d_backward_fn avg_pool3d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_avg_pool3d_backward,
-    [YG_CUDA] = yg__kernel_avg_pool3d_backward,
+    [YG_CPU] = yg__cpu_avg_pool3d_backward,
+    [YG_CUDA] = avg_pool3d_backward_cuda,
 };
 
 /* Records AvgPool3dBackwardBackward as the history of result: one edge per differentiable

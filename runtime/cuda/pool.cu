@@ -1,13 +1,13 @@
 /*
- * pool.cu - pooling on the GPU for cpu/pool.c's kernels (max, average and
- * adaptive average pooling over 2 or 3 dims, and their gradients), with
- * cpu/pool.c's arithmetic, so the results are the CPU's to the bit:
- * every window is read in the CPU's order (depth, height, width), sums
- * and shares are computed in double from the element type and rounded
- * once, max pooling keeps the first maximum (NaN counting as the
- * largest) and its position (z H + y) W + x in the plane.  Nearest
- * upsampling and its gradient work on float64 copies, as cpu/pool.c
- * does (the host rounds the result once).
+ * pool.cu - pooling on the GPU for cuda/pool.c's kernels (max, average
+ * and adaptive average pooling over 2 or 3 dims, and their gradients),
+ * with the arithmetic of the CPU's (cpu/pool.c), so the results are the
+ * CPU's to the bit: every window is read in the CPU's order (depth,
+ * height, width), sums and shares are computed in double from the
+ * element type and rounded once, max pooling keeps the first maximum
+ * (NaN counting as the largest) and its position (z H + y) W + x in the
+ * plane.  Nearest upsampling and its gradient work on float64 copies,
+ * as cpu/pool.c does (the host rounds the result once).
  *
  * The forward kernels give each output element a thread.  The gradients
  * are deterministic without atomics: each input element's thread gathers

@@ -8,9 +8,10 @@
 
 #include <stdint.h>
 
-/* cpu/pool.c's geometry: planes (N C) of in[3] (depth, height, width;
- * depth 1 for the 2-d ops) pooled to out[3] by windows of k[3] moving by
- * s[3] with padding p[3] and dilation d[3] (1 for average pooling). */
+/* meta/pool.h's geometry (yg_pool_geom, less its nsp): planes (N C) of
+ * in[3] (depth, height, width; depth 1 for the 2-d ops) pooled to out[3]
+ * by windows of k[3] moving by s[3] with padding p[3] and dilation d[3]
+ * (1 for average pooling). */
 typedef struct yg__cuda_pool_geom {
     int64_t planes;
     int64_t in[3], out[3];
