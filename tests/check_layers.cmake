@@ -166,7 +166,6 @@ yg_exceptions("the device-neutral kernels still in cpu/ hand CUDA tensors to the
   runtime/cpu/random.c|cuda/backend.h
   runtime/cpu/rnn.c|cuda/backend.h
   runtime/cpu/shape.c|cuda/backend.h
-  runtime/cpu/upsample.c|cuda/backend.h
   runtime/cpu/cpu.h|cuda/launch.h)
 
 yg_exceptions("the broadcasting iterator both backends use lives in cpu/pointwise.c (the CUDA module's copy launches through its GPU path, yg__cuda_loop): it moves below both when the kernels are split per device"

@@ -261,20 +261,20 @@ yg_status yg__cpu_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                               yg_tensor **out);
 
 /* upsample.c: bilinear resampling of [N, C, H, W] / [C, H, W] */
-yg_status yg__kernel_upsample_bilinear2d(const yg_tensor *self,
-                                         const int64_t *output_size,
-                                         int64_t output_size_len,
-                                         bool align_corners,
-                                         double scales_h,
-                                         double scales_w,
-                                         yg_tensor **out);
-yg_status yg__kernel_upsample_bilinear2d_backward(const yg_tensor *grad_output,
-                                                  const int64_t *self_sizes,
-                                                  int64_t self_sizes_len,
-                                                  bool align_corners,
-                                                  double scales_h,
-                                                  double scales_w,
-                                                  yg_tensor **out);
+yg_status yg__cpu_upsample_bilinear2d(const yg_tensor *self,
+                                      const int64_t *output_size,
+                                      int64_t output_size_len,
+                                      bool align_corners,
+                                      double scales_h,
+                                      double scales_w,
+                                      yg_tensor **out);
+yg_status yg__cpu_upsample_bilinear2d_backward(const yg_tensor *grad_output,
+                                               const int64_t *self_sizes,
+                                               int64_t self_sizes_len,
+                                               bool align_corners,
+                                               double scales_h,
+                                               double scales_w,
+                                               yg_tensor **out);
 
 /* reduce.c */
 yg_status yg__cpu_sum(const yg_tensor *self, yg_tensor **out);

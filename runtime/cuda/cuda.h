@@ -251,20 +251,6 @@ yg_status yg__cuda_max_pool_backward(const char *op, const yg_tensor *grad,
                                      const yg_tensor *indices, int64_t planes, int64_t ovol,
                                      int64_t ivol, yg_tensor *out);
 
-/* cpu/upsample.c's upsample_bilinear2d of src [planes, ih, iw] into dst
- * [planes, oh, ow] or (backward) its gradient: src the grad_output
- * [planes, oh, ow], dst [planes, ih, iw].  taps: host memory, the oh row
- * taps then the ow column taps cpu/upsample.c made, copied to the device
- * as they are (with, backward, the range of outputs whose taps touch each
- * input row and column).  Both contiguous float64 on one GPU; every
- * element of dst is written; each value is the CPU's product and sum
- * order, no FMA contraction.  cuda/upsample.c and upsample.cu.  Errors
- * name op: YG_ERR_OUT_OF_MEMORY, YG_ERR_DEVICE. */
-yg_status yg__cuda_upsample_bilinear(const char *op, const yg_tensor *src,
-                                     const yg__cuda_lerp_tap *taps, int64_t planes, int64_t ih,
-                                     int64_t iw, int64_t oh, int64_t ow, bool backward,
-                                     yg_tensor *dst);
-
 /* cpu/norm.c's native_batch_norm (a: the call's geometry, buffers and
  * running statistics, all on device index) and its fused backward:
  * cuda/norm.c and norm.cu.  Errors name op: YG_ERR_DEVICE (launch). */

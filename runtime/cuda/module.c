@@ -78,7 +78,6 @@ static const yg_cuda_backend cuda = {
     .layer_norm = yg__cuda_layer_norm,
     .scatter = yg__cuda_scatter,
     .max_pool_backward = yg__cuda_max_pool_backward,
-    .upsample_bilinear = yg__cuda_upsample_bilinear,
     .batch_norm = yg__cuda_batch_norm,
     .batch_norm_backward = yg__cuda_batch_norm_backward,
 };

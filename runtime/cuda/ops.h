@@ -157,7 +157,7 @@ yg_status yg__cuda_cumprod_backward(const yg_tensor *grad_output,
                                     int64_t dim,
                                     yg_tensor **out);
 
-/* ---- pooling and upsampling (cuda/pool.c) ---- */
+/* ---- pooling and upsampling (cuda/pool.c, cuda/upsample.c) ---- */
 
 /* max pooling */
 yg_status yg__cuda_max_pool2d_with_indices(const yg_tensor *self,
@@ -263,5 +263,21 @@ yg_status yg__cuda_upsample_nearest2d_backward(const yg_tensor *grad_output,
                                                const int64_t *self_sizes,
                                                int64_t self_sizes_len,
                                                yg_tensor **out);
+
+/* bilinear upsampling */
+yg_status yg__cuda_upsample_bilinear2d(const yg_tensor *self,
+                                       const int64_t *output_size,
+                                       int64_t output_size_len,
+                                       bool align_corners,
+                                       double scales_h,
+                                       double scales_w,
+                                       yg_tensor **out);
+yg_status yg__cuda_upsample_bilinear2d_backward(const yg_tensor *grad_output,
+                                                const int64_t *self_sizes,
+                                                int64_t self_sizes_len,
+                                                bool align_corners,
+                                                double scales_h,
+                                                double scales_w,
+                                                yg_tensor **out);
 
 #endif /* YAGRAD_CUDA_OPS_H */
