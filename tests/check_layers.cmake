@@ -96,7 +96,7 @@ set(YG_ALLOW_meta core public)
 set(YG_ALLOW_cpu meta core public)
 set(YG_ALLOW_cuda meta core public)
 # kernels: pick a backend per device (cuDNN, conv/cudnn.c, is the CUDA
-# backend's; composite/pool.c calls a CUDA pooling gradient).
+# backend's).
 set(YG_ALLOW_kernels cpu cuda meta core public)
 # autograd: the engine accumulates and seeds gradients with the
 # device-independent kernels (yg__kernel_copy_/fill_/zero_ of cpu/cpu.h, the

@@ -71,7 +71,6 @@ typedef struct yg_cuda_backend {
     __typeof__(yg__cuda_lstm_gates) *lstm_gates;
     __typeof__(yg__cuda_layer_norm) *layer_norm;
     __typeof__(yg__cuda_scatter) *scatter;
-    __typeof__(yg__cuda_max_pool_backward) *max_pool_backward;
     __typeof__(yg__cuda_batch_norm) *batch_norm;
     __typeof__(yg__cuda_batch_norm_backward) *batch_norm_backward;
 } yg_cuda_backend;

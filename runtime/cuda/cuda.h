@@ -241,16 +241,6 @@ yg_status yg__cuda_launch(const char *op, int index, yg_cuda_launch_fn fn,
  * geometry. */
 yg_status yg__cuda_copy(const char *op, yg_tensor *dst, const yg_tensor *src);
 
-/* out (contiguous [planes, ivol], every element written) = zeros with
- * grad [planes, ovol] (any layout, out's dtype) added at the int64
- * indices (any layout, on out's GPU; each checked on a host copy to be
- * in [0, ivol)), each plane in increasing output order as the CPU's
- * gather_backward: max pooling's gradient.  Messages carry no op name
- * except the launch's (op): YG_ERR_DTYPE, YG_ERR_INDEX, YG_ERR_DEVICE. */
-yg_status yg__cuda_max_pool_backward(const char *op, const yg_tensor *grad,
-                                     const yg_tensor *indices, int64_t planes, int64_t ovol,
-                                     int64_t ivol, yg_tensor *out);
-
 /* cpu/norm.c's native_batch_norm (a: the call's geometry, buffers and
  * running statistics, all on device index) and its fused backward:
  * cuda/norm.c and norm.cu.  Errors name op: YG_ERR_DEVICE (launch). */

@@ -77,7 +77,6 @@ static const yg_cuda_backend cuda = {
     .lstm_gates = yg__cuda_lstm_gates,
     .layer_norm = yg__cuda_layer_norm,
     .scatter = yg__cuda_scatter,
-    .max_pool_backward = yg__cuda_max_pool_backward,
     .batch_norm = yg__cuda_batch_norm,
     .batch_norm_backward = yg__cuda_batch_norm_backward,
 };

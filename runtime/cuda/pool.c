@@ -1,9 +1,7 @@
 /*
  * pool.c - pooling and nearest upsampling on a GPU (cuda/ops.h):
  * max_pool{2,3}d_with_indices, adaptive_max_pool2d, avg_pool{2,3}d,
- * adaptive_avg_pool{2,3}d, upsample_nearest2d and their gradients, and
- * max pooling's gradient through the indices for composite/pool.c
- * (yg__cuda_max_pool_backward, cuda/cuda.h).
+ * adaptive_avg_pool{2,3}d, upsample_nearest2d and their gradients.
  *
  * Each keeps the rules and messages of its CPU kernel (cpu/pool.c): the
  * checks and the window geometry are meta/pool.h's, which both devices
@@ -22,8 +20,8 @@
  *
  * Each launch makes the operands' device current, launches and checks
  * the launch; inputs are made contiguous and results allocated on that
- * device first.  max pooling's indices are checked here, on a host copy,
- * before the gradient kernel writes through them.
+ * device first.  (Max pooling's gradient, through the indices, is
+ * composite/pool.c's, over gather_backward.)
  */
 #include "meta/pool.h"
 
@@ -104,56 +102,6 @@ static yg_status launch_avg_pool(const char *op,
                                        divisor_override);
     yg__cuda_device_leave(prev);
     return yg__cuda_check_launch(op, index, err);
-}
-
-yg_status yg__cuda_max_pool_backward(const char *op,
-                                     const yg_tensor *grad,
-                                     const yg_tensor *indices,
-                                     int64_t planes,
-                                     int64_t ovol,
-                                     int64_t ivol,
-                                     yg_tensor *out) {
-    int prev, index = out->storage->device_index;
-    yg_tensor *g = NULL, *ix = NULL, *host = NULL;
-    yg_status st;
-
-    if (indices->dtype != YG_INT64)
-        return yg__fail(
-            YG_ERR_DTYPE, "expected indices of dtype int64, got %s", yg_dtype_name(indices->dtype));
-    if (yg_tensor_numel(out) == 0)
-        return YG_OK;
-    st = yg__tensor_contiguous_as(grad, out->dtype, true, &g);
-    if (st == YG_OK)
-        st = yg__tensor_contiguous_as(indices, YG_INT64, true, &ix);
-    if (st == YG_OK)
-        st = yg_tensor_to_device(ix, YG_CPU, 0, &host);
-    for (int64_t i = 0; st == YG_OK && i < planes * ovol; i++) {
-        int64_t k = ((const int64_t *)yg__tensor_ptr(host))[i];
-        if (k < 0 || k >= ivol)
-            st = yg__fail(YG_ERR_INDEX,
-                          "index %" PRId64 " at position %" PRId64
-                          " is out of range for planes of %" PRId64 " elements",
-                          k,
-                          i,
-                          ivol);
-    }
-    if (st == YG_OK)
-        st = yg__cuda_device_enter(op, index, &prev);
-    if (st == YG_OK) {
-        int err = yg__cuda_max_pool_backward_launch(out->dtype == YG_FLOAT64,
-                                                    yg__tensor_ptr(g),
-                                                    (const int64_t *)yg__tensor_ptr(ix),
-                                                    yg__tensor_ptr(out),
-                                                    planes,
-                                                    ovol,
-                                                    ivol);
-        yg__cuda_device_leave(prev);
-        st = yg__cuda_check_launch(op, index, err);
-    }
-    yg_release(g);
-    yg_release(ix);
-    yg_release(host);
-    return st;
 }
 
 /* start[i] (i = 0 .. in) = the first of the out outputs o whose source

@@ -53,17 +53,6 @@ int yg__cuda_adaptive_avg_pool_launch(int f64,
                                       yg__cuda_pool_geom g,
                                       int backward);
 
-/* out [planes, ivol] = zeros with grad [planes, ovol] added at indices
- * (checked to be in [0, ivol)), each plane by one thread in increasing
- * output order. */
-int yg__cuda_max_pool_backward_launch(int f64,
-                                      const void *grad,
-                                      const int64_t *indices,
-                                      void *out,
-                                      int64_t planes,
-                                      int64_t ovol,
-                                      int64_t ivol);
-
 /* upsample_nearest2d: dst [planes, out[1], out[2]] = src [planes, in[1],
  * in[2]] at (oy in[1] / out[1], ox in[2] / out[2]) (cpu/pool.c's floor
  * formula); both float64, in[1], in[2] > 0.  No launch when dst is
