@@ -96,7 +96,7 @@ set(YG_ALLOW_meta core public)
 set(YG_ALLOW_cpu meta core public)
 set(YG_ALLOW_cuda meta core public)
 # kernels: pick a backend per device (cuDNN, conv/cudnn.c, is the CUDA
-# backend's; composite/pool.c calls a CUDA pooling gradient).
+# backend's).
 set(YG_ALLOW_kernels cpu cuda meta core public)
 # autograd: the engine accumulates and seeds gradients with the
 # device-independent kernels (yg__kernel_copy_/fill_/zero_ of cpu/cpu.h, the
@@ -160,10 +160,8 @@ yg_exceptions("the device-neutral kernels still in cpu/ hand CUDA tensors to the
   runtime/cpu/copy.c|cuda/backend.h
   runtime/cpu/index_advanced.c|cuda/backend.h
   runtime/cpu/pointwise.c|cuda/backend.h
-  runtime/cpu/pool.c|cuda/backend.h
   runtime/cpu/random.c|cuda/backend.h
   runtime/cpu/shape.c|cuda/backend.h
-  runtime/cpu/upsample.c|cuda/backend.h
   runtime/cpu/cpu.h|cuda/launch.h)
 
 yg_exceptions("the broadcasting iterator both backends use lives in cpu/pointwise.c (the CUDA module's copy launches through its GPU path, yg__cuda_loop): it moves below both when the kernels are split per device"

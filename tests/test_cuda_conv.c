@@ -21,6 +21,7 @@
 #include "conv/conv.h"
 #include "testutil.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_norms_backward.h"

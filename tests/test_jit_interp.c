@@ -31,6 +31,7 @@
 #include "yagrad/ops_layers.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_creation.h"
 #include "yagrad/ops_random.h"
 

@@ -14,6 +14,7 @@
 #include "yagrad/ops_advanced_indexing.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_binary_math.h"
 #include "yagrad/ops_blend.h"
 #include "yagrad/ops_comparison.h"

@@ -10,6 +10,7 @@
 #include "yagrad/ops_views.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
 
 #include <math.h>

@@ -15,6 +15,7 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -32,9 +33,40 @@ typedef yg_status (*avg_pool2d_fn)(const yg_tensor *self,
                                    bool count_include_pad,
                                    yg_tensor **out);
 
+/* yg__cuda_avg_pool2d is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status avg_pool2d_cuda(const yg_tensor *self,
+                                 const int64_t *kernel_size,
+                                 int64_t kernel_size_len,
+                                 const int64_t *stride,
+                                 int64_t stride_len,
+                                 const int64_t *padding,
+                                 int64_t padding_len,
+                                 bool ceil_mode,
+                                 bool count_include_pad,
+                                 yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_avg_pool2d", NULL};
+    avg_pool2d_fn kernel = (avg_pool2d_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "avg_pool2d: the CUDA module has no yg__cuda_avg_pool2d");
+    return kernel(self,
+                  kernel_size,
+                  kernel_size_len,
+                  stride,
+                  stride_len,
+                  padding,
+                  padding_len,
+                  ceil_mode,
+                  count_include_pad,
+                  out);
+}
+
 static const avg_pool2d_fn avg_pool2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_avg_pool2d,
-    [YG_CUDA] = yg__kernel_avg_pool2d,
+    [YG_CPU] = yg__cpu_avg_pool2d,
+    [YG_CUDA] = avg_pool2d_cuda,
 };
 
 /* Records AvgPool2dBackward as the history of result: one edge per differentiable
@@ -216,9 +248,44 @@ typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,
                                             bool count_include_pad,
                                             yg_tensor **out);
 
+/* yg__cuda_avg_pool2d_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status avg_pool2d_backward_cuda(const yg_tensor *grad_output,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          const int64_t *kernel_size,
+                                          int64_t kernel_size_len,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          bool ceil_mode,
+                                          bool count_include_pad,
+                                          yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_avg_pool2d_backward", NULL};
+    avg_pool2d_backward_fn kernel = (avg_pool2d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "avg_pool2d_backward: the CUDA module has no yg__cuda_avg_pool2d_backward");
+    return kernel(grad_output,
+                  self_sizes,
+                  self_sizes_len,
+                  kernel_size,
+                  kernel_size_len,
+                  stride,
+                  stride_len,
+                  padding,
+                  padding_len,
+                  ceil_mode,
+                  count_include_pad,
+                  out);
+}
+
 static const avg_pool2d_backward_fn avg_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_avg_pool2d_backward,
-    [YG_CUDA] = yg__kernel_avg_pool2d_backward,
+    [YG_CPU] = yg__cpu_avg_pool2d_backward,
+    [YG_CUDA] = avg_pool2d_backward_cuda,
 };
 
 /* Records AvgPool2dBackwardBackward as the history of result: one edge per differentiable
@@ -484,234 +551,6 @@ yg_status yg_avg_pool1d_opt(const yg_tensor *self,
         out);
 }
 
-typedef yg_status (*adaptive_avg_pool2d_fn)(const yg_tensor *self,
-                                            const int64_t *output_size,
-                                            int64_t output_size_len,
-                                            yg_tensor **out);
-
-static const adaptive_avg_pool2d_fn adaptive_avg_pool2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_adaptive_avg_pool2d,
-    [YG_CUDA] = yg__kernel_adaptive_avg_pool2d,
-};
-
-/* Records AdaptiveAvgPool2dBackward as the history of result: one edge per differentiable
- * input and the values its formulas read, each saved only when a
- * gradient that reads it is wanted. */
-static yg_status adaptive_avg_pool2d_record(const yg_tensor *self, yg_tensor *result)
-{
-    yg_node *base = NULL;
-    adaptive_avg_pool2d_backward *node;
-    yg_status st;
-
-    st = yg__node_new(&yg__adaptive_avg_pool2d_backward_vtable,
-                      sizeof(adaptive_avg_pool2d_backward),
-                      1,
-                      1,
-                      &base);
-    if (st != YG_OK)
-        return st;
-    node = (adaptive_avg_pool2d_backward *)base;
-    st = yg__node_set_edge(base, 0, self);
-    if (st != YG_OK)
-        goto out;
-    yg__saved_sizes_save(&node->self_sizes, self);
-    st = yg__set_history(result, base, 0);
-out:
-    yg__node_release(base);
-    return st;
-}
-
-/* Runs yg_adaptive_avg_pool2d with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status adaptive_avg_pool2d_traced(const yg_tensor *self,
-                                            const int64_t *output_size,
-                                            int64_t output_size_len,
-                                            yg_tensor **out)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_adaptive_avg_pool2d(self, output_size, output_size_len, out);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("adaptive_avg_pool2d");
-    yg__obs_input(self);
-    yg__obs_attr_ints("output_size", output_size, output_size_len);
-    yg__obs_output(out, NULL);
-    return yg__obs_end_node();
-}
-
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
-yg_status yg_adaptive_avg_pool2d(const yg_tensor *self,
-                                 const int64_t *output_size,
-                                 int64_t output_size_len,
-                                 yg_tensor **out)
-{
-    const yg_tensor *inputs[1] = {self};
-    yg_tensor *result = NULL;
-    yg_device dev;
-    adaptive_avg_pool2d_fn kernel;
-    yg_status st;
-
-    if (yg__obs_recording(false))
-        return adaptive_avg_pool2d_traced(self, output_size, output_size_len, out);
-    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d", "self", self));
-    dev = yg_tensor_device(self);
-    kernel = adaptive_avg_pool2d_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "adaptive_avg_pool2d: no kernel for device %s",
-                        yg__device_name(dev));
-    st = kernel(self, output_size, output_size_len, &result);
-    if (st != YG_OK)
-        return st;
-    if (yg__any_requires_grad(1, inputs)) {
-        st = adaptive_avg_pool2d_record(self, result);
-        if (st != YG_OK)
-            goto out;
-    }
-    *out = result;
-    result = NULL;
-out:
-    yg_release(result);
-    return st;
-}
-
-typedef yg_status (*adaptive_avg_pool2d_backward_fn)(const yg_tensor *grad_output,
-                                                     const int64_t *self_sizes,
-                                                     int64_t self_sizes_len,
-                                                     yg_tensor **out);
-
-static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_adaptive_avg_pool2d_backward,
-    [YG_CUDA] = yg__kernel_adaptive_avg_pool2d_backward,
-};
-
-/* Records AdaptiveAvgPool2dBackwardBackward as the history of result: one edge per differentiable
- * input and the values its formulas read, each saved only when a
- * gradient that reads it is wanted. */
-static yg_status adaptive_avg_pool2d_backward_record(const yg_tensor *grad_output,
-                                                     yg_tensor *result)
-{
-    yg_node *base = NULL;
-    adaptive_avg_pool2d_backward_backward *node;
-    yg_status st;
-
-    st = yg__node_new(&yg__adaptive_avg_pool2d_backward_backward_vtable,
-                      sizeof(adaptive_avg_pool2d_backward_backward),
-                      1,
-                      1,
-                      &base);
-    if (st != YG_OK)
-        return st;
-    node = (adaptive_avg_pool2d_backward_backward *)base;
-    st = yg__node_set_edge(base, 0, grad_output);
-    if (st != YG_OK)
-        goto out;
-    yg__saved_sizes_save(&node->grad_output_sizes, grad_output);
-    st = yg__set_history(result, base, 0);
-out:
-    yg__node_release(base);
-    return st;
-}
-
-/* Runs yg_adaptive_avg_pool2d_backward with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status adaptive_avg_pool2d_backward_traced(const yg_tensor *grad_output,
-                                                     const int64_t *self_sizes,
-                                                     int64_t self_sizes_len,
-                                                     yg_tensor **out)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_adaptive_avg_pool2d_backward(grad_output, self_sizes, self_sizes_len, out);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("adaptive_avg_pool2d_backward");
-    yg__obs_input(grad_output);
-    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__obs_output(out, NULL);
-    return yg__obs_end_node();
-}
-
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
-yg_status yg_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
-                                          const int64_t *self_sizes,
-                                          int64_t self_sizes_len,
-                                          yg_tensor **out)
-{
-    const yg_tensor *inputs[1] = {grad_output};
-    yg_tensor *result = NULL;
-    yg_device dev;
-    adaptive_avg_pool2d_backward_fn kernel;
-    yg_status st;
-
-    if (yg__obs_recording(false))
-        return adaptive_avg_pool2d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
-    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_backward", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_backward", "grad_output", grad_output));
-    dev = yg_tensor_device(grad_output);
-    kernel = adaptive_avg_pool2d_backward_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "adaptive_avg_pool2d_backward: no kernel for device %s",
-                        yg__device_name(dev));
-    st = kernel(grad_output, self_sizes, self_sizes_len, &result);
-    if (st != YG_OK)
-        return st;
-    if (yg__any_requires_grad(1, inputs)) {
-        st = adaptive_avg_pool2d_backward_record(grad_output, result);
-        if (st != YG_OK)
-            goto out;
-    }
-    *out = result;
-    result = NULL;
-out:
-    yg_release(result);
-    return st;
-}
-
-/* Runs yg_adaptive_avg_pool2d_to with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status adaptive_avg_pool2d_to_traced(const yg_tensor *self,
-                                               const int64_t *sizes,
-                                               int64_t sizes_len,
-                                               yg_tensor **out)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_adaptive_avg_pool2d_to(self, sizes, sizes_len, out);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("adaptive_avg_pool2d_to");
-    yg__obs_input(self);
-    yg__obs_attr_ints("sizes", sizes, sizes_len);
-    yg__obs_output(out, NULL);
-    return yg__obs_end_node();
-}
-
-/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor */
-yg_status yg_adaptive_avg_pool2d_to(const yg_tensor *self,
-                                    const int64_t *sizes,
-                                    int64_t sizes_len,
-                                    yg_tensor **out)
-{
-    yg_status st;
-
-    if (yg__obs_recording(true))
-        return adaptive_avg_pool2d_to_traced(self, sizes, sizes_len, out);
-    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool2d_to", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool2d_to", "self", self));
-    st = yg__composite_adaptive_avg_pool2d_to(self, sizes, sizes_len, out);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "adaptive_avg_pool2d_to");
-    return YG_OK;
-}
-
 typedef yg_status (*avg_pool3d_fn)(const yg_tensor *self,
                                    const int64_t *kernel_size,
                                    int64_t kernel_size_len,
@@ -724,9 +563,42 @@ typedef yg_status (*avg_pool3d_fn)(const yg_tensor *self,
                                    int64_t divisor_override,
                                    yg_tensor **out);
 
+/* yg__cuda_avg_pool3d is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status avg_pool3d_cuda(const yg_tensor *self,
+                                 const int64_t *kernel_size,
+                                 int64_t kernel_size_len,
+                                 const int64_t *stride,
+                                 int64_t stride_len,
+                                 const int64_t *padding,
+                                 int64_t padding_len,
+                                 bool ceil_mode,
+                                 bool count_include_pad,
+                                 int64_t divisor_override,
+                                 yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_avg_pool3d", NULL};
+    avg_pool3d_fn kernel = (avg_pool3d_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "avg_pool3d: the CUDA module has no yg__cuda_avg_pool3d");
+    return kernel(self,
+                  kernel_size,
+                  kernel_size_len,
+                  stride,
+                  stride_len,
+                  padding,
+                  padding_len,
+                  ceil_mode,
+                  count_include_pad,
+                  divisor_override,
+                  out);
+}
+
 static const avg_pool3d_fn avg_pool3d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_avg_pool3d,
-    [YG_CUDA] = yg__kernel_avg_pool3d,
+    [YG_CPU] = yg__cpu_avg_pool3d,
+    [YG_CUDA] = avg_pool3d_cuda,
 };
 
 /* Records AvgPool3dBackward as the history of result: one edge per differentiable
@@ -918,9 +790,46 @@ typedef yg_status (*avg_pool3d_backward_fn)(const yg_tensor *grad_output,
                                             int64_t divisor_override,
                                             yg_tensor **out);
 
+/* yg__cuda_avg_pool3d_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status avg_pool3d_backward_cuda(const yg_tensor *grad_output,
+                                          const int64_t *self_sizes,
+                                          int64_t self_sizes_len,
+                                          const int64_t *kernel_size,
+                                          int64_t kernel_size_len,
+                                          const int64_t *stride,
+                                          int64_t stride_len,
+                                          const int64_t *padding,
+                                          int64_t padding_len,
+                                          bool ceil_mode,
+                                          bool count_include_pad,
+                                          int64_t divisor_override,
+                                          yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_avg_pool3d_backward", NULL};
+    avg_pool3d_backward_fn kernel = (avg_pool3d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "avg_pool3d_backward: the CUDA module has no yg__cuda_avg_pool3d_backward");
+    return kernel(grad_output,
+                  self_sizes,
+                  self_sizes_len,
+                  kernel_size,
+                  kernel_size_len,
+                  stride,
+                  stride_len,
+                  padding,
+                  padding_len,
+                  ceil_mode,
+                  count_include_pad,
+                  divisor_override,
+                  out);
+}
+
 static const avg_pool3d_backward_fn avg_pool3d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_avg_pool3d_backward,
-    [YG_CUDA] = yg__kernel_avg_pool3d_backward,
+    [YG_CPU] = yg__cpu_avg_pool3d_backward,
+    [YG_CUDA] = avg_pool3d_backward_cuda,
 };
 
 /* Records AvgPool3dBackwardBackward as the history of result: one edge per differentiable
@@ -1087,271 +996,4 @@ yg_status yg_avg_pool3d_backward(const yg_tensor *grad_output,
 out:
     yg_release(result);
     return st;
-}
-
-/* Runs yg_adaptive_avg_pool1d with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status adaptive_avg_pool1d_traced(const yg_tensor *self,
-                                            const int64_t *output_size,
-                                            int64_t output_size_len,
-                                            yg_tensor **out)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_adaptive_avg_pool1d(self, output_size, output_size_len, out);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("adaptive_avg_pool1d");
-    yg__obs_input(self);
-    yg__obs_attr_ints("output_size", output_size, output_size_len);
-    yg__obs_output(out, NULL);
-    return yg__obs_end_node();
-}
-
-/* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor */
-yg_status yg_adaptive_avg_pool1d(const yg_tensor *self,
-                                 const int64_t *output_size,
-                                 int64_t output_size_len,
-                                 yg_tensor **out)
-{
-    yg_status st;
-
-    if (yg__obs_recording(true))
-        return adaptive_avg_pool1d_traced(self, output_size, output_size_len, out);
-    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool1d", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool1d", "self", self));
-    st = yg__composite_adaptive_avg_pool1d(self, output_size, output_size_len, out);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "adaptive_avg_pool1d");
-    return YG_OK;
-}
-
-typedef yg_status (*adaptive_avg_pool3d_fn)(const yg_tensor *self,
-                                            const int64_t *output_size,
-                                            int64_t output_size_len,
-                                            yg_tensor **out);
-
-static const adaptive_avg_pool3d_fn adaptive_avg_pool3d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_adaptive_avg_pool3d,
-    [YG_CUDA] = yg__kernel_adaptive_avg_pool3d,
-};
-
-/* Records AdaptiveAvgPool3dBackward as the history of result: one edge per differentiable
- * input and the values its formulas read, each saved only when a
- * gradient that reads it is wanted. */
-static yg_status adaptive_avg_pool3d_record(const yg_tensor *self, yg_tensor *result)
-{
-    yg_node *base = NULL;
-    adaptive_avg_pool3d_backward *node;
-    yg_status st;
-
-    st = yg__node_new(&yg__adaptive_avg_pool3d_backward_vtable,
-                      sizeof(adaptive_avg_pool3d_backward),
-                      1,
-                      1,
-                      &base);
-    if (st != YG_OK)
-        return st;
-    node = (adaptive_avg_pool3d_backward *)base;
-    st = yg__node_set_edge(base, 0, self);
-    if (st != YG_OK)
-        goto out;
-    yg__saved_sizes_save(&node->self_sizes, self);
-    st = yg__set_history(result, base, 0);
-out:
-    yg__node_release(base);
-    return st;
-}
-
-/* Runs yg_adaptive_avg_pool3d with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status adaptive_avg_pool3d_traced(const yg_tensor *self,
-                                            const int64_t *output_size,
-                                            int64_t output_size_len,
-                                            yg_tensor **out)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_adaptive_avg_pool3d(self, output_size, output_size_len, out);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("adaptive_avg_pool3d");
-    yg__obs_input(self);
-    yg__obs_attr_ints("output_size", output_size, output_size_len);
-    yg__obs_output(out, NULL);
-    return yg__obs_end_node();
-}
-
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
-yg_status yg_adaptive_avg_pool3d(const yg_tensor *self,
-                                 const int64_t *output_size,
-                                 int64_t output_size_len,
-                                 yg_tensor **out)
-{
-    const yg_tensor *inputs[1] = {self};
-    yg_tensor *result = NULL;
-    yg_device dev;
-    adaptive_avg_pool3d_fn kernel;
-    yg_status st;
-
-    if (yg__obs_recording(false))
-        return adaptive_avg_pool3d_traced(self, output_size, output_size_len, out);
-    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool3d", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool3d", "self", self));
-    dev = yg_tensor_device(self);
-    kernel = adaptive_avg_pool3d_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "adaptive_avg_pool3d: no kernel for device %s",
-                        yg__device_name(dev));
-    st = kernel(self, output_size, output_size_len, &result);
-    if (st != YG_OK)
-        return st;
-    if (yg__any_requires_grad(1, inputs)) {
-        st = adaptive_avg_pool3d_record(self, result);
-        if (st != YG_OK)
-            goto out;
-    }
-    *out = result;
-    result = NULL;
-out:
-    yg_release(result);
-    return st;
-}
-
-typedef yg_status (*adaptive_avg_pool3d_backward_fn)(const yg_tensor *grad_output,
-                                                     const int64_t *self_sizes,
-                                                     int64_t self_sizes_len,
-                                                     yg_tensor **out);
-
-static const adaptive_avg_pool3d_backward_fn adaptive_avg_pool3d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_adaptive_avg_pool3d_backward,
-    [YG_CUDA] = yg__kernel_adaptive_avg_pool3d_backward,
-};
-
-/* Records AdaptiveAvgPool3dBackwardBackward as the history of result: one edge per differentiable
- * input and the values its formulas read, each saved only when a
- * gradient that reads it is wanted. */
-static yg_status adaptive_avg_pool3d_backward_record(const yg_tensor *grad_output,
-                                                     yg_tensor *result)
-{
-    yg_node *base = NULL;
-    adaptive_avg_pool3d_backward_backward *node;
-    yg_status st;
-
-    st = yg__node_new(&yg__adaptive_avg_pool3d_backward_backward_vtable,
-                      sizeof(adaptive_avg_pool3d_backward_backward),
-                      1,
-                      1,
-                      &base);
-    if (st != YG_OK)
-        return st;
-    node = (adaptive_avg_pool3d_backward_backward *)base;
-    st = yg__node_set_edge(base, 0, grad_output);
-    if (st != YG_OK)
-        goto out;
-    yg__saved_sizes_save(&node->grad_output_sizes, grad_output);
-    st = yg__set_history(result, base, 0);
-out:
-    yg__node_release(base);
-    return st;
-}
-
-/* Runs yg_adaptive_avg_pool3d_backward with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status adaptive_avg_pool3d_backward_traced(const yg_tensor *grad_output,
-                                                     const int64_t *self_sizes,
-                                                     int64_t self_sizes_len,
-                                                     yg_tensor **out)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_adaptive_avg_pool3d_backward(grad_output, self_sizes, self_sizes_len, out);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("adaptive_avg_pool3d_backward");
-    yg__obs_input(grad_output);
-    yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
-    yg__obs_output(out, NULL);
-    return yg__obs_end_node();
-}
-
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
-yg_status yg_adaptive_avg_pool3d_backward(const yg_tensor *grad_output,
-                                          const int64_t *self_sizes,
-                                          int64_t self_sizes_len,
-                                          yg_tensor **out)
-{
-    const yg_tensor *inputs[1] = {grad_output};
-    yg_tensor *result = NULL;
-    yg_device dev;
-    adaptive_avg_pool3d_backward_fn kernel;
-    yg_status st;
-
-    if (yg__obs_recording(false))
-        return adaptive_avg_pool3d_backward_traced(grad_output, self_sizes, self_sizes_len, out);
-    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool3d_backward", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool3d_backward", "grad_output", grad_output));
-    dev = yg_tensor_device(grad_output);
-    kernel = adaptive_avg_pool3d_backward_kernels[dev];
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_DEVICE, "adaptive_avg_pool3d_backward: no kernel for device %s",
-                        yg__device_name(dev));
-    st = kernel(grad_output, self_sizes, self_sizes_len, &result);
-    if (st != YG_OK)
-        return st;
-    if (yg__any_requires_grad(1, inputs)) {
-        st = adaptive_avg_pool3d_backward_record(grad_output, result);
-        if (st != YG_OK)
-            goto out;
-    }
-    *out = result;
-    result = NULL;
-out:
-    yg_release(result);
-    return st;
-}
-
-/* Runs yg_adaptive_avg_pool3d_to with tracing paused and records it as one node
- * (core/observer.h). */
-static yg_status adaptive_avg_pool3d_to_traced(const yg_tensor *self,
-                                               const int64_t *sizes,
-                                               int64_t sizes_len,
-                                               yg_tensor **out)
-{
-    yg_status st;
-
-    yg__obs_pause();
-    st = yg_adaptive_avg_pool3d_to(self, sizes, sizes_len, out);
-    yg__obs_resume();
-    if (st != YG_OK)
-        return st;
-    yg__obs_begin_node("adaptive_avg_pool3d_to");
-    yg__obs_input(self);
-    yg__obs_attr_ints("sizes", sizes, sizes_len);
-    yg__obs_output(out, NULL);
-    return yg__obs_end_node();
-}
-
-/* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor */
-yg_status yg_adaptive_avg_pool3d_to(const yg_tensor *self,
-                                    const int64_t *sizes,
-                                    int64_t sizes_len,
-                                    yg_tensor **out)
-{
-    yg_status st;
-
-    if (yg__obs_recording(true))
-        return adaptive_avg_pool3d_to_traced(self, sizes, sizes_len, out);
-    YG_RETURN_IF_ERROR(yg__check_out("adaptive_avg_pool3d_to", "out", out));
-    YG_RETURN_IF_ERROR(yg__check_defined("adaptive_avg_pool3d_to", "self", self));
-    st = yg__composite_adaptive_avg_pool3d_to(self, sizes, sizes_len, out);
-    if (st != YG_OK)
-        return yg__fail_prefix(st, "adaptive_avg_pool3d_to");
-    return YG_OK;
 }

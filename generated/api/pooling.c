@@ -15,6 +15,7 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -146,9 +147,44 @@ typedef yg_status (*max_pool2d_with_indices_fn)(const yg_tensor *self,
                                                 yg_tensor **out_values,
                                                 yg_tensor **out_indices);
 
+/* yg__cuda_max_pool2d_with_indices is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status max_pool2d_with_indices_cuda(const yg_tensor *self,
+                                              const int64_t *kernel_size,
+                                              int64_t kernel_size_len,
+                                              const int64_t *stride,
+                                              int64_t stride_len,
+                                              const int64_t *padding,
+                                              int64_t padding_len,
+                                              const int64_t *dilation,
+                                              int64_t dilation_len,
+                                              bool ceil_mode,
+                                              yg_tensor **out_values,
+                                              yg_tensor **out_indices)
+{
+    static yg_kernel_ref ref = {"yg__cuda_max_pool2d_with_indices", NULL};
+    max_pool2d_with_indices_fn kernel = (max_pool2d_with_indices_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "max_pool2d_with_indices: the CUDA module has no yg__cuda_max_pool2d_with_indices");
+    return kernel(self,
+                  kernel_size,
+                  kernel_size_len,
+                  stride,
+                  stride_len,
+                  padding,
+                  padding_len,
+                  dilation,
+                  dilation_len,
+                  ceil_mode,
+                  out_values,
+                  out_indices);
+}
+
 static const max_pool2d_with_indices_fn max_pool2d_with_indices_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_max_pool2d_with_indices,
-    [YG_CUDA] = yg__kernel_max_pool2d_with_indices,
+    [YG_CPU] = yg__cpu_max_pool2d_with_indices,
+    [YG_CUDA] = max_pool2d_with_indices_cuda,
 };
 
 /* Records MaxPool2dWithIndicesBackward as the history of every differentiable floating
@@ -630,9 +666,44 @@ typedef yg_status (*max_pool3d_with_indices_fn)(const yg_tensor *self,
                                                 yg_tensor **out_values,
                                                 yg_tensor **out_indices);
 
+/* yg__cuda_max_pool3d_with_indices is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status max_pool3d_with_indices_cuda(const yg_tensor *self,
+                                              const int64_t *kernel_size,
+                                              int64_t kernel_size_len,
+                                              const int64_t *stride,
+                                              int64_t stride_len,
+                                              const int64_t *padding,
+                                              int64_t padding_len,
+                                              const int64_t *dilation,
+                                              int64_t dilation_len,
+                                              bool ceil_mode,
+                                              yg_tensor **out_values,
+                                              yg_tensor **out_indices)
+{
+    static yg_kernel_ref ref = {"yg__cuda_max_pool3d_with_indices", NULL};
+    max_pool3d_with_indices_fn kernel = (max_pool3d_with_indices_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "max_pool3d_with_indices: the CUDA module has no yg__cuda_max_pool3d_with_indices");
+    return kernel(self,
+                  kernel_size,
+                  kernel_size_len,
+                  stride,
+                  stride_len,
+                  padding,
+                  padding_len,
+                  dilation,
+                  dilation_len,
+                  ceil_mode,
+                  out_values,
+                  out_indices);
+}
+
 static const max_pool3d_with_indices_fn max_pool3d_with_indices_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_max_pool3d_with_indices,
-    [YG_CUDA] = yg__kernel_max_pool3d_with_indices,
+    [YG_CPU] = yg__cpu_max_pool3d_with_indices,
+    [YG_CUDA] = max_pool3d_with_indices_cuda,
 };
 
 /* Records MaxPool3dWithIndicesBackward as the history of every differentiable floating
@@ -986,9 +1057,26 @@ typedef yg_status (*adaptive_max_pool2d_fn)(const yg_tensor *self,
                                             yg_tensor **out_values,
                                             yg_tensor **out_indices);
 
+/* yg__cuda_adaptive_max_pool2d is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status adaptive_max_pool2d_cuda(const yg_tensor *self,
+                                          const int64_t *output_size,
+                                          int64_t output_size_len,
+                                          yg_tensor **out_values,
+                                          yg_tensor **out_indices)
+{
+    static yg_kernel_ref ref = {"yg__cuda_adaptive_max_pool2d", NULL};
+    adaptive_max_pool2d_fn kernel = (adaptive_max_pool2d_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "adaptive_max_pool2d: the CUDA module has no yg__cuda_adaptive_max_pool2d");
+    return kernel(self, output_size, output_size_len, out_values, out_indices);
+}
+
 static const adaptive_max_pool2d_fn adaptive_max_pool2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_adaptive_max_pool2d,
-    [YG_CUDA] = yg__kernel_adaptive_max_pool2d,
+    [YG_CPU] = yg__cpu_adaptive_max_pool2d,
+    [YG_CUDA] = adaptive_max_pool2d_cuda,
 };
 
 /* Records AdaptiveMaxPool2dBackward as the history of every differentiable floating

@@ -15,6 +15,7 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -26,9 +27,25 @@ typedef yg_status (*upsample_nearest2d_fn)(const yg_tensor *self,
                                            int64_t output_size_len,
                                            yg_tensor **out);
 
+/* yg__cuda_upsample_nearest2d is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status upsample_nearest2d_cuda(const yg_tensor *self,
+                                         const int64_t *output_size,
+                                         int64_t output_size_len,
+                                         yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_upsample_nearest2d", NULL};
+    upsample_nearest2d_fn kernel = (upsample_nearest2d_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "upsample_nearest2d: the CUDA module has no yg__cuda_upsample_nearest2d");
+    return kernel(self, output_size, output_size_len, out);
+}
+
 static const upsample_nearest2d_fn upsample_nearest2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_upsample_nearest2d,
-    [YG_CUDA] = yg__kernel_upsample_nearest2d,
+    [YG_CPU] = yg__cpu_upsample_nearest2d,
+    [YG_CUDA] = upsample_nearest2d_cuda,
 };
 
 /* Records UpsampleNearest2dBackward as the history of result: one edge per differentiable
@@ -120,9 +137,25 @@ typedef yg_status (*upsample_nearest2d_backward_fn)(const yg_tensor *grad_output
                                                     int64_t self_sizes_len,
                                                     yg_tensor **out);
 
+/* yg__cuda_upsample_nearest2d_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status upsample_nearest2d_backward_cuda(const yg_tensor *grad_output,
+                                                  const int64_t *self_sizes,
+                                                  int64_t self_sizes_len,
+                                                  yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_upsample_nearest2d_backward", NULL};
+    upsample_nearest2d_backward_fn kernel = (upsample_nearest2d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "upsample_nearest2d_backward: the CUDA module has no yg__cuda_upsample_nearest2d_backward");
+    return kernel(grad_output, self_sizes, self_sizes_len, out);
+}
+
 static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_upsample_nearest2d_backward,
-    [YG_CUDA] = yg__kernel_upsample_nearest2d_backward,
+    [YG_CPU] = yg__cpu_upsample_nearest2d_backward,
+    [YG_CUDA] = upsample_nearest2d_backward_cuda,
 };
 
 /* Records UpsampleNearest2dBackwardBackward as the history of result: one edge per differentiable
@@ -257,9 +290,28 @@ typedef yg_status (*upsample_bilinear2d_fn)(const yg_tensor *self,
                                             double scales_w,
                                             yg_tensor **out);
 
+/* yg__cuda_upsample_bilinear2d is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status upsample_bilinear2d_cuda(const yg_tensor *self,
+                                          const int64_t *output_size,
+                                          int64_t output_size_len,
+                                          bool align_corners,
+                                          double scales_h,
+                                          double scales_w,
+                                          yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_upsample_bilinear2d", NULL};
+    upsample_bilinear2d_fn kernel = (upsample_bilinear2d_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "upsample_bilinear2d: the CUDA module has no yg__cuda_upsample_bilinear2d");
+    return kernel(self, output_size, output_size_len, align_corners, scales_h, scales_w, out);
+}
+
 static const upsample_bilinear2d_fn upsample_bilinear2d_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_upsample_bilinear2d,
-    [YG_CUDA] = yg__kernel_upsample_bilinear2d,
+    [YG_CPU] = yg__cpu_upsample_bilinear2d,
+    [YG_CUDA] = upsample_bilinear2d_cuda,
 };
 
 /* Records UpsampleBilinear2dBackward as the history of result: one edge per differentiable
@@ -402,9 +454,28 @@ typedef yg_status (*upsample_bilinear2d_backward_fn)(const yg_tensor *grad_outpu
                                                      double scales_w,
                                                      yg_tensor **out);
 
+/* yg__cuda_upsample_bilinear2d_backward is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status upsample_bilinear2d_backward_cuda(const yg_tensor *grad_output,
+                                                   const int64_t *self_sizes,
+                                                   int64_t self_sizes_len,
+                                                   bool align_corners,
+                                                   double scales_h,
+                                                   double scales_w,
+                                                   yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_upsample_bilinear2d_backward", NULL};
+    upsample_bilinear2d_backward_fn kernel = (upsample_bilinear2d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "upsample_bilinear2d_backward: the CUDA module has no yg__cuda_upsample_bilinear2d_backward");
+    return kernel(grad_output, self_sizes, self_sizes_len, align_corners, scales_h, scales_w, out);
+}
+
 static const upsample_bilinear2d_backward_fn upsample_bilinear2d_backward_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_upsample_bilinear2d_backward,
-    [YG_CUDA] = yg__kernel_upsample_bilinear2d_backward,
+    [YG_CPU] = yg__cpu_upsample_bilinear2d_backward,
+    [YG_CUDA] = upsample_bilinear2d_backward_cuda,
 };
 
 /* Records UpsampleBilinear2dBackwardBackward as the history of result: one edge per differentiable

@@ -112,48 +112,6 @@ yg_status yg__boxed_avg_pool1d(const yg_ir_node *node,
                          &out[0]);
 }
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
-yg_boxed_impl yg__boxed_adaptive_avg_pool2d; /* listed in boxed/table.c */
-yg_status yg__boxed_adaptive_avg_pool2d(const yg_ir_node *node,
-                                        yg_tensor *const *in,
-                                        int32_t n_in,
-                                        yg_tensor **out)
-{
-    yg_box_ints output_size = {0};
-
-    (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "output_size", NULL, YG_BOX_REQUIRED, 0, &output_size));
-    return yg_adaptive_avg_pool2d(in[0], output_size.items, output_size.len, &out[0]);
-}
-
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
-yg_boxed_impl yg__boxed_adaptive_avg_pool2d_backward; /* listed in boxed/table.c */
-yg_status yg__boxed_adaptive_avg_pool2d_backward(const yg_ir_node *node,
-                                                 yg_tensor *const *in,
-                                                 int32_t n_in,
-                                                 yg_tensor **out)
-{
-    yg_box_ints self_sizes = {0};
-
-    (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "self_sizes", NULL, YG_BOX_REQUIRED, 0, &self_sizes));
-    return yg_adaptive_avg_pool2d_backward(in[0], self_sizes.items, self_sizes.len, &out[0]);
-}
-
-/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor */
-yg_boxed_impl yg__boxed_adaptive_avg_pool2d_to; /* listed in boxed/table.c */
-yg_status yg__boxed_adaptive_avg_pool2d_to(const yg_ir_node *node,
-                                           yg_tensor *const *in,
-                                           int32_t n_in,
-                                           yg_tensor **out)
-{
-    yg_box_ints sizes = {0};
-
-    (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "sizes", NULL, YG_BOX_REQUIRED, 0, &sizes));
-    return yg_adaptive_avg_pool2d_to(in[0], sizes.items, sizes.len, &out[0]);
-}
-
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
 yg_boxed_impl yg__boxed_avg_pool3d; /* listed in boxed/table.c */
@@ -227,60 +185,4 @@ yg_status yg__boxed_avg_pool3d_backward(const yg_ir_node *node,
                                   count_include_pad,
                                   divisor_override,
                                   &out[0]);
-}
-
-/* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor */
-yg_boxed_impl yg__boxed_adaptive_avg_pool1d; /* listed in boxed/table.c */
-yg_status yg__boxed_adaptive_avg_pool1d(const yg_ir_node *node,
-                                        yg_tensor *const *in,
-                                        int32_t n_in,
-                                        yg_tensor **out)
-{
-    yg_box_ints output_size = {0};
-
-    (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "output_size", NULL, YG_BOX_REQUIRED, 0, &output_size));
-    return yg_adaptive_avg_pool1d(in[0], output_size.items, output_size.len, &out[0]);
-}
-
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
-yg_boxed_impl yg__boxed_adaptive_avg_pool3d; /* listed in boxed/table.c */
-yg_status yg__boxed_adaptive_avg_pool3d(const yg_ir_node *node,
-                                        yg_tensor *const *in,
-                                        int32_t n_in,
-                                        yg_tensor **out)
-{
-    yg_box_ints output_size = {0};
-
-    (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "output_size", NULL, YG_BOX_REQUIRED, 0, &output_size));
-    return yg_adaptive_avg_pool3d(in[0], output_size.items, output_size.len, &out[0]);
-}
-
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
-yg_boxed_impl yg__boxed_adaptive_avg_pool3d_backward; /* listed in boxed/table.c */
-yg_status yg__boxed_adaptive_avg_pool3d_backward(const yg_ir_node *node,
-                                                 yg_tensor *const *in,
-                                                 int32_t n_in,
-                                                 yg_tensor **out)
-{
-    yg_box_ints self_sizes = {0};
-
-    (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "self_sizes", NULL, YG_BOX_REQUIRED, 0, &self_sizes));
-    return yg_adaptive_avg_pool3d_backward(in[0], self_sizes.items, self_sizes.len, &out[0]);
-}
-
-/* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor */
-yg_boxed_impl yg__boxed_adaptive_avg_pool3d_to; /* listed in boxed/table.c */
-yg_status yg__boxed_adaptive_avg_pool3d_to(const yg_ir_node *node,
-                                           yg_tensor *const *in,
-                                           int32_t n_in,
-                                           yg_tensor **out)
-{
-    yg_box_ints sizes = {0};
-
-    (void)n_in;
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "sizes", NULL, YG_BOX_REQUIRED, 0, &sizes));
-    return yg_adaptive_avg_pool3d_to(in[0], sizes.items, sizes.len, &out[0]);
 }

@@ -274,11 +274,11 @@ yg_boxed_impl yg__boxed_adaptive_max_pool2d;
 yg_boxed_impl yg__boxed_avg_pool2d;
 yg_boxed_impl yg__boxed_avg_pool2d_backward;
 yg_boxed_impl yg__boxed_avg_pool1d;
+yg_boxed_impl yg__boxed_avg_pool3d;
+yg_boxed_impl yg__boxed_avg_pool3d_backward;
 yg_boxed_impl yg__boxed_adaptive_avg_pool2d;
 yg_boxed_impl yg__boxed_adaptive_avg_pool2d_backward;
 yg_boxed_impl yg__boxed_adaptive_avg_pool2d_to;
-yg_boxed_impl yg__boxed_avg_pool3d;
-yg_boxed_impl yg__boxed_avg_pool3d_backward;
 yg_boxed_impl yg__boxed_adaptive_avg_pool1d;
 yg_boxed_impl yg__boxed_adaptive_avg_pool3d;
 yg_boxed_impl yg__boxed_adaptive_avg_pool3d_backward;
@@ -588,11 +588,11 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "avg_pool2d", .fn = yg__boxed_avg_pool2d},
     {.name = "avg_pool2d_backward", .fn = yg__boxed_avg_pool2d_backward},
     {.name = "avg_pool1d", .fn = yg__boxed_avg_pool1d},
+    {.name = "avg_pool3d", .fn = yg__boxed_avg_pool3d},
+    {.name = "avg_pool3d_backward", .fn = yg__boxed_avg_pool3d_backward},
     {.name = "adaptive_avg_pool2d", .fn = yg__boxed_adaptive_avg_pool2d},
     {.name = "adaptive_avg_pool2d_backward", .fn = yg__boxed_adaptive_avg_pool2d_backward},
     {.name = "adaptive_avg_pool2d_to", .fn = yg__boxed_adaptive_avg_pool2d_to},
-    {.name = "avg_pool3d", .fn = yg__boxed_avg_pool3d},
-    {.name = "avg_pool3d_backward", .fn = yg__boxed_avg_pool3d_backward},
     {.name = "adaptive_avg_pool1d", .fn = yg__boxed_adaptive_avg_pool1d},
     {.name = "adaptive_avg_pool3d", .fn = yg__boxed_adaptive_avg_pool3d},
     {.name = "adaptive_avg_pool3d_backward", .fn = yg__boxed_adaptive_avg_pool3d_backward},

@@ -38,20 +38,6 @@ typedef struct avg_pool2d_backward_backward {
 } avg_pool2d_backward_backward;
 extern const yg_node_vtable yg__avg_pool2d_backward_backward_vtable;
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
-typedef struct adaptive_avg_pool2d_backward {
-    yg_node base;
-    yg_saved_sizes self_sizes;
-} adaptive_avg_pool2d_backward;
-extern const yg_node_vtable yg__adaptive_avg_pool2d_backward_vtable;
-
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
-typedef struct adaptive_avg_pool2d_backward_backward {
-    yg_node base;
-    yg_saved_sizes grad_output_sizes;
-} adaptive_avg_pool2d_backward_backward;
-extern const yg_node_vtable yg__adaptive_avg_pool2d_backward_backward_vtable;
-
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
 typedef struct avg_pool3d_backward {
@@ -78,19 +64,5 @@ typedef struct avg_pool3d_backward_backward {
     int64_t divisor_override;
 } avg_pool3d_backward_backward;
 extern const yg_node_vtable yg__avg_pool3d_backward_backward_vtable;
-
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
-typedef struct adaptive_avg_pool3d_backward {
-    yg_node base;
-    yg_saved_sizes self_sizes;
-} adaptive_avg_pool3d_backward;
-extern const yg_node_vtable yg__adaptive_avg_pool3d_backward_vtable;
-
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
-typedef struct adaptive_avg_pool3d_backward_backward {
-    yg_node base;
-    yg_saved_sizes grad_output_sizes;
-} adaptive_avg_pool3d_backward_backward;
-extern const yg_node_vtable yg__adaptive_avg_pool3d_backward_backward_vtable;
 
 #endif /* YAGRAD_NODES_AVERAGE_POOLING_H */

@@ -74,42 +74,6 @@ yg_status yg__symbolic_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
     return yg__sym_status(s);
 }
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor */
-yg_symbolic_impl yg__symbolic_adaptive_avg_pool2d; /* listed in symbolic/table.c */
-yg_status yg__symbolic_adaptive_avg_pool2d(yg_sym *s, const yg_ir_node *node)
-{
-    yg_ir_node *n = NULL;
-
-    (void)node;
-    if (yg__sym_needs(s, 0)) {
-        /* self: adaptive_avg_pool2d_backward(grad, sizes(self)) */
-        n = yg__sym_op(s, "adaptive_avg_pool2d_backward", 1);
-        yg__sym_in(s, n, yg__sym_grad(s, 0));
-        yg__sym_sizes(s, n, "self_sizes", 0);
-        yg_ir_value *adaptive_avg_pool2d_backward_tmp0 = yg__sym_out(s, n, 0);
-        yg__sym_set_grad(s, 0, adaptive_avg_pool2d_backward_tmp0);
-    }
-    return yg__sym_status(s);
-}
-
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
-yg_symbolic_impl yg__symbolic_adaptive_avg_pool2d_backward; /* listed in symbolic/table.c */
-yg_status yg__symbolic_adaptive_avg_pool2d_backward(yg_sym *s, const yg_ir_node *node)
-{
-    yg_ir_node *n = NULL;
-
-    (void)node;
-    if (yg__sym_needs(s, 0)) {
-        /* grad_output: adaptive_avg_pool2d_to(grad, sizes(grad_output)) */
-        n = yg__sym_op(s, "adaptive_avg_pool2d_to", 1);
-        yg__sym_in(s, n, yg__sym_grad(s, 0));
-        yg__sym_sizes(s, n, "sizes", 0);
-        yg_ir_value *adaptive_avg_pool2d_to_tmp0 = yg__sym_out(s, n, 0);
-        yg__sym_set_grad(s, 0, adaptive_avg_pool2d_to_tmp0);
-    }
-    return yg__sym_status(s);
-}
-
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
 yg_symbolic_impl yg__symbolic_avg_pool3d; /* listed in symbolic/table.c */
@@ -178,42 +142,6 @@ yg_status yg__symbolic_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
         yg__sym_int(s, n, "divisor_override", divisor_override);
         yg_ir_value *avg_pool3d_tmp0 = yg__sym_out(s, n, 0);
         yg__sym_set_grad(s, 0, avg_pool3d_tmp0);
-    }
-    return yg__sym_status(s);
-}
-
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor */
-yg_symbolic_impl yg__symbolic_adaptive_avg_pool3d; /* listed in symbolic/table.c */
-yg_status yg__symbolic_adaptive_avg_pool3d(yg_sym *s, const yg_ir_node *node)
-{
-    yg_ir_node *n = NULL;
-
-    (void)node;
-    if (yg__sym_needs(s, 0)) {
-        /* self: adaptive_avg_pool3d_backward(grad, sizes(self)) */
-        n = yg__sym_op(s, "adaptive_avg_pool3d_backward", 1);
-        yg__sym_in(s, n, yg__sym_grad(s, 0));
-        yg__sym_sizes(s, n, "self_sizes", 0);
-        yg_ir_value *adaptive_avg_pool3d_backward_tmp0 = yg__sym_out(s, n, 0);
-        yg__sym_set_grad(s, 0, adaptive_avg_pool3d_backward_tmp0);
-    }
-    return yg__sym_status(s);
-}
-
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor */
-yg_symbolic_impl yg__symbolic_adaptive_avg_pool3d_backward; /* listed in symbolic/table.c */
-yg_status yg__symbolic_adaptive_avg_pool3d_backward(yg_sym *s, const yg_ir_node *node)
-{
-    yg_ir_node *n = NULL;
-
-    (void)node;
-    if (yg__sym_needs(s, 0)) {
-        /* grad_output: adaptive_avg_pool3d_to(grad, sizes(grad_output)) */
-        n = yg__sym_op(s, "adaptive_avg_pool3d_to", 1);
-        yg__sym_in(s, n, yg__sym_grad(s, 0));
-        yg__sym_sizes(s, n, "sizes", 0);
-        yg_ir_value *adaptive_avg_pool3d_to_tmp0 = yg__sym_out(s, n, 0);
-        yg__sym_set_grad(s, 0, adaptive_avg_pool3d_to_tmp0);
     }
     return yg__sym_status(s);
 }

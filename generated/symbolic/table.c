@@ -153,10 +153,10 @@ yg_symbolic_impl yg__symbolic_max_pool3d_with_indices;
 yg_symbolic_impl yg__symbolic_adaptive_max_pool2d;
 yg_symbolic_impl yg__symbolic_avg_pool2d;
 yg_symbolic_impl yg__symbolic_avg_pool2d_backward;
-yg_symbolic_impl yg__symbolic_adaptive_avg_pool2d;
-yg_symbolic_impl yg__symbolic_adaptive_avg_pool2d_backward;
 yg_symbolic_impl yg__symbolic_avg_pool3d;
 yg_symbolic_impl yg__symbolic_avg_pool3d_backward;
+yg_symbolic_impl yg__symbolic_adaptive_avg_pool2d;
+yg_symbolic_impl yg__symbolic_adaptive_avg_pool2d_backward;
 yg_symbolic_impl yg__symbolic_adaptive_avg_pool3d;
 yg_symbolic_impl yg__symbolic_adaptive_avg_pool3d_backward;
 yg_symbolic_impl yg__symbolic_upsample_nearest2d;
@@ -434,11 +434,11 @@ const yg_symbolic_op yg__symbolic_ops[] = {
     {.fn = yg__symbolic_avg_pool2d}, /* avg_pool2d */
     {.fn = yg__symbolic_avg_pool2d_backward}, /* avg_pool2d_backward */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* avg_pool1d */
+    {.fn = yg__symbolic_avg_pool3d}, /* avg_pool3d */
+    {.fn = yg__symbolic_avg_pool3d_backward}, /* avg_pool3d_backward */
     {.fn = yg__symbolic_adaptive_avg_pool2d}, /* adaptive_avg_pool2d */
     {.fn = yg__symbolic_adaptive_avg_pool2d_backward}, /* adaptive_avg_pool2d_backward */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* adaptive_avg_pool2d_to */
-    {.fn = yg__symbolic_avg_pool3d}, /* avg_pool3d */
-    {.fn = yg__symbolic_avg_pool3d_backward}, /* avg_pool3d_backward */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* adaptive_avg_pool1d */
     {.fn = yg__symbolic_adaptive_avg_pool3d}, /* adaptive_avg_pool3d */
     {.fn = yg__symbolic_adaptive_avg_pool3d_backward}, /* adaptive_avg_pool3d_backward */

@@ -1,5 +1,6 @@
 /*
- * composite/pool.c - pooling written over the kernels of cpu/pool.c:
+ * composite/pool.c - pooling written over the pooling ops that have a
+ * kernel per device (cpu/pool.c, cuda/pool.c) and over gather_backward:
  * max_pool2d/3d (the values of max_pool2d/3d_with_indices),
  * max_pool1d_with_indices, max_pool1d, avg_pool1d and
  * adaptive_avg_pool1d (2-d pooling of [..., 1, L]), and
@@ -7,24 +8,21 @@
  * (also adaptive_max_pool2d's).
  *
  * The gradient flattens each plane ([..., H, W] -> [..., H W]) and adds
- * grad_output at the indices with gather_backward; gather_backward's own
- * derivative is gather, so max pooling differentiates to any order (the
- * second derivative picks the gradient's values back at the indices).
- * On a GPU, when nothing records (the usual first-order backward), the
- * gradient is one kernel instead (cuda/pool.cu: each plane adds its
- * outputs in order, as gather_backward does on the CPU), since
- * gather_backward has no CUDA kernel; a recording CUDA run takes the
- * gather_backward path and fails there naming the device.
+ * grad_output at the indices with gather_backward, on every device (its
+ * CUDA kernel adds each plane's outputs in order, as the CPU's does);
+ * gather_backward's own derivative is gather, so max pooling
+ * differentiates to any order (the second derivative picks the
+ * gradient's values back at the indices).
  *
  * As for every composite, messages of our own checks carry no op name (the
  * generated wrapper prefixes it).
  */
 #include "composite/composite.h"
-#include "cuda/backend.h"
 #include "yagrad/ops_views.h"
 #include "yagrad/ops_indexing.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
 
 #include <inttypes.h>
@@ -106,32 +104,6 @@ static yg_status indices_backward(int64_t nsp,
                         nsp,
                         yg__format_sizes(self_sizes, nd, sbuf, sizeof sbuf),
                         yg_tensor_format_sizes(grad_output, gbuf, sizeof gbuf));
-    const yg_tensor *parts[2] = {grad_output, indices};
-    if (grad_output->storage->device == YG_CUDA && indices->storage->device == YG_CUDA &&
-        grad_output->storage->device_index == indices->storage->device_index &&
-        yg__dtype_is_floating(grad_output->dtype) && !yg__composite_needs_parts(parts, 2)) {
-        st = yg__tensor_new_on("max pooling gradient",
-                               self_sizes,
-                               nd,
-                               grad_output->dtype,
-                               YG_CUDA,
-                               grad_output->storage->device_index,
-                               &flat);
-        if (st == YG_OK)
-            st = yg__cuda()->max_pool_backward("max pooling gradient",
-                                            grad_output,
-                                            indices,
-                                            yg__sizes_product(fs, fnd - 1),
-                                            fg[fnd - 1],
-                                            fs[fnd - 1],
-                                            flat);
-        if (st != YG_OK) {
-            yg_release(flat);
-            return st;
-        }
-        *out = flat;
-        return YG_OK;
-    }
     st = yg_reshape(grad_output, fg, fnd, &g);
     if (st == YG_OK)
         st = yg_reshape(indices, fg, fnd, &i);

@@ -64,11 +64,6 @@ typedef struct yg_cuda_backend {
     __typeof__(yg__cuda_draw) *draw;
     __typeof__(yg__cuda_take) *take;
     __typeof__(yg__cuda_put) *put;
-    __typeof__(yg__cuda_max_pool) *max_pool;
-    __typeof__(yg__cuda_avg_pool) *avg_pool;
-    __typeof__(yg__cuda_max_pool_backward) *max_pool_backward;
-    __typeof__(yg__cuda_upsample_nearest) *upsample_nearest;
-    __typeof__(yg__cuda_upsample_bilinear) *upsample_bilinear;
 } yg_cuda_backend;
 
 /* The CUDA module's table, for code that holds a CUDA tensor.  Cannot

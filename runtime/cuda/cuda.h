@@ -246,58 +246,5 @@ yg_status yg__cuda_launch(const char *op, int index, yg_cuda_launch_fn fn,
  * geometry. */
 yg_status yg__cuda_copy(const char *op, yg_tensor *dst, const yg_tensor *src);
 
-/* cpu/pool.c's max pooling (adaptive: adaptive_max_pool2d's cells) of
- * the contiguous float32/float64 x [planes, *g->in] on its GPU into values
- * [planes, *g->out] (x's dtype) and int64 indices, both new and
- * contiguous there; no window may cover only padding (checked by the
- * caller).  cuda/pool.c and pool.cu.  Errors name op: YG_ERR_DEVICE. */
-yg_status yg__cuda_max_pool(const char *op, const yg_tensor *x, const yg__cuda_pool_geom *g,
-                            bool adaptive, yg_tensor *values, yg_tensor *indices);
-
-/* cpu/pool.c's average pooling (adaptive: adaptive_avg_pool's cells) of
- * src into dst, or (backward) its gradient: src the grad_output [planes,
- * *g->out], dst [planes, *g->in] every element of which is written.
- * Both contiguous, float32/float64, on one GPU.  Deterministic: an input
- * element's gradient adds its windows' shares in increasing output
- * order, as the CPU.  Errors name op: YG_ERR_DEVICE. */
-yg_status yg__cuda_avg_pool(const char *op, const yg_tensor *src, const yg__cuda_pool_geom *g,
-                            bool adaptive, bool backward, bool count_include_pad,
-                            int64_t divisor_override, yg_tensor *dst);
-
-/* out (contiguous [planes, ivol], every element written) = zeros with
- * grad [planes, ovol] (any layout, out's dtype) added at the int64
- * indices (any layout, on out's GPU; each checked on a host copy to be
- * in [0, ivol)), each plane in increasing output order as the CPU's
- * gather_backward: max pooling's gradient.  Messages carry no op name
- * except the launch's (op): YG_ERR_DTYPE, YG_ERR_INDEX, YG_ERR_DEVICE. */
-yg_status yg__cuda_max_pool_backward(const char *op, const yg_tensor *grad,
-                                     const yg_tensor *indices, int64_t planes, int64_t ovol,
-                                     int64_t ivol, yg_tensor *out);
-
-/* cpu/pool.c's upsample_nearest2d of src [planes, g->in[1], g->in[2]]
- * into dst [planes, g->out[1], g->out[2]] or (backward) its gradient:
- * src the grad_output [planes, *out], dst [planes, *in], each input
- * element the sum of the output gradients that copied it, added in
- * increasing output order as the CPU (tables of those outputs made on the
- * host, then copied).  Both contiguous float64 on one GPU; g->in[1],
- * g->in[2] > 0; every element of dst is written.  cuda/pool.c and
- * pool.cu.  Errors name op: YG_ERR_OUT_OF_MEMORY (the tables),
- * YG_ERR_DEVICE. */
-yg_status yg__cuda_upsample_nearest(const char *op, const yg_tensor *src,
-                                    const yg__cuda_pool_geom *g, bool backward, yg_tensor *dst);
-
-/* cpu/upsample.c's upsample_bilinear2d of src [planes, ih, iw] into dst
- * [planes, oh, ow] or (backward) its gradient: src the grad_output
- * [planes, oh, ow], dst [planes, ih, iw].  taps: host memory, the oh row
- * taps then the ow column taps cpu/upsample.c made, copied to the device
- * as they are (with, backward, the range of outputs whose taps touch each
- * input row and column).  Both contiguous float64 on one GPU; every
- * element of dst is written; each value is the CPU's product and sum
- * order, no FMA contraction.  cuda/upsample.c and upsample.cu.  Errors
- * name op: YG_ERR_OUT_OF_MEMORY, YG_ERR_DEVICE. */
-yg_status yg__cuda_upsample_bilinear(const char *op, const yg_tensor *src,
-                                     const yg__cuda_lerp_tap *taps, int64_t planes, int64_t ih,
-                                     int64_t iw, int64_t oh, int64_t ow, bool backward,
-                                     yg_tensor *dst);
 
 #endif /* YAGRAD_CUDA_CUDA_H */

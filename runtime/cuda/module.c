@@ -70,11 +70,6 @@ static const yg_cuda_backend cuda = {
     .draw = yg__cuda_draw,
     .take = yg__cuda_take,
     .put = yg__cuda_put,
-    .max_pool = yg__cuda_max_pool,
-    .avg_pool = yg__cuda_avg_pool,
-    .max_pool_backward = yg__cuda_max_pool_backward,
-    .upsample_nearest = yg__cuda_upsample_nearest,
-    .upsample_bilinear = yg__cuda_upsample_bilinear,
 };
 
 static const yg_device_backend device = {

@@ -326,4 +326,127 @@ yg_status yg__cuda_cumprod_backward(const yg_tensor *grad_output,
                                     int64_t dim,
                                     yg_tensor **out);
 
+/* ---- pooling and upsampling (cuda/pool.c, cuda/upsample.c) ---- */
+
+/* max pooling */
+yg_status yg__cuda_max_pool2d_with_indices(const yg_tensor *self,
+                                           const int64_t *kernel_size,
+                                           int64_t kernel_size_len,
+                                           const int64_t *stride,
+                                           int64_t stride_len,
+                                           const int64_t *padding,
+                                           int64_t padding_len,
+                                           const int64_t *dilation,
+                                           int64_t dilation_len,
+                                           bool ceil_mode,
+                                           yg_tensor **out_values,
+                                           yg_tensor **out_indices);
+yg_status yg__cuda_max_pool3d_with_indices(const yg_tensor *self,
+                                           const int64_t *kernel_size,
+                                           int64_t kernel_size_len,
+                                           const int64_t *stride,
+                                           int64_t stride_len,
+                                           const int64_t *padding,
+                                           int64_t padding_len,
+                                           const int64_t *dilation,
+                                           int64_t dilation_len,
+                                           bool ceil_mode,
+                                           yg_tensor **out_values,
+                                           yg_tensor **out_indices);
+yg_status yg__cuda_adaptive_max_pool2d(const yg_tensor *self,
+                                       const int64_t *output_size,
+                                       int64_t output_size_len,
+                                       yg_tensor **out_values,
+                                       yg_tensor **out_indices);
+
+/* average pooling */
+yg_status yg__cuda_avg_pool2d(const yg_tensor *self,
+                              const int64_t *kernel_size,
+                              int64_t kernel_size_len,
+                              const int64_t *stride,
+                              int64_t stride_len,
+                              const int64_t *padding,
+                              int64_t padding_len,
+                              bool ceil_mode,
+                              bool count_include_pad,
+                              yg_tensor **out);
+yg_status yg__cuda_avg_pool2d_backward(const yg_tensor *grad_output,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       const int64_t *kernel_size,
+                                       int64_t kernel_size_len,
+                                       const int64_t *stride,
+                                       int64_t stride_len,
+                                       const int64_t *padding,
+                                       int64_t padding_len,
+                                       bool ceil_mode,
+                                       bool count_include_pad,
+                                       yg_tensor **out);
+yg_status yg__cuda_avg_pool3d(const yg_tensor *self,
+                              const int64_t *kernel_size,
+                              int64_t kernel_size_len,
+                              const int64_t *stride,
+                              int64_t stride_len,
+                              const int64_t *padding,
+                              int64_t padding_len,
+                              bool ceil_mode,
+                              bool count_include_pad,
+                              int64_t divisor_override,
+                              yg_tensor **out);
+yg_status yg__cuda_avg_pool3d_backward(const yg_tensor *grad_output,
+                                       const int64_t *self_sizes,
+                                       int64_t self_sizes_len,
+                                       const int64_t *kernel_size,
+                                       int64_t kernel_size_len,
+                                       const int64_t *stride,
+                                       int64_t stride_len,
+                                       const int64_t *padding,
+                                       int64_t padding_len,
+                                       bool ceil_mode,
+                                       bool count_include_pad,
+                                       int64_t divisor_override,
+                                       yg_tensor **out);
+yg_status yg__cuda_adaptive_avg_pool2d(const yg_tensor *self,
+                                       const int64_t *output_size,
+                                       int64_t output_size_len,
+                                       yg_tensor **out);
+yg_status yg__cuda_adaptive_avg_pool2d_backward(const yg_tensor *grad_output,
+                                                const int64_t *self_sizes,
+                                                int64_t self_sizes_len,
+                                                yg_tensor **out);
+yg_status yg__cuda_adaptive_avg_pool3d(const yg_tensor *self,
+                                       const int64_t *output_size,
+                                       int64_t output_size_len,
+                                       yg_tensor **out);
+yg_status yg__cuda_adaptive_avg_pool3d_backward(const yg_tensor *grad_output,
+                                                const int64_t *self_sizes,
+                                                int64_t self_sizes_len,
+                                                yg_tensor **out);
+
+/* nearest upsampling */
+yg_status yg__cuda_upsample_nearest2d(const yg_tensor *self,
+                                      const int64_t *output_size,
+                                      int64_t output_size_len,
+                                      yg_tensor **out);
+yg_status yg__cuda_upsample_nearest2d_backward(const yg_tensor *grad_output,
+                                               const int64_t *self_sizes,
+                                               int64_t self_sizes_len,
+                                               yg_tensor **out);
+
+/* bilinear upsampling */
+yg_status yg__cuda_upsample_bilinear2d(const yg_tensor *self,
+                                       const int64_t *output_size,
+                                       int64_t output_size_len,
+                                       bool align_corners,
+                                       double scales_h,
+                                       double scales_w,
+                                       yg_tensor **out);
+yg_status yg__cuda_upsample_bilinear2d_backward(const yg_tensor *grad_output,
+                                                const int64_t *self_sizes,
+                                                int64_t self_sizes_len,
+                                                bool align_corners,
+                                                double scales_h,
+                                                double scales_w,
+                                                yg_tensor **out);
+
 #endif /* YAGRAD_CUDA_OPS_H */

@@ -1,22 +1,19 @@
 /*
- * pool.cu - pooling on the GPU for cpu/pool.c's kernels (max, average and
- * adaptive average pooling over 2 or 3 dims, and their gradients), with
- * cpu/pool.c's arithmetic, so the results are the CPU's to the bit:
- * every window is read in the CPU's order (depth, height, width), sums
- * and shares are computed in double from the element type and rounded
- * once, max pooling keeps the first maximum (NaN counting as the
- * largest) and its position (z H + y) W + x in the plane.  Nearest
- * upsampling and its gradient work on float64 copies, as cpu/pool.c
- * does (the host rounds the result once).
+ * pool.cu - pooling on the GPU for cuda/pool.c's kernels (max, average
+ * and adaptive average pooling over 2 or 3 dims, and the average ones'
+ * gradients), with the arithmetic of the CPU's (cpu/pool.c), so the
+ * results are the CPU's to the bit: every window is read in the CPU's
+ * order (depth, height, width), sums and shares are computed in double
+ * from the element type and rounded once, max pooling keeps the first
+ * maximum (NaN counting as the largest) and its position (z H + y) W + x
+ * in the plane.  Nearest upsampling and its gradient work on float64
+ * copies, as cpu/pool.c does (the host rounds the result once).
  *
  * The forward kernels give each output element a thread.  The gradients
  * are deterministic without atomics: each input element's thread gathers
  * the shares of the windows (or adaptive cells) that cover it, in
  * increasing output order, which is the order in which cpu/pool.c's
- * scatter adds them into that element.  max pooling's gradient (through
- * the indices, composite/pool.c) gives each plane a thread that adds its
- * outputs in order, as the CPU's gather_backward does; planes are many
- * (N C), windows few.
+ * scatter adds them into that element.
  */
 #include "cuda/pool.h"
 
@@ -241,21 +238,6 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kThreads)
-    max_pool_backward(const T *grad, const int64_t *indices, T *out, long long planes,
-                      long long ovol, long long ivol)
-{
-    for (long long p = blockIdx.x * (long long)kThreads + threadIdx.x; p < planes;
-         p += (long long)gridDim.x * kThreads) {
-        T *plane = out + p * ivol;
-        for (long long j = 0; j < ivol; j++)
-            plane[j] = (T)0;
-        for (long long j = 0; j < ovol; j++)
-            plane[indices[p * ovol + j]] += grad[p * ovol + j];
-    }
-}
-
 /* cpu/pool.c's upsample_nearest2d: output (oy, ox) of a plane copies
  * input (oy ih / oh, ox iw / ow), rounded down. */
 __global__ void __launch_bounds__(kThreads)
@@ -349,20 +331,6 @@ extern "C" int yg__cuda_adaptive_avg_pool_launch(int f64, const void *src, void 
         else
             adaptive_avg_pool<float><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const float *)src, (float *)dst, g);
     }
-    return (int)cudaGetLastError();
-}
-
-extern "C" int yg__cuda_max_pool_backward_launch(int f64, const void *grad,
-                                                 const int64_t *indices, void *out,
-                                                 int64_t planes, int64_t ovol, int64_t ivol)
-{
-    unsigned grid = grid_for(planes);
-    if (f64)
-        max_pool_backward<double><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const double *)grad, indices,
-                                                      (double *)out, planes, ovol, ivol);
-    else
-        max_pool_backward<float><<<grid, kThreads, 0, YG_CUDA_STREAM>>>((const float *)grad, indices, (float *)out,
-                                                     planes, ovol, ivol);
     return (int)cudaGetLastError();
 }
 

@@ -8,9 +8,10 @@
 
 #include <stdint.h>
 
-/* cpu/pool.c's geometry: planes (N C) of in[3] (depth, height, width;
- * depth 1 for the 2-d ops) pooled to out[3] by windows of k[3] moving by
- * s[3] with padding p[3] and dilation d[3] (1 for average pooling). */
+/* meta/pool.h's geometry (yg_pool_geom, less its nsp): planes (N C) of
+ * in[3] (depth, height, width; depth 1 for the 2-d ops) pooled to out[3]
+ * by windows of k[3] moving by s[3] with padding p[3] and dilation d[3]
+ * (1 for average pooling). */
 typedef struct yg__cuda_pool_geom {
     int64_t planes;
     int64_t in[3], out[3];
@@ -51,17 +52,6 @@ int yg__cuda_adaptive_avg_pool_launch(int f64,
                                       void *dst,
                                       yg__cuda_pool_geom g,
                                       int backward);
-
-/* out [planes, ivol] = zeros with grad [planes, ovol] added at indices
- * (checked to be in [0, ivol)), each plane by one thread in increasing
- * output order. */
-int yg__cuda_max_pool_backward_launch(int f64,
-                                      const void *grad,
-                                      const int64_t *indices,
-                                      void *out,
-                                      int64_t planes,
-                                      int64_t ovol,
-                                      int64_t ivol);
 
 /* upsample_nearest2d: dst [planes, out[1], out[2]] = src [planes, in[1],
  * in[2]] at (oy in[1] / out[1], ox in[2] / out[2]) (cpu/pool.c's floor

@@ -1,11 +1,12 @@
 /*
- * upsample.cu - bilinear upsampling on the GPU for cpu/upsample.c's
- * kernels (upsample_bilinear2d and its gradient), with cpu/upsample.c's
- * arithmetic: the taps (coordinates and weights) are the host's own,
- * copied as they are, and every product and sum is the CPU's, in its
- * order, rounded as the CPU rounds it (__dmul_rn and __dadd_rn: nvcc
- * would otherwise contract them into FMAs, which the CPU file's x86-64
- * baseline build has none of), so both devices agree to the bit.
+ * upsample.cu - bilinear upsampling on the GPU for cuda/upsample.c's
+ * kernels (upsample_bilinear2d and its gradient), with the arithmetic of
+ * the CPU's (cpu/upsample.c): the taps (coordinates and weights) are the
+ * host's own (meta/upsample.h), copied as they are, and every product and
+ * sum is the CPU's, in its order, rounded as the CPU rounds it
+ * (__dmul_rn and __dadd_rn: nvcc would otherwise contract them into
+ * FMAs, which the CPU file's x86-64 baseline build has none of), so both
+ * devices agree to the bit.
  *
  * The forward kernel gives each output element a thread.  The gradient
  * is deterministic without atomics: each input element's thread walks
@@ -31,17 +32,17 @@ unsigned grid_for(long long n) {
 
 __global__ void __launch_bounds__(kThreads) bilinear(const double *x,
                                                      double *y,
-                                                     const yg__cuda_lerp_tap *taps,
+                                                     const yg_lerp_tap *taps,
                                                      long long planes,
                                                      long long ih,
                                                      long long iw,
                                                      long long oh,
                                                      long long ow) {
-    const yg__cuda_lerp_tap *cols = taps + oh;
+    const yg_lerp_tap *cols = taps + oh;
     for (long long i = blockIdx.x * (long long)kThreads + threadIdx.x; i < planes * oh * ow;
          i += (long long)gridDim.x * kThreads) {
         const long long p = i / (oh * ow), oy = i / ow % oh, ox = i % ow;
-        const yg__cuda_lerp_tap r = taps[oy], c = cols[ox];
+        const yg_lerp_tap r = taps[oy], c = cols[ox];
         const double *in = x + p * ih * iw;
         const double *r0 = in + r.i0 * iw, *r1 = in + r.i1 * iw;
         /* r.w0 (c.w0 r0[c.i0] + c.w1 r0[c.i1]) + r.w1 (c.w0 r1[c.i0] + c.w1 r1[c.i1]) */
@@ -58,14 +59,14 @@ __device__ double add_term(double acc, double wy, double wx, double g) {
 
 __global__ void __launch_bounds__(kThreads) bilinear_backward(const double *grad,
                                                               double *out,
-                                                              const yg__cuda_lerp_tap *taps,
+                                                              const yg_lerp_tap *taps,
                                                               const int64_t *ranges,
                                                               long long planes,
                                                               long long ih,
                                                               long long iw,
                                                               long long oh,
                                                               long long ow) {
-    const yg__cuda_lerp_tap *cols = taps + oh;
+    const yg_lerp_tap *cols = taps + oh;
     const int64_t *row_range = ranges, *col_range = ranges + 2 * ih;
     for (long long i = blockIdx.x * (long long)kThreads + threadIdx.x; i < planes * ih * iw;
          i += (long long)gridDim.x * kThreads) {
@@ -73,9 +74,9 @@ __global__ void __launch_bounds__(kThreads) bilinear_backward(const double *grad
         const double *gp = grad + p * oh * ow;
         double acc = 0;
         for (long long oy = row_range[2 * y]; oy < row_range[2 * y + 1]; oy++) {
-            const yg__cuda_lerp_tap r = taps[oy];
+            const yg_lerp_tap r = taps[oy];
             for (long long ox = col_range[2 * x]; ox < col_range[2 * x + 1]; ox++) {
-                const yg__cuda_lerp_tap c = cols[ox];
+                const yg_lerp_tap c = cols[ox];
                 const double g = gp[oy * ow + ox];
                 /* the CPU's r0[c.i0], r0[c.i1], r1[c.i0], r1[c.i1] */
                 if (r.i0 == y) {
@@ -100,7 +101,7 @@ __global__ void __launch_bounds__(kThreads) bilinear_backward(const double *grad
 
 extern "C" int yg__cuda_upsample_bilinear_launch(const double *src,
                                                  double *dst,
-                                                 const yg__cuda_lerp_tap *taps,
+                                                 const yg_lerp_tap *taps,
                                                  int64_t planes,
                                                  int64_t ih,
                                                  int64_t iw,
@@ -115,7 +116,7 @@ extern "C" int yg__cuda_upsample_bilinear_launch(const double *src,
 
 extern "C" int yg__cuda_upsample_bilinear_backward_launch(const double *grad,
                                                           double *dst,
-                                                          const yg__cuda_lerp_tap *taps,
+                                                          const yg_lerp_tap *taps,
                                                           const int64_t *ranges,
                                                           int64_t planes,
                                                           int64_t ih,

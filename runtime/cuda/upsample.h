@@ -1,22 +1,15 @@
 /*
  * cuda/upsample.h - the bilinear upsampling kernels of cuda/upsample.cu
- * as host C code calls them (cuda/upsample.c for cpu/upsample.c): the
- * interpolation tap both sides share and the launchers.  Read by C and by
- * nvcc.  Not public API.
+ * as host C code calls them (cuda/upsample.c): the launchers, over the
+ * interpolation taps of meta/upsample.h.  Read by C and by nvcc.  Not
+ * public API.
  */
 #ifndef YAGRAD_CUDA_UPSAMPLE_H
 #define YAGRAD_CUDA_UPSAMPLE_H
 
-#include <stdint.h>
+#include "meta/upsample.h"
 
-/* cpu/upsample.c's tap of one output row or column: its two input
- * neighbours i0 <= i1 (equal at the last one) and their weights.  One
- * definition for both devices, so the host's taps copy to the GPU byte
- * for byte. */
-typedef struct yg__cuda_lerp_tap {
-    int64_t i0, i1;
-    double w0, w1;
-} yg__cuda_lerp_tap;
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,7 +24,7 @@ extern "C" {
 /* dst [planes, oh, ow] = src [planes, ih, iw] interpolated at the taps. */
 int yg__cuda_upsample_bilinear_launch(const double *src,
                                       double *dst,
-                                      const yg__cuda_lerp_tap *taps,
+                                      const yg_lerp_tap *taps,
                                       int64_t planes,
                                       int64_t ih,
                                       int64_t iw,
@@ -44,7 +37,7 @@ int yg__cuda_upsample_bilinear_launch(const double *src,
  * that input as i0 or i1. */
 int yg__cuda_upsample_bilinear_backward_launch(const double *grad,
                                                double *dst,
-                                               const yg__cuda_lerp_tap *taps,
+                                               const yg_lerp_tap *taps,
                                                const int64_t *ranges,
                                                int64_t planes,
                                                int64_t ih,

@@ -27,7 +27,7 @@
 #include "yagrad/ops_convolution.h"
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_pooling.h"
-#include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_activations_backward.h"
@@ -47,7 +47,7 @@
 #include "yagrad/ops_convolution.h"
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_pooling.h"
-#include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
 
 static const int64_t dim1[] = {1}, sz34[] = {3, 4};

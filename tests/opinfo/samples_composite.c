@@ -21,6 +21,7 @@
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
 #include "yagrad/ops_dtype_conversion.h"
 #include "yagrad/ops_arithmetic.h"
@@ -39,6 +40,7 @@
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
 #include "yagrad/ops_dtype_conversion.h"
 

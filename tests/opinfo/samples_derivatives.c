@@ -39,6 +39,7 @@
 #include "yagrad/ops_layers.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_binary_math.h"
@@ -67,6 +68,7 @@
 #include "yagrad/ops_layers.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
 
 /* ---- sample functions ---- */

@@ -72,6 +72,7 @@
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_pooling.h"
 #include "yagrad/ops_average_pooling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
 #include "yagrad/ops_creation.h"
 #include "yagrad/ops_random.h"

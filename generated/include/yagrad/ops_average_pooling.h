@@ -125,47 +125,6 @@ YG_NODISCARD yg_status yg_avg_pool1d_opt(
     const yg_avg_pool1d_options *options,  /* nullable, borrowed: NULL is all defaults */
     yg_tensor **out);                      /* out: new ref */
 
-/* adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor
- *
- * output_size (1 or 2 entries) cells, cell i covering input rows
- * [floor(i H / oh), ceil((i + 1) H / oh))
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_adaptive_avg_pool2d(
-    const yg_tensor *self,       /* borrowed */
-    const int64_t *output_size,  /* borrowed, output_size_len entries */
-    int64_t output_size_len,
-    yg_tensor **out);            /* out: new ref */
-
-/* adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- *
- * The gradient of adaptive_avg_pool2d in self, of sizes self_sizes: each
- * cell's grad_output shared out over the positions it covers.
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_adaptive_avg_pool2d_backward(
-    const yg_tensor *grad_output,  /* borrowed */
-    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
-    int64_t self_sizes_len,
-    yg_tensor **out);              /* out: new ref */
-
-/* adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor
- *
- * adaptive_avg_pool2d and upsample_nearest2d to the last two entries of
- * sizes, the result's full sizes (its leading dims must be self's): the
- * adjoints of their *_backward in grad_output, called by the derivative
- * formulas with sizes(grad_output)
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_adaptive_avg_pool2d_to(
-    const yg_tensor *self,  /* borrowed */
-    const int64_t *sizes,   /* borrowed, sizes_len entries */
-    int64_t sizes_len,
-    yg_tensor **out);       /* out: new ref */
-
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
  *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
  *
@@ -228,55 +187,6 @@ YG_NODISCARD yg_status yg_avg_pool3d_backward(
     bool count_include_pad,
     int64_t divisor_override,
     yg_tensor **out);              /* out: new ref */
-
-/* adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor
- *
- * adaptive_avg_pool2d over [..., 1, L] of [N, C, L] or [C, L]
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_adaptive_avg_pool1d(
-    const yg_tensor *self,       /* borrowed */
-    const int64_t *output_size,  /* borrowed, output_size_len entries */
-    int64_t output_size_len,
-    yg_tensor **out);            /* out: new ref */
-
-/* adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor
- *
- * output_size (1 or 3 entries) cells, as adaptive_avg_pool2d's per dim
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_adaptive_avg_pool3d(
-    const yg_tensor *self,       /* borrowed */
-    const int64_t *output_size,  /* borrowed, output_size_len entries */
-    int64_t output_size_len,
-    yg_tensor **out);            /* out: new ref */
-
-/* adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor
- *
- * The gradient of adaptive_avg_pool3d in self, of sizes self_sizes.
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_adaptive_avg_pool3d_backward(
-    const yg_tensor *grad_output,  /* borrowed */
-    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
-    int64_t self_sizes_len,
-    yg_tensor **out);              /* out: new ref */
-
-/* adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor
- *
- * adaptive_avg_pool3d to the last three entries of sizes (the adjoint of
- * adaptive_avg_pool3d_backward, as adaptive_avg_pool2d_to)
- *
- * Dtypes: float32, float64.
- */
-YG_NODISCARD yg_status yg_adaptive_avg_pool3d_to(
-    const yg_tensor *self,  /* borrowed */
-    const int64_t *sizes,   /* borrowed, sizes_len entries */
-    int64_t sizes_len,
-    yg_tensor **out);       /* out: new ref */
 
 #ifdef __cplusplus
 }

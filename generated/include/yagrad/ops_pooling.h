@@ -295,9 +295,9 @@ YG_NODISCARD yg_status yg_max_pool3d_with_indices_backward(
 
 /* adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)
  *
- * the maximum of each adaptive_avg_pool2d cell (see average_pooling) and its position h W + w in
- * the input plane (int64; the first maximum on ties), as
- * max_pool2d_with_indices gives them
+ * the maximum of each adaptive_avg_pool2d cell (see adaptive_average_pooling)
+ * and its position h W + w in the input plane (int64; the first maximum on
+ * ties), as max_pool2d_with_indices gives them
  *
  * Dtypes: float32, float64.
  */
