@@ -160,7 +160,6 @@ yg_exceptions("the device-neutral kernels still in cpu/ hand CUDA tensors to the
   runtime/cpu/copy.c|cuda/backend.h
   runtime/cpu/index_advanced.c|cuda/backend.h
   runtime/cpu/pointwise.c|cuda/backend.h
-  runtime/cpu/random.c|cuda/backend.h
   runtime/cpu/shape.c|cuda/backend.h
   runtime/cpu/cpu.h|cuda/launch.h)
 

@@ -15,10 +15,12 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "meta/meta.h"
 #include "nodes/random.h"
 
 typedef yg_status (*rand_fn)(const int64_t *size,
@@ -27,10 +29,67 @@ typedef yg_status (*rand_fn)(const int64_t *size,
                              const yg_dtype *dtype,
                              const yg_device *device,
                              yg_tensor **out);
+typedef yg_status (*rand_impl_fn)(const int64_t *size,
+                                  int64_t size_len,
+                                  yg_generator *generator,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor *out);
+
+/* rand is structured: yg__meta_rand checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status rand_structured(rand_impl_fn impl,
+                                 const int64_t *size,
+                                 int64_t size_len,
+                                 yg_generator *generator,
+                                 const yg_dtype *dtype,
+                                 const yg_device *device,
+                                 yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_rand(size, size_len, generator, dtype, device, &result);
+
+    if (st == YG_OK)
+        st = impl(size, size_len, generator, dtype, device, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status rand_cpu(const int64_t *size,
+                          int64_t size_len,
+                          yg_generator *generator,
+                          const yg_dtype *dtype,
+                          const yg_device *device,
+                          yg_tensor **out)
+{
+    return rand_structured(yg__cpu_rand_out, size, size_len, generator, dtype, device, out);
+}
+
+/* yg__cuda_rand_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status rand_cuda(const int64_t *size,
+                           int64_t size_len,
+                           yg_generator *generator,
+                           const yg_dtype *dtype,
+                           const yg_device *device,
+                           yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_rand_out", NULL};
+    rand_impl_fn impl = (rand_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "rand: the CUDA module has no yg__cuda_rand_out");
+    return rand_structured(impl, size, size_len, generator, dtype, device, out);
+}
 
 static const rand_fn rand_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_rand,
-    [YG_CUDA] = yg__kernel_rand,
+    [YG_CPU] = rand_cpu,
+    [YG_CUDA] = rand_cuda,
 };
 
 /* Runs yg_rand with tracing paused and records it as one node
@@ -105,10 +164,67 @@ typedef yg_status (*randn_fn)(const int64_t *size,
                               const yg_dtype *dtype,
                               const yg_device *device,
                               yg_tensor **out);
+typedef yg_status (*randn_impl_fn)(const int64_t *size,
+                                   int64_t size_len,
+                                   yg_generator *generator,
+                                   const yg_dtype *dtype,
+                                   const yg_device *device,
+                                   yg_tensor *out);
+
+/* randn is structured: yg__meta_randn checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status randn_structured(randn_impl_fn impl,
+                                  const int64_t *size,
+                                  int64_t size_len,
+                                  yg_generator *generator,
+                                  const yg_dtype *dtype,
+                                  const yg_device *device,
+                                  yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_randn(size, size_len, generator, dtype, device, &result);
+
+    if (st == YG_OK)
+        st = impl(size, size_len, generator, dtype, device, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status randn_cpu(const int64_t *size,
+                           int64_t size_len,
+                           yg_generator *generator,
+                           const yg_dtype *dtype,
+                           const yg_device *device,
+                           yg_tensor **out)
+{
+    return randn_structured(yg__cpu_randn_out, size, size_len, generator, dtype, device, out);
+}
+
+/* yg__cuda_randn_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status randn_cuda(const int64_t *size,
+                            int64_t size_len,
+                            yg_generator *generator,
+                            const yg_dtype *dtype,
+                            const yg_device *device,
+                            yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_randn_out", NULL};
+    randn_impl_fn impl = (randn_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "randn: the CUDA module has no yg__cuda_randn_out");
+    return randn_structured(impl, size, size_len, generator, dtype, device, out);
+}
 
 static const randn_fn randn_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_randn,
-    [YG_CUDA] = yg__kernel_randn,
+    [YG_CPU] = randn_cpu,
+    [YG_CUDA] = randn_cuda,
 };
 
 /* Runs yg_randn with tracing paused and records it as one node
@@ -185,10 +301,82 @@ typedef yg_status (*randint_fn)(int64_t low,
                                 const yg_dtype *dtype,
                                 const yg_device *device,
                                 yg_tensor **out);
+typedef yg_status (*randint_impl_fn)(int64_t low,
+                                     int64_t high,
+                                     const int64_t *size,
+                                     int64_t size_len,
+                                     yg_generator *generator,
+                                     const yg_dtype *dtype,
+                                     const yg_device *device,
+                                     yg_tensor *out);
+
+/* randint is structured: yg__meta_randint checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status randint_structured(randint_impl_fn impl,
+                                    int64_t low,
+                                    int64_t high,
+                                    const int64_t *size,
+                                    int64_t size_len,
+                                    yg_generator *generator,
+                                    const yg_dtype *dtype,
+                                    const yg_device *device,
+                                    yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_randint(low, high, size, size_len, generator, dtype, device, &result);
+
+    if (st == YG_OK)
+        st = impl(low, high, size, size_len, generator, dtype, device, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status randint_cpu(int64_t low,
+                             int64_t high,
+                             const int64_t *size,
+                             int64_t size_len,
+                             yg_generator *generator,
+                             const yg_dtype *dtype,
+                             const yg_device *device,
+                             yg_tensor **out)
+{
+    return randint_structured(yg__cpu_randint_out, low,
+                                                   high,
+                                                   size,
+                                                   size_len,
+                                                   generator,
+                                                   dtype,
+                                                   device,
+                                                   out);
+}
+
+/* yg__cuda_randint_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status randint_cuda(int64_t low,
+                              int64_t high,
+                              const int64_t *size,
+                              int64_t size_len,
+                              yg_generator *generator,
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_randint_out", NULL};
+    randint_impl_fn impl = (randint_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "randint: the CUDA module has no yg__cuda_randint_out");
+    return randint_structured(impl, low, high, size, size_len, generator, dtype, device, out);
+}
 
 static const randint_fn randint_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_randint,
-    [YG_CUDA] = yg__kernel_randint,
+    [YG_CPU] = randint_cpu,
+    [YG_CUDA] = randint_cuda,
 };
 
 /* Runs yg_randint with tracing paused and records it as one node
@@ -270,10 +458,51 @@ yg_status yg_randint_opt(int64_t low,
 typedef yg_status (*bernoulli_fn)(const yg_tensor *self,
                                   yg_generator *generator,
                                   yg_tensor **out);
+typedef yg_status (*bernoulli_impl_fn)(const yg_tensor *self,
+                                       yg_generator *generator,
+                                       yg_tensor *out);
+
+/* bernoulli is structured: yg__meta_bernoulli checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status bernoulli_structured(bernoulli_impl_fn impl,
+                                      const yg_tensor *self,
+                                      yg_generator *generator,
+                                      yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_bernoulli(self, generator, &result);
+
+    if (st == YG_OK)
+        st = impl(self, generator, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status bernoulli_cpu(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
+{
+    return bernoulli_structured(yg__cpu_bernoulli_out, self, generator, out);
+}
+
+/* yg__cuda_bernoulli_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status bernoulli_cuda(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_bernoulli_out", NULL};
+    bernoulli_impl_fn impl = (bernoulli_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "bernoulli: the CUDA module has no yg__cuda_bernoulli_out");
+    return bernoulli_structured(impl, self, generator, out);
+}
 
 static const bernoulli_fn bernoulli_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_bernoulli,
-    [YG_CUDA] = yg__kernel_bernoulli,
+    [YG_CPU] = bernoulli_cpu,
+    [YG_CUDA] = bernoulli_cuda,
 };
 
 /* Runs yg_bernoulli with tracing paused and records it as one node
@@ -316,10 +545,59 @@ typedef yg_status (*bernoulli_p_fn)(const yg_tensor *self,
                                     double p,
                                     yg_generator *generator,
                                     yg_tensor **out);
+typedef yg_status (*bernoulli_p_impl_fn)(const yg_tensor *self,
+                                         double p,
+                                         yg_generator *generator,
+                                         yg_tensor *out);
+
+/* bernoulli is structured: yg__meta_bernoulli_p checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status bernoulli_p_structured(bernoulli_p_impl_fn impl,
+                                        const yg_tensor *self,
+                                        double p,
+                                        yg_generator *generator,
+                                        yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_bernoulli_p(self, p, generator, &result);
+
+    if (st == YG_OK)
+        st = impl(self, p, generator, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status bernoulli_p_cpu(const yg_tensor *self,
+                                 double p,
+                                 yg_generator *generator,
+                                 yg_tensor **out)
+{
+    return bernoulli_p_structured(yg__cpu_bernoulli_p_out, self, p, generator, out);
+}
+
+/* yg__cuda_bernoulli_p_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status bernoulli_p_cuda(const yg_tensor *self,
+                                  double p,
+                                  yg_generator *generator,
+                                  yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_bernoulli_p_out", NULL};
+    bernoulli_p_impl_fn impl = (bernoulli_p_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "bernoulli: the CUDA module has no yg__cuda_bernoulli_p_out");
+    return bernoulli_p_structured(impl, self, p, generator, out);
+}
 
 static const bernoulli_p_fn bernoulli_p_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_bernoulli_p,
-    [YG_CUDA] = yg__kernel_bernoulli_p,
+    [YG_CPU] = bernoulli_p_cpu,
+    [YG_CUDA] = bernoulli_p_cuda,
 };
 
 /* Runs yg_bernoulli_p with tracing paused and records it as one node

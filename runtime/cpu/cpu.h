@@ -751,32 +751,34 @@ yg_status yg__kernel_eye_m(int64_t n,
                         const yg_device *device,
                         yg_tensor **out);
 
-/* random.c: random ops drawing from a Philox generator (NULL: the default) */
-yg_status yg__kernel_rand(const int64_t *size,
+/* random.c: random ops drawing from a Philox generator (NULL: the
+ * default), structured: reserve the generator's counters and fill out,
+ * which yg__meta_<op> (meta/meta.h) made. */
+yg_status yg__cpu_rand_out(const int64_t *size,
                        int64_t size_len,
                        yg_generator *generator,
                        const yg_dtype *dtype,
                        const yg_device *device,
-                       yg_tensor **out);
-yg_status yg__kernel_randn(const int64_t *size,
+                       yg_tensor *out);
+yg_status yg__cpu_randn_out(const int64_t *size,
                         int64_t size_len,
                         yg_generator *generator,
                         const yg_dtype *dtype,
                         const yg_device *device,
-                        yg_tensor **out);
-yg_status yg__kernel_randint(int64_t low,
+                        yg_tensor *out);
+yg_status yg__cpu_randint_out(int64_t low,
                           int64_t high,
                           const int64_t *size,
                           int64_t size_len,
                           yg_generator *generator,
                           const yg_dtype *dtype,
                           const yg_device *device,
-                          yg_tensor **out);
-yg_status yg__kernel_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out);
-yg_status yg__kernel_bernoulli_p(const yg_tensor *self,
+                          yg_tensor *out);
+yg_status yg__cpu_bernoulli_out(const yg_tensor *self, yg_generator *generator, yg_tensor *out);
+yg_status yg__cpu_bernoulli_p_out(const yg_tensor *self,
                               double p,
                               yg_generator *generator,
-                              yg_tensor **out);
+                              yg_tensor *out);
 /* copy.c: self converted to dtype, a new contiguous tensor; self copied
  * to a device (any device to any), a new contiguous tensor */
 yg_status yg__kernel_to_copy(const yg_tensor *self, yg_dtype dtype, yg_tensor **out);

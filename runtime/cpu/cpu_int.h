@@ -6,6 +6,7 @@
 #define YAGRAD_CPU_INT_H
 
 #include "cpu/cpu.h"
+#include "meta/creation.h"
 #include "meta/rows.h"
 
 /* Fails with YG_ERR_DEVICE unless t is on the CPU, and YG_ERR_DTYPE
@@ -19,10 +20,6 @@ void yg__store_f64(yg_tensor *t, int64_t i, double v);
 
 /* ---- creation and random ops (creation.c, random.c) ---- */
 
-/* The dtype of a creation op's result: *dtype, or dflt when dtype is NULL.
- * Fails with YG_ERR_DTYPE "<op>: invalid dtype <n>" for a value that is
- * no yg_dtype. */
-yg_status yg__creation_dtype(const char *op, const yg_dtype *dtype, yg_dtype dflt, yg_dtype *out);
 
 /* Copies src converted to dtype into rows of dst (copy.c): src seen as
  * [outer, rest] with outer the product of its sizes before dim, row o of
@@ -34,22 +31,6 @@ void yg__cpu_copy_rows(char *dst,
                        int32_t dim,
                        yg_dtype dtype);
 
-/* A new contiguous uninitialised tensor of sizes size (size_len entries),
- * after checking them with messages naming op: at most YG_MAX_DIMS dims,
- * no negative size, no element count overflow. */
-yg_status yg__creation_empty(const char *op,
-                             const int64_t *size,
-                             int64_t size_len,
-                             yg_dtype dtype,
-                             yg_tensor **out);
-/* yg__creation_empty on device (cuda:0 for YG_CUDA: a Device argument
- * names no index). */
-yg_status yg__creation_empty_on(const char *op,
-                                const int64_t *size,
-                                int64_t size_len,
-                                yg_dtype dtype,
-                                yg_device device,
-                                yg_tensor **out);
 
 /* Fails with YG_ERR_INVALID_ARGUMENT "<op>: <name> <v> is out of range
  * for int64" when dtype is int64 and v has no int64 value. */

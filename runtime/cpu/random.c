@@ -2,7 +2,7 @@
  * random.c - the random ops: rand, randn, randint and bernoulli (with a
  * probability tensor or one probability p).
  *
- * Each kernel validates everything first, then reserves numel counters of
+ * Each op validates everything first, then reserves numel counters of
  * its generator (core/rng.h), so a call that fails leaves the generator
  * untouched.  Element i is computed from counter base + i alone, so the
  * loop may be split over OpenMP threads in any way and the result is the
@@ -20,16 +20,16 @@
  *   bernoulli: 1 when U(w0, w1) < p, else 0 (so p = 0 never and p = 1
  *              always gives 1)
  *
- * Every kernel serves both devices: a GPU tensor is filled by
- * cuda/random.cu from the same counters with the same transforms, so it
- * holds the CPU's values.
+ * All are structured: the checks and the result are meta/random.c's, so
+ * a call that fails draws nothing.  The GPU's implementations
+ * (cuda/random.c) fill a result with cuda/random.cu from the same
+ * counters with the same transforms, so it holds the CPU's values.
  */
 #include <inttypes.h>
 #include <math.h>
 
 #include "core/rng.h"
 #include "cpu/cpu_int.h"
-#include "cuda/backend.h"
 
 /* Below this many elements one thread draws them all; above it the work
  * is split into chunks of RANDOM_GRAIN elements (one Philox block costs
@@ -92,18 +92,15 @@ static void draw_range(const draw *d, yg_tensor *t, int64_t begin, int64_t end)
     }
 }
 
-/* Reserves t's numel counters of generator and fills t, on its device
- * (a GPU's probabilities, d->probs, are device memory). */
-static yg_status draw_all(const char *op, draw *d, yg_generator *generator, yg_tensor *t)
+/* Reserves t's numel counters of generator and fills t. */
+static void draw_all(draw *d, yg_generator *generator, yg_tensor *t)
 {
     int64_t n = yg_tensor_numel(t);
 
     yg__generator_reserve(generator, (uint64_t)n, &d->r);
-    if (t->storage->device == YG_CUDA)
-        return yg__cuda()->draw(op, t, &d->r, (int)d->kind, d->low, d->range, d->p, d->probs);
     if (n < RANDOM_PARALLEL_MIN) {
         draw_range(d, t, 0, n);
-        return YG_OK;
+        return;
     }
     int64_t nchunks = (n + RANDOM_GRAIN - 1) / RANDOM_GRAIN;
 #pragma omp parallel for schedule(static)
@@ -111,152 +108,72 @@ static yg_status draw_all(const char *op, draw *d, yg_generator *generator, yg_t
         int64_t begin = c * RANDOM_GRAIN;
         draw_range(d, t, begin, begin + RANDOM_GRAIN < n ? begin + RANDOM_GRAIN : n);
     }
+}
+
+yg_status yg__cpu_rand_out(const int64_t *size,
+                           int64_t size_len,
+                           yg_generator *generator,
+                           const yg_dtype *dtype,
+                           const yg_device *device,
+                           yg_tensor *out)
+{
+    draw d = {.kind = DRAW_UNIFORM};
+
+    (void)size, (void)size_len, (void)dtype, (void)device;
+    draw_all(&d, generator, out);
     return YG_OK;
 }
 
-static yg_status floating_dtype(const char *op, const yg_dtype *dtype, yg_dtype *out)
+yg_status yg__cpu_randn_out(const int64_t *size,
+                            int64_t size_len,
+                            yg_generator *generator,
+                            const yg_dtype *dtype,
+                            const yg_device *device,
+                            yg_tensor *out)
 {
-    YG_RETURN_IF_ERROR(yg__creation_dtype(op, dtype, YG_FLOAT32, out));
-    if (!yg__dtype_is_floating(*out))
-        return yg__fail(YG_ERR_DTYPE, "%s: unsupported dtype %s (expected float32 or float64)", op,
-                        yg_dtype_name(*out));
+    draw d = {.kind = DRAW_NORMAL};
+
+    (void)size, (void)size_len, (void)dtype, (void)device;
+    draw_all(&d, generator, out);
     return YG_OK;
 }
 
-/* draw_all into t, which becomes *out, or is released on failure. */
-static yg_status draw_into(const char *op, draw *d, yg_generator *generator, yg_tensor *t,
-                           yg_tensor **out)
-{
-    yg_status st = draw_all(op, d, generator, t);
-    if (st != YG_OK) {
-        yg_release(t);
-        return st;
-    }
-    *out = t;
-    return YG_OK;
-}
-
-static yg_status random_fill(const char *op,
-                             draw_kind kind,
-                             const int64_t *size,
-                             int64_t size_len,
-                             yg_generator *generator,
-                             const yg_dtype *dtype,
-                             const yg_device *device,
-                             yg_tensor **out)
-{
-    yg_dtype dt;
-    yg_tensor *t = NULL;
-    draw d = {.kind = kind};
-
-    *out = NULL;
-    YG_RETURN_IF_ERROR(floating_dtype(op, dtype, &dt));
-    YG_RETURN_IF_ERROR(yg__creation_empty_on(op, size, size_len, dt,
-                                             device != NULL ? *device : YG_CPU, &t));
-    return draw_into(op, &d, generator, t, out);
-}
-
-yg_status yg__kernel_rand(const int64_t *size,
-                       int64_t size_len,
-                       yg_generator *generator,
-                       const yg_dtype *dtype,
-                       const yg_device *device,
-                       yg_tensor **out)
-{
-    return random_fill("rand", DRAW_UNIFORM, size, size_len, generator, dtype, device, out);
-}
-
-yg_status yg__kernel_randn(const int64_t *size,
-                        int64_t size_len,
-                        yg_generator *generator,
-                        const yg_dtype *dtype,
-                        const yg_device *device,
-                        yg_tensor **out)
-{
-    return random_fill("randn", DRAW_NORMAL, size, size_len, generator, dtype, device, out);
-}
-
-yg_status yg__kernel_randint(int64_t low,
-                          int64_t high,
-                          const int64_t *size,
-                          int64_t size_len,
-                          yg_generator *generator,
-                          const yg_dtype *dtype,
-                          const yg_device *device,
-                          yg_tensor **out)
-{
-    yg_dtype dt;
-    yg_tensor *t = NULL;
-    draw d = {.kind = DRAW_INT, .low = low};
-
-    *out = NULL;
-    YG_RETURN_IF_ERROR(yg__creation_dtype("randint", dtype, YG_INT64, &dt));
-    if (dt == YG_BOOL)
-        return yg__fail(YG_ERR_DTYPE,
-                        "randint: unsupported dtype bool (expected int64, float32 or float64)");
-    if (low >= high)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "randint: low %" PRId64 " must be less than high %" PRId64, low, high);
-    d.range = (uint64_t)high - (uint64_t)low;
-    YG_RETURN_IF_ERROR(yg__creation_empty_on("randint", size, size_len, dt,
-                                             device != NULL ? *device : YG_CPU, &t));
-    return draw_into("randint", &d, generator, t, out);
-}
-
-yg_status yg__kernel_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
-{
-    yg_tensor *probs = NULL, *t = NULL;
-    draw d = {.kind = DRAW_BERNOULLI};
-    yg_status st;
-
-    *out = NULL;
-    if (!yg__dtype_is_floating(self->dtype))
-        return yg__fail(YG_ERR_DTYPE,
-                        "bernoulli: unsupported dtype %s for self (expected float32 or float64 "
-                        "probabilities)",
-                        yg_dtype_name(self->dtype));
-    /* The range check reads a host copy; a GPU draws from device memory. */
-    yg_tensor *dev_probs = NULL, *host = NULL;
-    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, YG_FLOAT64, true, &dev_probs));
-    st = yg_tensor_to_device(dev_probs, YG_CPU, 0, &host);
-    if (st != YG_OK) {
-        yg_release(dev_probs);
-        return st;
-    }
-    probs = host;
-    const double *p = (const double *)yg__tensor_ptr(probs);
-    int64_t n = yg_tensor_numel(probs);
-    for (int64_t i = 0; i < n; i++) {
-        if (!(p[i] >= 0.0 && p[i] <= 1.0)) {
-            st = yg__fail(YG_ERR_INVALID_ARGUMENT,
-                          "bernoulli: probability %g at flat index %" PRId64
-                          " of self is outside [0, 1]",
-                          p[i], i);
-            goto out;
-        }
-    }
-    st = yg__tensor_empty_like(self, self->dtype, &t);
-    if (st != YG_OK)
-        goto out;
-    d.probs = (const double *)yg__tensor_ptr(dev_probs);
-    st = draw_into("bernoulli", &d, generator, t, out);
-out:
-    yg_release(probs);
-    yg_release(dev_probs);
-    return st;
-}
-
-yg_status yg__kernel_bernoulli_p(const yg_tensor *self,
-                              double p,
+yg_status yg__cpu_randint_out(int64_t low,
+                              int64_t high,
+                              const int64_t *size,
+                              int64_t size_len,
                               yg_generator *generator,
-                              yg_tensor **out)
+                              const yg_dtype *dtype,
+                              const yg_device *device,
+                              yg_tensor *out)
 {
-    yg_tensor *t = NULL;
+    draw d = {.kind = DRAW_INT, .low = low, .range = (uint64_t)high - (uint64_t)low};
+
+    (void)size, (void)size_len, (void)dtype, (void)device;
+    draw_all(&d, generator, out);
+    return YG_OK;
+}
+
+yg_status yg__cpu_bernoulli_out(const yg_tensor *self, yg_generator *generator, yg_tensor *out)
+{
+    yg_tensor *probs = NULL;
+    draw d = {.kind = DRAW_BERNOULLI};
+
+    YG_RETURN_IF_ERROR(yg__tensor_contiguous_as(self, YG_FLOAT64, true, &probs));
+    d.probs = (const double *)yg__tensor_ptr(probs);
+    draw_all(&d, generator, out);
+    yg_release(probs);
+    return YG_OK;
+}
+
+yg_status yg__cpu_bernoulli_p_out(const yg_tensor *self,
+                                  double p,
+                                  yg_generator *generator,
+                                  yg_tensor *out)
+{
     draw d = {.kind = DRAW_BERNOULLI, .p = p};
 
-    *out = NULL;
-    if (!(p >= 0.0 && p <= 1.0))
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "bernoulli: p %g is outside [0, 1]", p);
-    YG_RETURN_IF_ERROR(yg__tensor_empty_like(self, self->dtype, &t));
-    return draw_into("bernoulli", &d, generator, t, out);
+    (void)self;
+    draw_all(&d, generator, out);
+    return YG_OK;
 }

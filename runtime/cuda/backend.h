@@ -61,7 +61,6 @@ typedef struct yg_cuda_backend {
     __typeof__(yg__cuda_launch) *launch;
     __typeof__(yg__cuda_copy) *copy;
     __typeof__(yg__cuda_gemm) *gemm;
-    __typeof__(yg__cuda_draw) *draw;
     __typeof__(yg__cuda_take) *take;
     __typeof__(yg__cuda_put) *put;
 } yg_cuda_backend;

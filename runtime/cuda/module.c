@@ -67,7 +67,6 @@ static const yg_cuda_backend cuda = {
     .launch = yg__cuda_launch,
     .copy = yg__cuda_copy,
     .gemm = yg__cuda_gemm,
-    .draw = yg__cuda_draw,
     .take = yg__cuda_take,
     .put = yg__cuda_put,
 };

@@ -9,6 +9,7 @@
 #ifndef YAGRAD_CUDA_OPS_H
 #define YAGRAD_CUDA_OPS_H
 
+#include "yagrad/random.h"
 #include "yagrad/tensor.h"
 
 #include <stdbool.h>
@@ -173,6 +174,34 @@ yg_status yg__cuda_replication_pad_backward(const yg_tensor *grad_output,
                                            const int64_t *pad,
                                            int64_t pad_len,
                                            yg_tensor **out);
+
+/* ---- random ops (cuda/random.c) ---- */
+
+yg_status yg__cuda_rand_out(const int64_t *size,
+                       int64_t size_len,
+                       yg_generator *generator,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor *out);
+yg_status yg__cuda_randn_out(const int64_t *size,
+                        int64_t size_len,
+                        yg_generator *generator,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor *out);
+yg_status yg__cuda_randint_out(int64_t low,
+                          int64_t high,
+                          const int64_t *size,
+                          int64_t size_len,
+                          yg_generator *generator,
+                          const yg_dtype *dtype,
+                          const yg_device *device,
+                          yg_tensor *out);
+yg_status yg__cuda_bernoulli_out(const yg_tensor *self, yg_generator *generator, yg_tensor *out);
+yg_status yg__cuda_bernoulli_p_out(const yg_tensor *self,
+                              double p,
+                              yg_generator *generator,
+                              yg_tensor *out);
 
 /* ---- recurrent cells (cuda/rnn.c) ---- */
 

@@ -15,6 +15,7 @@
 #define YAGRAD_META_META_H
 
 #include "yagrad/status.h"
+#include "yagrad/random.h"
 #include "yagrad/tensor.h"
 
 #include <stdint.h>
@@ -183,5 +184,35 @@ yg_status yg__meta_embedding_backward(const yg_tensor *grad_output,
                                      int64_t weight_sizes_len,
                                      int64_t padding_idx,
                                      yg_tensor **out);
+
+/* rand, randn, randint, bernoulli (meta/random.c): dtype, sizes, range
+ * and probabilities checked (bernoulli's on a host copy) before any
+ * counter of the generator is reserved; the result on the requested
+ * device (cuda:0 for YG_CUDA) or on self's. */
+yg_status yg__meta_rand(const int64_t *size,
+                       int64_t size_len,
+                       yg_generator *generator,
+                       const yg_dtype *dtype,
+                       const yg_device *device,
+                       yg_tensor **out);
+yg_status yg__meta_randn(const int64_t *size,
+                        int64_t size_len,
+                        yg_generator *generator,
+                        const yg_dtype *dtype,
+                        const yg_device *device,
+                        yg_tensor **out);
+yg_status yg__meta_randint(int64_t low,
+                          int64_t high,
+                          const int64_t *size,
+                          int64_t size_len,
+                          yg_generator *generator,
+                          const yg_dtype *dtype,
+                          const yg_device *device,
+                          yg_tensor **out);
+yg_status yg__meta_bernoulli(const yg_tensor *self, yg_generator *generator, yg_tensor **out);
+yg_status yg__meta_bernoulli_p(const yg_tensor *self,
+                              double p,
+                              yg_generator *generator,
+                              yg_tensor **out);
 
 #endif /* YAGRAD_META_META_H */
