@@ -156,7 +156,6 @@ function(yg_exceptions reason)
 endfunction()
 
 yg_exceptions("the device-neutral kernels still in cpu/ hand CUDA tensors to the CUDA module through its table (cuda/backend.h): they leave cpu/ when each kernel is split into its checks and one implementation per device"
-  runtime/cpu/blas.c|cuda/backend.h
   runtime/cpu/copy.c|cuda/backend.h
   runtime/cpu/index_advanced.c|cuda/backend.h
   runtime/cpu/pointwise.c|cuda/backend.h

@@ -15,17 +15,58 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "meta/meta.h"
 #include "nodes/linalg.h"
 
 typedef yg_status (*mm_fn)(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
+typedef yg_status (*mm_impl_fn)(const yg_tensor *self, const yg_tensor *mat2, yg_tensor *out);
+
+/* mm is structured: yg__meta_mm checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status mm_structured(mm_impl_fn impl,
+                               const yg_tensor *self,
+                               const yg_tensor *mat2,
+                               yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_mm(self, mat2, &result);
+
+    if (st == YG_OK)
+        st = impl(self, mat2, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status mm_cpu(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
+{
+    return mm_structured(yg__cpu_mm_out, self, mat2, out);
+}
+
+/* yg__cuda_mm_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status mm_cuda(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_mm_out", NULL};
+    mm_impl_fn impl = (mm_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "mm: the CUDA module has no yg__cuda_mm_out");
+    return mm_structured(impl, self, mat2, out);
+}
 
 static const mm_fn mm_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_mm,
-    [YG_CUDA] = yg__kernel_mm,
+    [YG_CPU] = mm_cpu,
+    [YG_CUDA] = mm_cuda,
 };
 
 /* Records MmBackward as the history of result: one edge per differentiable
@@ -201,10 +242,49 @@ yg_status yg_mm_mat2_backward(const yg_tensor *grad,
 }
 
 typedef yg_status (*bmm_fn)(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
+typedef yg_status (*bmm_impl_fn)(const yg_tensor *self, const yg_tensor *mat2, yg_tensor *out);
+
+/* bmm is structured: yg__meta_bmm checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status bmm_structured(bmm_impl_fn impl,
+                                const yg_tensor *self,
+                                const yg_tensor *mat2,
+                                yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_bmm(self, mat2, &result);
+
+    if (st == YG_OK)
+        st = impl(self, mat2, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status bmm_cpu(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
+{
+    return bmm_structured(yg__cpu_bmm_out, self, mat2, out);
+}
+
+/* yg__cuda_bmm_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status bmm_cuda(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_bmm_out", NULL};
+    bmm_impl_fn impl = (bmm_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "bmm: the CUDA module has no yg__cuda_bmm_out");
+    return bmm_structured(impl, self, mat2, out);
+}
 
 static const bmm_fn bmm_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_bmm,
-    [YG_CUDA] = yg__kernel_bmm,
+    [YG_CPU] = bmm_cpu,
+    [YG_CUDA] = bmm_cuda,
 };
 
 /* Records BmmBackward as the history of result: one edge per differentiable

@@ -426,8 +426,10 @@ void yg__cpu_gemm(yg_dtype dtype,
                   double beta,
                   void *c,
                   int64_t ldc);
-yg_status yg__kernel_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
-yg_status yg__kernel_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
+/* mm and bmm, structured: fill out, which yg__meta_mm / yg__meta_bmm
+ * (meta/meta.h) made, through yg__cpu_gemm.  Errors as an operand copy's. */
+yg_status yg__cpu_mm_out(const yg_tensor *self, const yg_tensor *mat2, yg_tensor *out);
+yg_status yg__cpu_bmm_out(const yg_tensor *self, const yg_tensor *mat2, yg_tensor *out);
 
 /* shape.c: views (share storage) and copies */
 yg_status yg__kernel_transpose(const yg_tensor *self, int64_t dim0, int64_t dim1, yg_tensor **out);

@@ -1,7 +1,7 @@
 /*
  * blas.c - yg__cuda_gemm: cuBLAS's sgemm/dgemm behind the row-major
- * interface of the CPU's yg__cpu_gemm, so mm and bmm (cpu/blas.c) run one
- * code path on both devices.
+ * interface of the CPU's yg__cpu_gemm, and mm and bmm on a GPU, which run
+ * meta/matmul.c's walk over it as the CPU's run it over yg__cpu_gemm.
  *
  * cuBLAS is column-major: a row-major C = op(A) op(B) is the column-major
  * C^T = op(B)^T op(A)^T, which is the same call with the operands (and
@@ -13,6 +13,7 @@
  */
 #include "core/core.h"
 #include "cuda/cuda.h"
+#include "meta/matmul.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -110,4 +111,32 @@ yg_status yg__cuda_gemm(const char *op,
         return yg__fail(
             YG_ERR_DEVICE, "%s: cuBLAS gemm on cuda:%d: %s", op, index, cublas_reason(s));
     return YG_OK;
+}
+
+/* ---- mm and bmm on a GPU: the structured ops' CUDA implementations
+ * (cuda/ops.h), meta/matmul.c's walk over cuBLAS ---- */
+
+static yg_status cuda_gemm(const char *op,
+                           const yg_tensor *out,
+                           bool ta,
+                           bool tb,
+                           int64_t m,
+                           int64_t n,
+                           int64_t k,
+                           const void *a,
+                           int64_t lda,
+                           const void *b,
+                           int64_t ldb,
+                           void *c,
+                           int64_t ldc) {
+    return yg__cuda_gemm(op, out->storage->device_index, out->dtype, ta, tb, m, n, k, a, lda, b,
+                         ldb, 0.0, c, ldc);
+}
+
+yg_status yg__cuda_mm_out(const yg_tensor *self, const yg_tensor *mat2, yg_tensor *out) {
+    return yg__matmul_fill("mm", self, mat2, out, cuda_gemm);
+}
+
+yg_status yg__cuda_bmm_out(const yg_tensor *self, const yg_tensor *mat2, yg_tensor *out) {
+    return yg__matmul_fill("bmm", self, mat2, out, cuda_gemm);
 }

@@ -33,6 +33,13 @@ yg_status yg__cuda_softmax_backward_fused_out(const yg_tensor *grad_output,
                                               int64_t dim,
                                               yg_tensor *out);
 
+/* ---- mm and bmm (cuda/blas.c) ---- */
+
+/* The CUDA implementations of the structured mm and bmm (meta/meta.h):
+ * cuBLAS.  Errors name the op (YG_ERR_DEVICE with cuBLAS's reason). */
+yg_status yg__cuda_mm_out(const yg_tensor *self, const yg_tensor *mat2, yg_tensor *out);
+yg_status yg__cuda_bmm_out(const yg_tensor *self, const yg_tensor *mat2, yg_tensor *out);
+
 /* ---- index ops (cuda/index.c) ---- */
 
 /* The CUDA implementations of the structured index_select, gather, the

@@ -215,4 +215,11 @@ yg_status yg__meta_bernoulli_p(const yg_tensor *self,
                               yg_generator *generator,
                               yg_tensor **out);
 
+/* mm and bmm (meta/matmul.c): self and mat2 floating, of one dtype and
+ * device, 2-D (mm) or 3-D with one batch size (bmm), inner dims equal and
+ * every dim within BLAS's int; the result [m, n] or [batch, m, n] on
+ * their device, zeros when the inner dim is 0. */
+yg_status yg__meta_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
+yg_status yg__meta_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
+
 #endif /* YAGRAD_META_META_H */
