@@ -159,7 +159,6 @@ yg_exceptions("the device-neutral kernels still in cpu/ hand CUDA tensors to the
   runtime/cpu/copy.c|cuda/backend.h
   runtime/cpu/index_advanced.c|cuda/backend.h
   runtime/cpu/pointwise.c|cuda/backend.h
-  runtime/cpu/shape.c|cuda/backend.h
   runtime/cpu/cpu.h|cuda/launch.h)
 
 yg_exceptions("the broadcasting iterator both backends use lives in cpu/pointwise.c (the CUDA module's copy launches through its GPU path, yg__cuda_loop): it moves below both when the kernels are split per device"

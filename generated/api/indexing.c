@@ -1256,10 +1256,49 @@ yg_status yg_scatter_src_backward(const yg_tensor *grad_output,
 }
 
 typedef yg_status (*tril_fn)(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
+typedef yg_status (*tril_impl_fn)(const yg_tensor *self, int64_t diagonal, yg_tensor *out);
+
+/* tril is structured: yg__meta_tril checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status tril_structured(tril_impl_fn impl,
+                                 const yg_tensor *self,
+                                 int64_t diagonal,
+                                 yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_tril(self, diagonal, &result);
+
+    if (st == YG_OK)
+        st = impl(self, diagonal, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status tril_cpu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
+{
+    return tril_structured(yg__cpu_tril_out, self, diagonal, out);
+}
+
+/* yg__cuda_tril_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status tril_cuda(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_tril_out", NULL};
+    tril_impl_fn impl = (tril_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "tril: the CUDA module has no yg__cuda_tril_out");
+    return tril_structured(impl, self, diagonal, out);
+}
 
 static const tril_fn tril_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_tril,
-    [YG_CUDA] = yg__kernel_tril,
+    [YG_CPU] = tril_cpu,
+    [YG_CUDA] = tril_cuda,
 };
 
 /* Records TrilBackward as the history of result: one edge per differentiable
@@ -1337,10 +1376,49 @@ out:
 }
 
 typedef yg_status (*triu_fn)(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
+typedef yg_status (*triu_impl_fn)(const yg_tensor *self, int64_t diagonal, yg_tensor *out);
+
+/* triu is structured: yg__meta_triu checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status triu_structured(triu_impl_fn impl,
+                                 const yg_tensor *self,
+                                 int64_t diagonal,
+                                 yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_triu(self, diagonal, &result);
+
+    if (st == YG_OK)
+        st = impl(self, diagonal, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status triu_cpu(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
+{
+    return triu_structured(yg__cpu_triu_out, self, diagonal, out);
+}
+
+/* yg__cuda_triu_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status triu_cuda(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_triu_out", NULL};
+    triu_impl_fn impl = (triu_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "triu: the CUDA module has no yg__cuda_triu_out");
+    return triu_structured(impl, self, diagonal, out);
+}
 
 static const triu_fn triu_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_triu,
-    [YG_CUDA] = yg__kernel_triu,
+    [YG_CPU] = triu_cpu,
+    [YG_CUDA] = triu_cuda,
 };
 
 /* Records TriuBackward as the history of result: one edge per differentiable

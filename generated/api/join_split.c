@@ -15,10 +15,12 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
 #include "generated_int.h"
+#include "meta/meta.h"
 #include "nodes/join_split.h"
 
 /* Runs yg_repeat with tracing paused and records it as one node
@@ -64,10 +66,59 @@ typedef yg_status (*cat_fn)(const yg_tensor *const *tensors,
                             int64_t tensors_len,
                             int64_t dim,
                             yg_tensor **out);
+typedef yg_status (*cat_impl_fn)(const yg_tensor *const *tensors,
+                                 int64_t tensors_len,
+                                 int64_t dim,
+                                 yg_tensor *out);
+
+/* cat is structured: yg__meta_cat checks the arguments and makes the
+ * result once for every device; impl, the device's, fills it. */
+static yg_status cat_structured(cat_impl_fn impl,
+                                const yg_tensor *const *tensors,
+                                int64_t tensors_len,
+                                int64_t dim,
+                                yg_tensor **out)
+{
+    yg_tensor *result = NULL;
+    yg_status st = yg__meta_cat(tensors, tensors_len, dim, &result);
+
+    if (st == YG_OK)
+        st = impl(tensors, tensors_len, dim, result);
+    if (st != YG_OK) {
+        yg_release(result);
+        return st;
+    }
+    *out = result;
+    return YG_OK;
+}
+
+static yg_status cat_cpu(const yg_tensor *const *tensors,
+                         int64_t tensors_len,
+                         int64_t dim,
+                         yg_tensor **out)
+{
+    return cat_structured(yg__cpu_cat_out, tensors, tensors_len, dim, out);
+}
+
+/* yg__cuda_cat_out is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status cat_cuda(const yg_tensor *const *tensors,
+                          int64_t tensors_len,
+                          int64_t dim,
+                          yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_cat_out", NULL};
+    cat_impl_fn impl = (cat_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (impl == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "cat: the CUDA module has no yg__cuda_cat_out");
+    return cat_structured(impl, tensors, tensors_len, dim, out);
+}
 
 static const cat_fn cat_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_cat,
-    [YG_CUDA] = yg__kernel_cat,
+    [YG_CPU] = cat_cpu,
+    [YG_CUDA] = cat_cuda,
 };
 
 /* Records CatBackward as the history of result: one edge per differentiable

@@ -442,10 +442,11 @@ yg_status yg__kernel_unsqueeze(const yg_tensor *self, int64_t dim, yg_tensor **o
 yg_status yg__kernel_clone(const yg_tensor *self, yg_tensor **out);
 /* tensors joined along dim in one result allocated once; mixed dtypes
  * promote as in PyTorch (yg__promote_types). */
-yg_status yg__kernel_cat(const yg_tensor *const *tensors, /* borrowed, tensors_len entries */
-                      int64_t tensors_len,
-                      int64_t dim,
-                      yg_tensor **out);
+/* cat, structured: fills out, which yg__meta_cat (meta/meta.h) made. */
+yg_status yg__cpu_cat_out(const yg_tensor *const *tensors, /* borrowed, tensors_len entries */
+                          int64_t tensors_len,
+                          int64_t dim,
+                          yg_tensor *out);
 yg_status yg__kernel_squeeze(const yg_tensor *self, yg_tensor **out);
 yg_status yg__kernel_squeeze_dim(const yg_tensor *self, int64_t dim, yg_tensor **out);
 yg_status yg__kernel_permute(const yg_tensor *self,
@@ -563,8 +564,8 @@ yg_status yg__cpu_embedding_backward_out(const yg_tensor *grad_output,
 
 
 /* triangle.c: tril, triu; pad.c: constant_pad_nd */
-yg_status yg__kernel_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
-yg_status yg__kernel_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
+yg_status yg__cpu_tril_out(const yg_tensor *self, int64_t diagonal, yg_tensor *out);
+yg_status yg__cpu_triu_out(const yg_tensor *self, int64_t diagonal, yg_tensor *out);
 yg_status yg__kernel_constant_pad_nd(const yg_tensor *self,
                                   const int64_t *pad,
                                   int64_t pad_len,

@@ -16,7 +16,6 @@
  */
 #include "cpu/cpu.h"
 #include "cpu/cpu_int.h"
-#include "cuda/backend.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -609,99 +608,30 @@ yg__kernel_flip(const yg_tensor *self, const int64_t *dims, int64_t dims_len, yg
     return st;
 }
 
-/* cat: checks every piece against tensor 0 (the messages of the former
- * composite), allocates the result once and copies each piece into its
- * slot along dim: viewed as [outer, sizes[dim] * inner], piece i fills
- * columns [offset_i * inner, (offset_i + len_i) * inner) of every row, so
- * each row of a piece is one contiguous run of the result. */
-yg_status
-yg__kernel_cat(const yg_tensor *const *tensors, int64_t tensors_len, int64_t dim, yg_tensor **out) {
-    int64_t sizes[YG_MAX_DIMS], d, inner = 1, offset = 0;
-    yg_tensor *res = NULL;
-    char abuf[128], bbuf[128];
-    yg_status st;
+/* cat on the CPU, structured (meta/join.c checks and makes the result):
+ * viewed as [outer, sizes[dim] * inner], piece i fills columns
+ * [offset_i * inner, (offset_i + len_i) * inner) of every row, so each row
+ * of a piece is one contiguous run of the result. */
+yg_status yg__cpu_cat_out(const yg_tensor *const *tensors,
+                          int64_t tensors_len,
+                          int64_t dim,
+                          yg_tensor *out) {
+    int32_t ndim = out->ndim;
+    int64_t d = dim < 0 ? dim + ndim : dim, inner = 1, offset = 0;
 
-    *out = NULL;
-    if (tensors_len < 1 || tensors == NULL)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "cat: expected at least one tensor, got %" PRId64,
-                        tensors_len);
-    const yg_tensor *first = tensors[0];
-    int32_t ndim = first->ndim;
-    if (ndim == 0)
-        return yg__fail(YG_ERR_SHAPE, "cat: cannot join 0-dim tensors (tensor 0 is 0-dim)");
-    d = dim < 0 ? dim + ndim : dim;
-    if (d < 0 || d >= ndim)
-        return yg__fail(YG_ERR_INDEX,
-                        "cat: dim %" PRId64 " out of range for tensors of %" PRId32 " dims",
-                        dim,
-                        ndim);
-    memcpy(sizes, first->sizes, sizeof(int64_t) * (size_t)ndim);
-    sizes[d] = 0;
-    yg_dtype dtype = first->dtype;
-    for (int64_t i = 0; i < tensors_len; i++) {
-        const yg_tensor *t = tensors[i];
-        bool fits = t->ndim == ndim;
-        for (int32_t k = 0; fits && k < ndim; k++)
-            fits = k == d || t->sizes[k] == first->sizes[k];
-        if (!fits)
-            return yg__fail(YG_ERR_SHAPE,
-                            "cat: tensor %" PRId64 " %s does not match tensor 0 %s outside dim "
-                            "%" PRId64,
-                            i,
-                            yg_tensor_format_sizes(t, abuf, sizeof abuf),
-                            yg_tensor_format_sizes(first, bbuf, sizeof bbuf),
-                            d);
-        if (t->storage->device != first->storage->device)
-            return yg__fail(YG_ERR_DEVICE,
-                            "cat: tensor %" PRId64 " is on %s but tensor 0 on %s",
-                            i,
-                            yg__device_name(t->storage->device),
-                            yg__device_name(first->storage->device));
-        if (t->sizes[d] > INT64_MAX - sizes[d])
-            return yg__fail(YG_ERR_SHAPE, "cat: the size along dim %" PRId64 " overflows", d);
-        sizes[d] += t->sizes[d];
-        dtype = yg__promote_types(dtype, t->dtype);
-    }
-    st = yg__tensor_new_on(
-        "cat", sizes, ndim, dtype, first->storage->device, first->storage->device_index, &res);
-    if (st != YG_OK)
-        return st;
-    if (yg_tensor_numel(res) == 0) {
-        /* Nothing to copy; the trailing product below need not fit. */
-        *out = res;
-        return YG_OK;
-    }
-    if (first->storage->device == YG_CUDA) {
-        /* Each piece copied (and converted) into its slice of res. */
-        for (int64_t i = 0; i < tensors_len && st == YG_OK; i++) {
-            yg_tensor *slot = NULL;
-            int64_t len = tensors[i]->sizes[d];
-            st = yg__kernel_slice(res, d, offset, offset + len, 1, &slot);
-            if (st == YG_OK && len > 0)
-                st = yg__cuda()->copy("cat", slot, tensors[i]);
-            yg_release(slot);
-            offset += len;
-        }
-        if (st != YG_OK) {
-            yg_release(res);
-            return st;
-        }
-        *out = res;
-        return YG_OK;
-    }
+    if (yg_tensor_numel(out) == 0)
+        return YG_OK; /* nothing to copy; the trailing product below need not fit */
     for (int32_t k = (int32_t)d + 1; k < ndim; k++)
-        inner *= sizes[k]; /* a part of res's numel: fits */
-    int64_t esize = (int64_t)yg_dtype_size(dtype);
-    char *base = yg__tensor_ptr(res);
+        inner *= out->sizes[k]; /* a part of out's numel: fits */
+    int64_t esize = (int64_t)yg_dtype_size(out->dtype);
+    char *base = yg__tensor_ptr(out);
     for (int64_t i = 0; i < tensors_len; i++) {
         int64_t len = tensors[i]->sizes[d];
         if (len == 0)
             continue; /* nothing to copy (and its rows need no walk) */
-        yg__cpu_copy_rows(
-            base + offset * inner * esize, sizes[d] * inner * esize, tensors[i], (int32_t)d, dtype);
+        yg__cpu_copy_rows(base + offset * inner * esize, out->sizes[d] * inner * esize,
+                          tensors[i], (int32_t)d, out->dtype);
         offset += len;
     }
-    *out = res;
     return YG_OK;
 }

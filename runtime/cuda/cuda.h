@@ -74,6 +74,12 @@ yg_status yg__cuda_memcpy(
  * YG_ERR_DEVICE with the CUDA runtime's reason. */
 yg_status yg__cuda_memset(const char *op, int index, void *ptr, int value, size_t nbytes);
 
+/* Zeros height rows of width bytes, pitch bytes apart, from ptr (memory
+ * from yg__cuda_alloc on device index) on the device's current stream.
+ * Errors name op: YG_ERR_DEVICE with the CUDA runtime's reason. */
+yg_status yg__cuda_memset2d(const char *op, int index, void *ptr, size_t pitch, size_t width,
+                            size_t height);
+
 /* YG_OK when index names a usable device, else YG_ERR_DEVICE naming op. */
 yg_status yg__cuda_check_index(const char *op, int index);
 

@@ -537,6 +537,31 @@ yg_status yg__cuda_memset(const char *op, int index, void *ptr, int value, size_
     return YG_OK;
 }
 
+yg_status yg__cuda_memset2d(const char *op, int index, void *ptr, size_t pitch, size_t width,
+                            size_t height) {
+    int prev = 0;
+    YG_RETURN_IF_ERROR(yg__cuda_check_index(op, index));
+    if (width == 0 || height == 0)
+        return YG_OK;
+    cudaError_t e = cudaGetDevice(&prev);
+    if (e == cudaSuccess)
+        e = cudaSetDevice(index);
+    if (e == cudaSuccess)
+        e = cudaMemset2DAsync(ptr, pitch, 0, width, height, stream_of(index));
+    (void)cudaSetDevice(prev);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: zeroing %zu rows of %zu bytes on cuda:%d: %s",
+                        op,
+                        height,
+                        width,
+                        index,
+                        cudaGetErrorString(e));
+    }
+    return YG_OK;
+}
+
 yg_status yg__cuda_get_device_properties(int index, yg_cuda_device_properties *out) {
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_get_device_properties: out is NULL");

@@ -90,6 +90,17 @@ yg_status yg__cuda_embedding_backward_out(const yg_tensor *grad_output,
                                      int64_t padding_idx,
                                      yg_tensor *out);
 
+/* ---- cat (cuda/join.c), tril and triu (cuda/triangle.c) ---- */
+
+/* The CUDA implementations of the structured cat, tril and triu
+ * (meta/meta.h).  Errors name the op (YG_ERR_DEVICE). */
+yg_status yg__cuda_cat_out(const yg_tensor *const *tensors,
+                           int64_t tensors_len,
+                           int64_t dim,
+                           yg_tensor *out);
+yg_status yg__cuda_tril_out(const yg_tensor *self, int64_t diagonal, yg_tensor *out);
+yg_status yg__cuda_triu_out(const yg_tensor *self, int64_t diagonal, yg_tensor *out);
+
 /* ---- losses (cuda/loss.c) ---- */
 
 /* The CUDA implementations of the structured nll_loss and

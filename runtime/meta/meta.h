@@ -222,4 +222,15 @@ yg_status yg__meta_bernoulli_p(const yg_tensor *self,
 yg_status yg__meta_mm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
 yg_status yg__meta_bmm(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);
 
+/* cat (meta/join.c): at least one tensor, none 0-dim, dim in range, every
+ * piece of tensor 0's sizes outside dim and on its device; the result of
+ * the promoted dtype.  tril and triu (meta/triangle.c): self of at least
+ * 2 dims; the result a contiguous copy of self. */
+yg_status yg__meta_cat(const yg_tensor *const *tensors,
+                       int64_t tensors_len,
+                       int64_t dim,
+                       yg_tensor **out);
+yg_status yg__meta_tril(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
+yg_status yg__meta_triu(const yg_tensor *self, int64_t diagonal, yg_tensor **out);
+
 #endif /* YAGRAD_META_META_H */
