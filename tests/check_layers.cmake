@@ -157,7 +157,6 @@ endfunction()
 
 yg_exceptions("the device-neutral kernels still in cpu/ hand CUDA tensors to the CUDA module through its table (cuda/backend.h): they leave cpu/ when each kernel is split into its checks and one implementation per device"
   runtime/cpu/copy.c|cuda/backend.h
-  runtime/cpu/index_advanced.c|cuda/backend.h
   runtime/cpu/pointwise.c|cuda/backend.h
   runtime/cpu/cpu.h|cuda/launch.h)
 

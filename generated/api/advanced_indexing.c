@@ -15,6 +15,7 @@
 
 #include "autograd/node.h"
 #include "composite/composite.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -26,9 +27,25 @@ typedef yg_status (*index_fn)(const yg_tensor *self,
                               int64_t indices_len,
                               yg_tensor **out);
 
+/* yg__cuda_index is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status index_cuda(const yg_tensor *self,
+                            const yg_tensor *const *indices,
+                            int64_t indices_len,
+                            yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_index", NULL};
+    index_fn kernel = (index_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "index: the CUDA module has no yg__cuda_index");
+    return kernel(self, indices, indices_len, out);
+}
+
 static const index_fn index_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_index,
-    [YG_CUDA] = yg__kernel_index,
+    [YG_CPU] = yg__cpu_index,
+    [YG_CUDA] = index_cuda,
 };
 
 /* Records IndexBackward as the history of result: one edge per differentiable
@@ -135,9 +152,27 @@ typedef yg_status (*index_put_fn)(const yg_tensor *self,
                                   bool accumulate,
                                   yg_tensor **out);
 
+/* yg__cuda_index_put is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status index_put_cuda(const yg_tensor *self,
+                                const yg_tensor *const *indices,
+                                int64_t indices_len,
+                                const yg_tensor *values,
+                                bool accumulate,
+                                yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_index_put", NULL};
+    index_put_fn kernel = (index_put_fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "index_put: the CUDA module has no yg__cuda_index_put");
+    return kernel(self, indices, indices_len, values, accumulate, out);
+}
+
 static const index_put_fn index_put_kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_index_put,
-    [YG_CUDA] = yg__kernel_index_put,
+    [YG_CPU] = yg__cpu_index_put,
+    [YG_CUDA] = index_put_cuda,
 };
 
 /* Records IndexPutBackward as the history of result: one edge per differentiable
@@ -259,9 +294,27 @@ typedef yg_status (*index_put__fn)(yg_tensor *self,
                                    bool accumulate,
                                    yg_tensor **out);
 
+/* yg__cuda_index_put_ is the CUDA module's: found there by name on first use
+ * (core/backend.h); a CUDA tensor means the module is loaded. */
+static yg_status index_put__cuda(yg_tensor *self,
+                                 const yg_tensor *const *indices,
+                                 int64_t indices_len,
+                                 const yg_tensor *values,
+                                 bool accumulate,
+                                 yg_tensor **out)
+{
+    static yg_kernel_ref ref = {"yg__cuda_index_put_", NULL};
+    index_put__fn kernel = (index_put__fn)yg__backend_kernel(YG_CUDA, &ref);
+
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_INTERNAL,
+                        "index_put_: the CUDA module has no yg__cuda_index_put_");
+    return kernel(self, indices, indices_len, values, accumulate, out);
+}
+
 static const index_put__fn index_put__kernels[YG_DEVICE_COUNT_] = {
-    [YG_CPU] = yg__kernel_index_put_,
-    [YG_CUDA] = yg__kernel_index_put_,
+    [YG_CPU] = yg__cpu_index_put_,
+    [YG_CUDA] = index_put__cuda,
 };
 
 /* Builds IndexPutBackward before the kernel writes self: one edge per

@@ -497,17 +497,17 @@ yg__kernel_unbind(const yg_tensor *self, int64_t dim, yg_tensor ***out, int64_t 
 /* index_advanced.c: self[indices] with int64 / bool index tensors (NULL
  * entries keep their dim), and writing values there; both devices (a
  * GPU's indices are read on the host, where the offsets are made) */
-yg_status yg__kernel_index(const yg_tensor *self,
+yg_status yg__cpu_index(const yg_tensor *self,
                            const yg_tensor *const *indices,
                            int64_t indices_len,
                            yg_tensor **out);
-yg_status yg__kernel_index_put(const yg_tensor *self,
+yg_status yg__cpu_index_put(const yg_tensor *self,
                                const yg_tensor *const *indices,
                                int64_t indices_len,
                                const yg_tensor *values,
                                bool accumulate,
                                yg_tensor **out);
-yg_status yg__kernel_index_put_(yg_tensor *self,
+yg_status yg__cpu_index_put_(yg_tensor *self,
                                 const yg_tensor *const *indices,
                                 int64_t indices_len,
                                 const yg_tensor *values,

@@ -60,8 +60,6 @@ typedef struct yg_cuda_backend {
      * CUDA tensors to (cuda/cuda.h). */
     __typeof__(yg__cuda_launch) *launch;
     __typeof__(yg__cuda_copy) *copy;
-    __typeof__(yg__cuda_take) *take;
-    __typeof__(yg__cuda_put) *put;
 } yg_cuda_backend;
 
 /* The CUDA module's table, for code that holds a CUDA tensor.  Cannot

@@ -66,8 +66,6 @@ static const yg_cuda_backend cuda = {
     .loops = loops,
     .launch = yg__cuda_launch,
     .copy = yg__cuda_copy,
-    .take = yg__cuda_take,
-    .put = yg__cuda_put,
 };
 
 static const yg_device_backend device = {

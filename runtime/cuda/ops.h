@@ -101,6 +101,25 @@ yg_status yg__cuda_cat_out(const yg_tensor *const *tensors,
 yg_status yg__cuda_tril_out(const yg_tensor *self, int64_t diagonal, yg_tensor *out);
 yg_status yg__cuda_triu_out(const yg_tensor *self, int64_t diagonal, yg_tensor *out);
 
+/* ---- advanced indexing (cuda/index_advanced.c) ---- */
+
+yg_status yg__cuda_index(const yg_tensor *self,
+                           const yg_tensor *const *indices,
+                           int64_t indices_len,
+                           yg_tensor **out);
+yg_status yg__cuda_index_put(const yg_tensor *self,
+                               const yg_tensor *const *indices,
+                               int64_t indices_len,
+                               const yg_tensor *values,
+                               bool accumulate,
+                               yg_tensor **out);
+yg_status yg__cuda_index_put_(yg_tensor *self,
+                                const yg_tensor *const *indices,
+                                int64_t indices_len,
+                                const yg_tensor *values,
+                                bool accumulate,
+                                yg_tensor **out);
+
 /* ---- losses (cuda/loss.c) ---- */
 
 /* The CUDA implementations of the structured nll_loss and
