@@ -28,6 +28,8 @@
  * back to its real type by the caller, which knows it. */
 typedef void (*yg_kernel_fn)(void);
 
+struct yg_pointwise_backend;
+
 /* Memory of a device, by index.  Every function names op in its errors. */
 typedef struct yg_device_backend {
     const char *name; /* "cuda": as yg__device_name */
@@ -52,6 +54,16 @@ typedef struct yg_device_backend {
      * value, queued on the device's current stream (ordered before the
      * work queued after it).  YG_ERR_DEVICE with the backend's reason. */
     yg_status (*memset)(const char *op, int index, void *ptr, int value, size_t nbytes);
+
+    /* How the backend runs the pointwise iterator's loops
+     * (meta/pointwise.h's yg_pointwise_backend), or NULL: its pointwise
+     * ops refuse the device. */
+    const struct yg_pointwise_backend *pointwise;
+
+    /* Copies src's elements converted to dst's dtype (core/convert.c's
+     * rules) into dst: same sizes, any layouts whose elements do not
+     * overlap, both on this backend's device.  Errors name op. */
+    yg_status (*copy)(const char *op, yg_tensor *dst, const yg_tensor *src);
 
     /* The function of the backend named name (a structured op's
      * implementation, specs/native_functions.yaml), or NULL.  Cannot

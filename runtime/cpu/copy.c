@@ -14,11 +14,12 @@
  * defines them (a conversion to bool gives true for any non-zero value,
  * NaN too); where C does not (NaN or out-of-range floats to integers,
  * int64 to int32) and for float16/bfloat16 they follow core/convert.c.
- * A CUDA tensor is copied on its GPU by the same rules (yg__cuda_copy).
+ * A tensor of another device is copied there by the same rules, by its
+ * backend's copy (core/backend.h; the CUDA module's yg__cuda_copy).
  */
 #include "cpu/cpu.h"
 #include "cpu/cpu_int.h"
-#include "cuda/backend.h"
+#include "core/backend.h"
 
 #include <inttypes.h>
 #include <stdint.h>
@@ -280,10 +281,16 @@ yg_status yg__tensor_contiguous_as(const yg_tensor *t,
         *out = yg_retain((yg_tensor *)t);
         return YG_OK;
     }
-    if (t->storage->device == YG_CUDA) {
-        YG_RETURN_IF_ERROR(yg__tensor_new_on(
-            "contiguous", t->sizes, t->ndim, dtype, YG_CUDA, t->storage->device_index, &res));
-        yg_status st = yg__cuda()->copy("contiguous", res, t);
+    if (t->storage->device != YG_CPU) {
+        /* The tensor exists, so its backend registered: its copy kernel. */
+        YG_RETURN_IF_ERROR(yg__tensor_new_on("contiguous",
+                                             t->sizes,
+                                             t->ndim,
+                                             dtype,
+                                             t->storage->device,
+                                             t->storage->device_index,
+                                             &res));
+        yg_status st = yg__backend_of(t->storage->device)->copy("contiguous", res, t);
         if (st != YG_OK) {
             yg_release(res);
             return st;

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
-#include "cuda/launch.h"
+#include "meta/pointwise.h"
 #include "yagrad/cpu.h"
 #include "yagrad/random.h"
 
@@ -44,40 +44,11 @@ typedef struct yg_loop_table {
     yg_loop_fn fn[YG_DTYPE_COUNT_];
 } yg_loop_table;
 
-typedef struct yg_pointwise_desc {
-    const char *op;                 /* "mul", for messages */
-    int n_inputs;                   /* tensor inputs, <= 4 */
-    const char *const *input_names; /* {"self", "other"} */
-    /* One table per CPU capability (yagrad/cpu.h); the iterator uses the
-     * chosen level's.  Generated kernels have one per level (the same
-     * source compiled for each, cpu/vec/vec.h); a handwritten descriptor
-     * may give only [YG_CPU_BASELINE], which then serves every level.
-     * All tables of one descriptor support the same dtypes. */
-    const yg_loop_table *loops[YG_CPU_CAPABILITY_COUNT_];
-    /* The CUDA launchers (cuda/launch.h; generated/cuda/<section>.cu):
-     * YG_CUDA_LOOPS(op), or NULL for a descriptor without CUDA loops,
-     * whose op then refuses CUDA tensors. */
-    struct yg_cuda_loops_ref *cuda;
-    int n_scalars;                        /* operand Scalars checked on integer dtypes */
-    const char *const *scalar_names;      /* {"alpha"}; NULL when n_scalars is 0 */
-} yg_pointwise_desc;
-
-/* A descriptor's CUDA launchers: the name of their table in the CUDA
- * module (yg__cuda_loops_<op>, generated/cuda/<section>.cu), which the
- * iterator looks up on the first CUDA call and keeps.  libyagrad links no
- * CUDA code, so it names the table instead of pointing to it. */
-typedef struct yg_cuda_loops_ref {
-    const char *name;
-    _Atomic(const yg_cuda_loop_table *) table;
-} yg_cuda_loops_ref;
-#define YG_CUDA_LOOPS_DECLARE(op)                                                                  \
-    static yg_cuda_loops_ref yg__cuda_ref_##op = {"yg__cuda_loops_" #op, NULL}
-#define YG_CUDA_LOOPS(op) (&yg__cuda_ref_##op)
-
-/* out = f(inputs...) elementwise with NumPy broadcasting, on the device
- * the inputs are on (all on one: the generated entry points check that);
- * a CUDA input runs the descriptor's CUDA launchers on its GPU, and
- * everything said here holds there too.  The compute
+/* out = f(inputs...) elementwise with NumPy broadcasting (the descriptor,
+ * meta/pointwise.h), on the device the inputs are on (all on one: the
+ * generated entry points check that); a tensor of another device runs its
+ * backend's loops (core/backend.h's pointwise), and everything said here
+ * holds there too.  The compute
  * dtype is the promotion of the inputs' dtypes; inputs of another dtype are
  * converted first.  A dtype with no loop fails with YG_ERR_DTYPE:
  * "exp: unsupported dtype int64 for self (supported: float32, float64)".
@@ -109,18 +80,6 @@ yg_status yg__pointwise_inplace(const yg_pointwise_desc *desc,
                                     const yg_tensor *const *inputs,
                                     const double *scalars);
 
-/* Launches CUDA loop fn over every element of ops[0] on its GPU: ops[0]
- * is the output, ops[1..nops) inputs of its shape or broadcast to it, all
- * on one device, each of the element type fn takes at its position.
- * The iterator's walk (size-1 dims dropped, mergeable dims merged) in
- * elements, with n_scalars of scalars (<= YG_CUDA_MAX_SCALARS).  An empty
- * ops[0] launches nothing.  Errors as yg__cuda_launch (cuda/cuda.h). */
-yg_status yg__cuda_loop(const char *op,
-                        yg_tensor *const *ops,
-                        int nops,
-                        yg_cuda_launch_fn fn,
-                        const double *scalars,
-                        int n_scalars);
 
 /* A new tensor of sizes and dtype filled with value (converted as fill_
  * converts it) on a device: what autograd makes its seed and zero

@@ -16,10 +16,10 @@
  * Otherwise the innermost remaining dim is the loop's row and the outer
  * dims are walked with an odometer.
  *
- * On a GPU (inputs on a CUDA device) everything around the loop is the
- * same; the merged walk is handed to the descriptor's CUDA launcher
- * (cuda/launch.h) in elements instead of bytes, flagged linear when every
- * operand is one dense run and 32-bit when every offset fits.
+ * On another device everything around the loop is the same; its backend
+ * (core/backend.h's pointwise, meta/pointwise.h) finds the loop and runs
+ * it over the same merged walk (meta/pointwise.c): the CUDA module hands
+ * it to the descriptor's launcher (cuda/pointwise.c).
  *
  * Threads: OpenMP (the same pool as OpenBLAS's OpenMP build, see blas.c).
  * Below YG_POINTWISE_PARALLEL_MIN elements the fork/join costs more than it
@@ -28,7 +28,8 @@
  * elements) so each thread writes a disjoint part of the output.
  */
 #include "cpu/cpu.h"
-#include "cuda/backend.h"
+
+#include "core/backend.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -36,15 +37,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The output plus at most four inputs. */
-#define MAX_OPERANDS 5
-_Static_assert(MAX_OPERANDS == YG_CUDA_MAX_OPERANDS && YG_MAX_DIMS == YG_CUDA_MAX_DIMS,
-               "cuda/launch.h's limits are the iterator's");
+#define MAX_OPERANDS YG_POINTWISE_MAX_OPERANDS
 
-/* The loop of one compute dtype: a CPU loop, or a CUDA launcher. */
+/* The loop of one compute dtype: a CPU loop, or the one another device's
+ * backend found (be: that backend's pointwise table). */
 typedef struct loop {
     yg_loop_fn cpu;
-    yg_cuda_launch_fn cuda;
+    const void *other;
+    const yg_pointwise_backend *be;
 } loop;
 
 /* Below this many output elements a fork/join costs more than it saves. */
@@ -53,94 +53,11 @@ typedef struct loop {
 /* Elements per chunk of a flat run when it is split over threads. */
 #define YG_POINTWISE_GRAIN 16384
 
-/* The walk over the output after broadcasting and merging: dim 0 is the
- * innermost (the loop's row), sizes[d] > 1 for every d > 0. */
-typedef struct walk {
-    int nops;
-    int ndim;
-    int64_t sizes[YG_MAX_DIMS];
-    int64_t strides[YG_MAX_DIMS][MAX_OPERANDS]; /* bytes, [dim][operand] */
-    char *base[MAX_OPERANDS];
-} walk;
-
-/* Fills w from the operands (ops[0] is the output, whose shape every input
- * broadcasts to).  Dims are reversed so that dim 0 is the innermost, size-1
- * dims are dropped, the rest ordered by the output's strides and
- * mergeable neighbours merged. */
-static void walk_init(walk *w, yg_tensor *const *ops, int nops) {
-    const yg_tensor *o = ops[0];
-    int nd = 0;
-
-    w->nops = nops;
-    for (int k = 0; k < nops; k++)
-        w->base[k] = yg__tensor_ptr(ops[k]);
-    for (int32_t d = o->ndim - 1; d >= 0; d--) {
-        if (o->sizes[d] == 1)
-            continue;
-        w->sizes[nd] = o->sizes[d];
-        for (int k = 0; k < nops; k++) {
-            const yg_tensor *t = ops[k];
-            int32_t td = d - (o->ndim - t->ndim);
-            int64_t esize = (int64_t)yg_dtype_size(t->dtype);
-            bool present = td >= 0 && t->sizes[td] != 1;
-            w->strides[nd][k] = present ? t->strides[td] * esize : 0;
-        }
-        nd++;
-    }
-    /* Walk the output in its memory order: dims sorted by its stride,
-     * smallest first (a stable insertion sort; a contiguous output is in
-     * order already).  Each element is independent, so the order is free,
-     * and a transposed output with inputs of its layout (a gradient summed
-     * into a transposed buffer) then walks as one linear run. */
-    for (int d = 1; d < nd; d++) {
-        int64_t size = w->sizes[d], st[MAX_OPERANDS];
-        for (int k = 0; k < nops; k++)
-            st[k] = w->strides[d][k];
-        int e = d;
-        for (; e > 0 && llabs(w->strides[e - 1][0]) > llabs(st[0]); e--) {
-            w->sizes[e] = w->sizes[e - 1];
-            for (int k = 0; k < nops; k++)
-                w->strides[e][k] = w->strides[e - 1][k];
-        }
-        w->sizes[e] = size;
-        for (int k = 0; k < nops; k++)
-            w->strides[e][k] = st[k];
-    }
-    /* Merge dim d+1 into d when, for every operand, stepping once in d+1
-     * is the same as stepping sizes[d] times in d. */
-    int merged = 0;
-    for (int d = 0; d < nd; d++) {
-        if (merged > 0) {
-            bool ok = true;
-            int m = merged - 1;
-            /* Only walked for a non-empty result: within its extent. */
-            for (int k = 0; k < nops && ok; k++)
-                ok = w->strides[d][k] == w->strides[m][k] * w->sizes[m];
-            if (ok) {
-                w->sizes[m] *= w->sizes[d];
-                continue;
-            }
-        }
-        w->sizes[merged] = w->sizes[d];
-        for (int k = 0; k < nops; k++)
-            w->strides[merged][k] = w->strides[d][k];
-        merged++;
-    }
-    if (merged == 0) {
-        /* A 0-dim output or one made only of size-1 dims: one element. */
-        w->sizes[0] = 1;
-        for (int k = 0; k < nops; k++)
-            w->strides[0][k] = 0;
-        merged = 1;
-    }
-    w->ndim = merged;
-}
-
 /* Runs fn over rows [row_begin, row_end) of the walk; a row is the whole
  * innermost dim.  The outer dims are walked with an odometer started from
  * row_begin, so the division happens once per chunk, not once per row. */
 static void
-walk_rows(const walk *w, yg_loop_fn fn, const double *scalars, int64_t row_begin, int64_t row_end) {
+walk_rows(const yg_walk *w, yg_loop_fn fn, const double *scalars, int64_t row_begin, int64_t row_end) {
     int64_t idx[YG_MAX_DIMS] = {0};
     char *ptrs[MAX_OPERANDS];
     int64_t rem = row_begin;
@@ -170,7 +87,7 @@ walk_rows(const walk *w, yg_loop_fn fn, const double *scalars, int64_t row_begin
 
 /* Runs fn over a flat run (ndim 1): elements [begin, end). */
 static void
-walk_flat(const walk *w, yg_loop_fn fn, const double *scalars, int64_t begin, int64_t end) {
+walk_flat(const yg_walk *w, yg_loop_fn fn, const double *scalars, int64_t begin, int64_t end) {
     char *ptrs[MAX_OPERANDS];
     for (int k = 0; k < w->nops; k++)
         ptrs[k] = w->base[k] + begin * w->strides[0][k];
@@ -181,8 +98,8 @@ walk_flat(const walk *w, yg_loop_fn fn, const double *scalars, int64_t begin, in
  * problem is large enough to pay for it. */
 static void
 run_loop(yg_tensor *const *ops, int nops, yg_loop_fn fn, const double *scalars, int64_t numel) {
-    walk w;
-    walk_init(&w, ops, nops);
+    yg_walk w;
+    yg__walk_init(&w, ops, nops);
     bool parallel = numel >= YG_POINTWISE_PARALLEL_MIN;
 
     if (w.ndim == 1) {
@@ -218,58 +135,6 @@ run_loop(yg_tensor *const *ops, int nops, yg_loop_fn fn, const double *scalars, 
     }
 }
 
-/* Whether every offset of a's operands, and a grid-stride index past n,
- * fit int32 (cuda/launch.h). */
-static bool cuda_index32_ok(const yg_cuda_loop_args *a) {
-    const int64_t lim = INT32_MAX;
-    if (a->n > lim - (int64_t)YG_CUDA_BLOCK * YG_CUDA_MAX_BLOCKS)
-        return false;
-    for (int k = 0; k < a->nops; k++) {
-        int64_t reach = 0; /* the largest |offset|; each term is within the operand */
-        for (int d = 0; d < a->ndim; d++)
-            reach += (a->sizes[d] - 1) * llabs(a->strides[k][d]);
-        if (reach > lim)
-            return false;
-    }
-    return true;
-}
-
-yg_status yg__cuda_loop(const char *op,
-                        yg_tensor *const *ops,
-                        int nops,
-                        yg_cuda_launch_fn fn,
-                        const double *scalars,
-                        int n_scalars) {
-    yg_cuda_loop_args a;
-    walk w;
-
-    if (n_scalars > YG_CUDA_MAX_SCALARS || nops > MAX_OPERANDS)
-        return yg__fail(
-            YG_ERR_INTERNAL, "%s: %d scalars and %d operands for a CUDA loop", op, n_scalars, nops);
-    int64_t numel = yg_tensor_numel(ops[0]);
-    if (numel == 0)
-        return YG_OK;
-    walk_init(&w, ops, nops);
-    memset(&a, 0, sizeof a);
-    a.n = numel;
-    a.ndim = w.ndim;
-    a.nops = nops;
-    a.linear = w.ndim == 1;
-    for (int k = 0; k < nops; k++) {
-        int64_t esize = (int64_t)yg_dtype_size(ops[k]->dtype);
-        a.ptrs[k] = w.base[k];
-        for (int d = 0; d < w.ndim; d++)
-            a.strides[k][d] = w.strides[d][k] / esize;
-        a.linear = a.linear && a.strides[k][0] == 1;
-    }
-    for (int d = 0; d < w.ndim; d++)
-        a.sizes[d] = w.sizes[d];
-    a.index32 = cuda_index32_ok(&a);
-    for (int k = 0; k < n_scalars; k++)
-        a.scalars[k] = scalars[k];
-    return yg__cuda()->launch(op, ops[0]->storage->device_index, fn, &a);
-}
-
 /* Runs the loop the check found over every element of ops[0], on the
  * inputs' device. */
 static yg_status run(const yg_pointwise_desc *desc,
@@ -280,8 +145,8 @@ static yg_status run(const yg_pointwise_desc *desc,
     int nops = desc->n_inputs + 1;
     if (numel == 0)
         return YG_OK;
-    if (fn->cuda != NULL)
-        return yg__cuda_loop(desc->op, ops, nops, fn->cuda, scalars, desc->n_scalars);
+    if (fn->be != NULL)
+        return fn->be->run(desc, ops, nops, fn->other, scalars);
     run_loop(ops, nops, fn->cpu, scalars, numel);
     return YG_OK;
 }
@@ -327,28 +192,12 @@ static yg_status check_scalars(const yg_pointwise_desc *desc,
     return YG_OK;
 }
 
-/* The CUDA module's launchers of ref (NULL: none), looked up by name on
- * first use and kept (cpu.h). */
-static const yg_cuda_loop_table *cuda_loops(yg_cuda_loops_ref *ref) {
-    if (ref == NULL)
-        return NULL;
-    const yg_cuda_loop_table *t = atomic_load_explicit(&ref->table, memory_order_acquire);
-    if (t == NULL) {
-        t = yg__cuda()->loops(ref->name);
-        if (t != NULL)
-            atomic_store_explicit(&ref->table, t, memory_order_release);
-    }
-    return t;
-}
-
-/* The supported dtypes of a loop table, "float32, float64", into buf. */
-static void
-list_dtypes(const yg_loop_table *cpu, const yg_cuda_loop_table *cuda, char *buf, size_t len) {
+/* The dtypes of mask (1 << dtype), "float32, float64", into buf. */
+static void list_dtypes(uint32_t mask, char *buf, size_t len) {
     size_t pos = 0;
     buf[0] = '\0';
     for (int d = 0; d < YG_DTYPE_COUNT_ && pos < len; d++) {
-        bool has = cpu != NULL ? cpu->fn[d] != NULL : cuda != NULL && cuda->fn[d] != NULL;
-        if (has)
+        if (mask & (UINT32_C(1) << d))
             pos += (size_t)snprintf(
                 buf + pos, len - pos, "%s%s", pos ? ", " : "", yg_dtype_name((yg_dtype)d));
     }
@@ -360,7 +209,7 @@ list_dtypes(const yg_loop_table *cpu, const yg_cuda_loop_table *cuda, char *buf,
  * dtype and its loop on the inputs' device.  Fails with YG_ERR_DTYPE
  * naming the supported dtypes when the kernel has no loop for the
  * promoted dtype, with YG_ERR_DEVICE when the inputs are on two devices
- * or the descriptor has no CUDA loops. */
+ * or their device's backend has no loops for the descriptor. */
 static yg_status check_inputs(const yg_pointwise_desc *desc,
                               const yg_tensor *const *inputs,
                               const double *scalars,
@@ -385,23 +234,30 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
         if (inputs[i]->dtype == dtype)
             arg = desc->input_names[i];
     }
-    const yg_loop_table *table = NULL;
-    const yg_cuda_loop_table *cuda = NULL;
-    bool found;
-    if (device == YG_CUDA) {
-        cuda = cuda_loops(desc->cuda);
-        if (cuda == NULL)
-            return yg__fail(YG_ERR_DEVICE, "%s: no kernel for device cuda", desc->op);
-        found = cuda->fn[dtype] != NULL;
+    uint32_t mask = 0;
+    out_fn->cpu = NULL;
+    out_fn->other = NULL;
+    out_fn->be = NULL;
+    if (device != YG_CPU) {
+        /* The tensor exists, so its backend registered. */
+        out_fn->be = yg__backend_of(device)->pointwise;
+        if (out_fn->be == NULL)
+            return yg__fail(YG_ERR_DEVICE,
+                            "%s: no kernel for device %s",
+                            desc->op,
+                            yg__device_name(device));
+        YG_RETURN_IF_ERROR(out_fn->be->find(desc, dtype, &out_fn->other, &mask));
     } else {
-        table = desc->loops[yg_cpu_capability_get()];
+        const yg_loop_table *table = desc->loops[yg_cpu_capability_get()];
         if (table == NULL)
             table = desc->loops[YG_CPU_BASELINE];
-        found = table != NULL && table->fn[dtype] != NULL;
+        for (int d = 0; table != NULL && d < YG_DTYPE_COUNT_; d++)
+            mask |= table->fn[d] != NULL ? UINT32_C(1) << d : 0;
+        out_fn->cpu = table != NULL ? table->fn[dtype] : NULL;
     }
-    if (!found) {
+    if (out_fn->cpu == NULL && out_fn->other == NULL) {
         char supported[128];
-        list_dtypes(table, cuda, supported, sizeof supported);
+        list_dtypes(mask, supported, sizeof supported);
         return yg__fail(YG_ERR_DTYPE,
                         "%s: unsupported dtype %s for %s (supported: %s)",
                         desc->op,
@@ -411,8 +267,6 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
     }
     YG_RETURN_IF_ERROR(check_scalars(desc, scalars, dtype, arg));
     *out_dtype = dtype;
-    out_fn->cpu = table != NULL ? table->fn[dtype] : NULL;
-    out_fn->cuda = cuda != NULL ? cuda->fn[dtype] : NULL;
     return YG_OK;
 }
 

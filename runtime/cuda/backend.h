@@ -51,15 +51,6 @@ typedef struct yg_cuda_backend {
     __typeof__(yg__cuda_device_enter) *device_enter;
     __typeof__(yg__cuda_device_leave) *device_leave;
     __typeof__(yg__cuda_current_stream) *current_stream;
-
-    /* The launchers of generated/cuda/ and cuda/<name>.cu by symbol name
-     * ("yg__cuda_loops_mul"), or NULL when the module has none. */
-    const yg_cuda_loop_table *(*loops)(const char *name);
-
-    /* The kernels the device-neutral kernels of cpu/ and composite/ hand
-     * CUDA tensors to (cuda/cuda.h). */
-    __typeof__(yg__cuda_launch) *launch;
-    __typeof__(yg__cuda_copy) *copy;
 } yg_cuda_backend;
 
 /* The CUDA module's table, for code that holds a CUDA tensor.  Cannot

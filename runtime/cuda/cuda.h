@@ -80,6 +80,27 @@ yg_status yg__cuda_memset(const char *op, int index, void *ptr, int value, size_
 yg_status yg__cuda_memset2d(const char *op, int index, void *ptr, size_t pitch, size_t width,
                             size_t height);
 
+/* The module's symbol name (a launcher table, an implementation), or
+ * NULL (cuda/module.c). */
+void *yg__cuda_symbol(const char *name);
+
+/* Launches CUDA loop fn over every element of ops[0] on its GPU: ops[0]
+ * is the output, ops[1..nops) inputs of its shape or broadcast to it, all
+ * on one device, each of the element type fn takes at its position.
+ * meta/pointwise.c's walk (size-1 dims dropped, mergeable dims merged) in
+ * elements, with n_scalars of scalars (<= YG_CUDA_MAX_SCALARS).  An empty
+ * ops[0] launches nothing.  Errors as yg__cuda_launch.  cuda/pointwise.c. */
+yg_status yg__cuda_loop(const char *op,
+                        yg_tensor *const *ops,
+                        int nops,
+                        yg_cuda_launch_fn fn,
+                        const double *scalars,
+                        int n_scalars);
+
+/* The module's yg_pointwise_backend (meta/pointwise.h; cuda/pointwise.c). */
+struct yg_pointwise_backend;
+extern const struct yg_pointwise_backend yg__cuda_pointwise;
+
 /* YG_OK when index names a usable device, else YG_ERR_DEVICE naming op. */
 yg_status yg__cuda_check_index(const char *op, int index);
 

@@ -18,7 +18,6 @@
 
 #include "core/core.h"
 #include "core/rng.h"
-#include "cpu/cpu.h"
 #include "cuda/block_cache.h"
 
 #include <cuda_runtime_api.h>

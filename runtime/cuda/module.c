@@ -22,19 +22,14 @@ static void find_self(void) {
         self = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
 }
 
-/* The module's symbol name, or NULL. */
-static void *symbol(const char *name) {
+void *yg__cuda_symbol(const char *name) {
     pthread_once(&self_once, find_self);
     return self != NULL ? dlsym(self, name) : NULL;
 }
 
-static const yg_cuda_loop_table *loops(const char *name) {
-    return symbol(name);
-}
-
 static yg_kernel_fn kernel(const char *name) {
     yg_kernel_fn fn = NULL;
-    void *p = symbol(name);
+    void *p = yg__cuda_symbol(name);
     if (p != NULL)
         memcpy(&fn, &p, sizeof fn); /* POSIX: a data pointer dlsym gives holds a function */
     return fn;
@@ -63,9 +58,6 @@ static const yg_cuda_backend cuda = {
     .device_enter = yg__cuda_device_enter,
     .device_leave = yg__cuda_device_leave,
     .current_stream = yg__cuda_current_stream,
-    .loops = loops,
-    .launch = yg__cuda_launch,
-    .copy = yg__cuda_copy,
 };
 
 static const yg_device_backend device = {
@@ -75,6 +67,8 @@ static const yg_device_backend device = {
     .free = yg__cuda_free,
     .memcpy = yg__cuda_memcpy,
     .memset = yg__cuda_memset,
+    .pointwise = &yg__cuda_pointwise,
+    .copy = yg__cuda_copy,
     .kernel = kernel,
     .ext = &cuda,
 };
