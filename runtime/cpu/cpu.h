@@ -1,24 +1,24 @@
 /*
  * cpu.h - the CPU backend: the pointwise iterator that generated kernels
- * run on (on the CPU, or through cuda/launch.h on a GPU), and the
- * handwritten kernels named in specs/native_functions.yaml `dispatch:`
- * entries.  Not public API.
+ * run on (on the CPU, or through another device's backend,
+ * meta/pointwise.h), and the handwritten kernels named in
+ * specs/native_functions.yaml `dispatch:` entries.  Not public API.
  *
- * Kernel contract (every yg__kernel_* op kernel): same C signature as the
- * public op it implements (see generated ops.h); inputs are borrowed and
- * already checked to be non-NULL where the YAML says `Tensor`; the kernel
+ * Kernel contract (every op kernel): same C signature as the public op it
+ * implements (see generated ops.h); inputs are borrowed and already
+ * checked to be non-NULL where the YAML says `Tensor`; the kernel
  * validates shapes, dims and dtypes itself, naming the op in its message;
  * it writes a new reference to *out on success and leaves *out NULL on
- * failure.  Kernels never record autograd history.
+ * failure.  Kernels never record autograd history.  A structured op's
+ * implementation (yg__cpu_<op>_out) instead fills the results its meta
+ * function (meta/meta.h) made and checked.
  *
- * Every op kernel serves every device: each `dispatch:` entry is
- * {"CPU, CUDA": yg__kernel_<op>}.  The views only compute a geometry;
- * the other kernels make their checks once, then compute on the CPU or
- * hand a GPU tensor to the CUDA module through its table (yg__cuda(),
- * cuda/backend.h: the iterator's launchers, copy, the kernels of
- * cuda/cuda.h).  The
- * yg__cpu_* functions (yg__cpu_gemm, ...) are CPU helpers, not op
- * kernels.
+ * Names say which devices a kernel serves: yg__cpu_<op> (and _out) only
+ * ever sees CPU tensors, the CUDA module has its own (cuda/ops.h);
+ * yg__kernel_<op> is device-neutral and serves every device (views,
+ * creation, the pointwise iterator's ops), reaching another device only
+ * through the device table (core/backend.h).  yg__cpu_gemm and the like
+ * are CPU helpers, not op kernels.
  */
 #ifndef YAGRAD_CPU_H
 #define YAGRAD_CPU_H
