@@ -493,18 +493,16 @@ static void emit_structured_table(gen_sb *sb, const gen_op *op)
     free(head);
     if (cuda_in_module(op)) {
         gen_sb_printf(sb,
-                      "/* %s is the CUDA module's: found there by name on first use\n"
-                      " * (core/backend.h); a CUDA tensor means the module is loaded. */\n",
+                      "/* %s is the CUDA module's: found there by name on first use,\n"
+                      " * loading the module if no CUDA tensor has yet (core/backend.h). */\n",
                       op->cuda_kernel);
         emit_kernel_signature(sb, op, "cuda");
         gen_sb_printf(sb,
                       "{\n    static yg_kernel_ref ref = {\"%s\", NULL};\n"
-                      "    %s_impl_fn impl = (%s_impl_fn)yg__backend_kernel(YG_CUDA, &ref);\n\n"
-                      "    if (impl == NULL)\n"
-                      "        return yg__fail(YG_ERR_INTERNAL,\n"
-                      "                        \"%s: the CUDA module has no %s\");\n",
-                      op->cuda_kernel, op->cname, op->cname, op->display, op->cuda_kernel);
-        head = gen_xprintf("return %s_structured(impl, ", op->cname);
+                      "    yg_kernel_fn fn;\n\n"
+                      "    YG_RETURN_IF_ERROR(yg__backend_kernel(\"%s\", YG_CUDA, &ref, &fn));\n",
+                      op->cuda_kernel, op->display);
+        head = gen_xprintf("return %s_structured((%s_impl_fn)fn, ", op->cname, op->cname);
         gen_emit_forward_call(sb, "    ", head, op, NULL, ");");
         gen_sb_puts(sb, "}\n\n");
         free(head);
@@ -536,18 +534,18 @@ static void emit_kernel_table(gen_sb *sb, const gen_op *op)
     }
     if (cuda_in_module(op)) {
         gen_sb_printf(sb,
-                      "\n/* %s is the CUDA module's: found there by name on first use\n"
-                      " * (core/backend.h); a CUDA tensor means the module is loaded. */\n",
+                      "\n/* %s is the CUDA module's: found there by name on first use,\n"
+                      " * loading the module if no CUDA tensor has yet (core/backend.h). */\n",
                       op->cuda_kernel);
         emit_kernel_signature(sb, op, "cuda");
         gen_sb_printf(sb,
                       "{\n    static yg_kernel_ref ref = {\"%s\", NULL};\n"
-                      "    %s_fn kernel = (%s_fn)yg__backend_kernel(YG_CUDA, &ref);\n\n"
-                      "    if (kernel == NULL)\n"
-                      "        return yg__fail(YG_ERR_INTERNAL,\n"
-                      "                        \"%s: the CUDA module has no %s\");\n",
-                      op->cuda_kernel, op->cname, op->cname, op->display, op->cuda_kernel);
-        gen_emit_forward_call(sb, "    ", "return kernel(", op, NULL, ");");
+                      "    yg_kernel_fn fn;\n\n"
+                      "    YG_RETURN_IF_ERROR(yg__backend_kernel(\"%s\", YG_CUDA, &ref, &fn));\n",
+                      op->cuda_kernel, op->display);
+        char *head = gen_xprintf("return ((%s_fn)fn)(", op->cname);
+        gen_emit_forward_call(sb, "    ", head, op, NULL, ");");
+        free(head);
         gen_sb_puts(sb, "}\n");
     }
     const char *cpu = op->kind == GEN_OP_POINTWISE ? NULL : op->cpu_kernel;

@@ -27,20 +27,18 @@ typedef yg_status (*adaptive_avg_pool2d_fn)(const yg_tensor *self,
                                             int64_t output_size_len,
                                             yg_tensor **out);
 
-/* yg__cuda_adaptive_avg_pool2d is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_adaptive_avg_pool2d is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status adaptive_avg_pool2d_cuda(const yg_tensor *self,
                                           const int64_t *output_size,
                                           int64_t output_size_len,
                                           yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_adaptive_avg_pool2d", NULL};
-    adaptive_avg_pool2d_fn kernel = (adaptive_avg_pool2d_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "adaptive_avg_pool2d: the CUDA module has no yg__cuda_adaptive_avg_pool2d");
-    return kernel(self, output_size, output_size_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("adaptive_avg_pool2d", YG_CUDA, &ref, &fn));
+    return ((adaptive_avg_pool2d_fn)fn)(self, output_size, output_size_len, out);
 }
 
 static const adaptive_avg_pool2d_fn adaptive_avg_pool2d_kernels[YG_DEVICE_COUNT_] = {
@@ -137,20 +135,18 @@ typedef yg_status (*adaptive_avg_pool2d_backward_fn)(const yg_tensor *grad_outpu
                                                      int64_t self_sizes_len,
                                                      yg_tensor **out);
 
-/* yg__cuda_adaptive_avg_pool2d_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_adaptive_avg_pool2d_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status adaptive_avg_pool2d_backward_cuda(const yg_tensor *grad_output,
                                                    const int64_t *self_sizes,
                                                    int64_t self_sizes_len,
                                                    yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_adaptive_avg_pool2d_backward", NULL};
-    adaptive_avg_pool2d_backward_fn kernel = (adaptive_avg_pool2d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "adaptive_avg_pool2d_backward: the CUDA module has no yg__cuda_adaptive_avg_pool2d_backward");
-    return kernel(grad_output, self_sizes, self_sizes_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("adaptive_avg_pool2d_backward", YG_CUDA, &ref, &fn));
+    return ((adaptive_avg_pool2d_backward_fn)fn)(grad_output, self_sizes, self_sizes_len, out);
 }
 
 static const adaptive_avg_pool2d_backward_fn adaptive_avg_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -326,20 +322,18 @@ typedef yg_status (*adaptive_avg_pool3d_fn)(const yg_tensor *self,
                                             int64_t output_size_len,
                                             yg_tensor **out);
 
-/* yg__cuda_adaptive_avg_pool3d is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_adaptive_avg_pool3d is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status adaptive_avg_pool3d_cuda(const yg_tensor *self,
                                           const int64_t *output_size,
                                           int64_t output_size_len,
                                           yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_adaptive_avg_pool3d", NULL};
-    adaptive_avg_pool3d_fn kernel = (adaptive_avg_pool3d_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "adaptive_avg_pool3d: the CUDA module has no yg__cuda_adaptive_avg_pool3d");
-    return kernel(self, output_size, output_size_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("adaptive_avg_pool3d", YG_CUDA, &ref, &fn));
+    return ((adaptive_avg_pool3d_fn)fn)(self, output_size, output_size_len, out);
 }
 
 static const adaptive_avg_pool3d_fn adaptive_avg_pool3d_kernels[YG_DEVICE_COUNT_] = {
@@ -436,20 +430,18 @@ typedef yg_status (*adaptive_avg_pool3d_backward_fn)(const yg_tensor *grad_outpu
                                                      int64_t self_sizes_len,
                                                      yg_tensor **out);
 
-/* yg__cuda_adaptive_avg_pool3d_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_adaptive_avg_pool3d_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status adaptive_avg_pool3d_backward_cuda(const yg_tensor *grad_output,
                                                    const int64_t *self_sizes,
                                                    int64_t self_sizes_len,
                                                    yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_adaptive_avg_pool3d_backward", NULL};
-    adaptive_avg_pool3d_backward_fn kernel = (adaptive_avg_pool3d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "adaptive_avg_pool3d_backward: the CUDA module has no yg__cuda_adaptive_avg_pool3d_backward");
-    return kernel(grad_output, self_sizes, self_sizes_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("adaptive_avg_pool3d_backward", YG_CUDA, &ref, &fn));
+    return ((adaptive_avg_pool3d_backward_fn)fn)(grad_output, self_sizes, self_sizes_len, out);
 }
 
 static const adaptive_avg_pool3d_backward_fn adaptive_avg_pool3d_backward_kernels[YG_DEVICE_COUNT_] = {

@@ -27,20 +27,18 @@ typedef yg_status (*index_fn)(const yg_tensor *self,
                               int64_t indices_len,
                               yg_tensor **out);
 
-/* yg__cuda_index is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_index is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status index_cuda(const yg_tensor *self,
                             const yg_tensor *const *indices,
                             int64_t indices_len,
                             yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_index", NULL};
-    index_fn kernel = (index_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "index: the CUDA module has no yg__cuda_index");
-    return kernel(self, indices, indices_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("index", YG_CUDA, &ref, &fn));
+    return ((index_fn)fn)(self, indices, indices_len, out);
 }
 
 static const index_fn index_kernels[YG_DEVICE_COUNT_] = {
@@ -152,8 +150,8 @@ typedef yg_status (*index_put_fn)(const yg_tensor *self,
                                   bool accumulate,
                                   yg_tensor **out);
 
-/* yg__cuda_index_put is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_index_put is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status index_put_cuda(const yg_tensor *self,
                                 const yg_tensor *const *indices,
                                 int64_t indices_len,
@@ -162,12 +160,10 @@ static yg_status index_put_cuda(const yg_tensor *self,
                                 yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_index_put", NULL};
-    index_put_fn kernel = (index_put_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "index_put: the CUDA module has no yg__cuda_index_put");
-    return kernel(self, indices, indices_len, values, accumulate, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("index_put", YG_CUDA, &ref, &fn));
+    return ((index_put_fn)fn)(self, indices, indices_len, values, accumulate, out);
 }
 
 static const index_put_fn index_put_kernels[YG_DEVICE_COUNT_] = {
@@ -294,8 +290,8 @@ typedef yg_status (*index_put__fn)(yg_tensor *self,
                                    bool accumulate,
                                    yg_tensor **out);
 
-/* yg__cuda_index_put_ is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_index_put_ is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status index_put__cuda(yg_tensor *self,
                                  const yg_tensor *const *indices,
                                  int64_t indices_len,
@@ -304,12 +300,10 @@ static yg_status index_put__cuda(yg_tensor *self,
                                  yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_index_put_", NULL};
-    index_put__fn kernel = (index_put__fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "index_put_: the CUDA module has no yg__cuda_index_put_");
-    return kernel(self, indices, indices_len, values, accumulate, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("index_put_", YG_CUDA, &ref, &fn));
+    return ((index_put__fn)fn)(self, indices, indices_len, values, accumulate, out);
 }
 
 static const index_put__fn index_put__kernels[YG_DEVICE_COUNT_] = {

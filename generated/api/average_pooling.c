@@ -33,8 +33,8 @@ typedef yg_status (*avg_pool2d_fn)(const yg_tensor *self,
                                    bool count_include_pad,
                                    yg_tensor **out);
 
-/* yg__cuda_avg_pool2d is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_avg_pool2d is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status avg_pool2d_cuda(const yg_tensor *self,
                                  const int64_t *kernel_size,
                                  int64_t kernel_size_len,
@@ -47,21 +47,19 @@ static yg_status avg_pool2d_cuda(const yg_tensor *self,
                                  yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_avg_pool2d", NULL};
-    avg_pool2d_fn kernel = (avg_pool2d_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "avg_pool2d: the CUDA module has no yg__cuda_avg_pool2d");
-    return kernel(self,
-                  kernel_size,
-                  kernel_size_len,
-                  stride,
-                  stride_len,
-                  padding,
-                  padding_len,
-                  ceil_mode,
-                  count_include_pad,
-                  out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("avg_pool2d", YG_CUDA, &ref, &fn));
+    return ((avg_pool2d_fn)fn)(self,
+                               kernel_size,
+                               kernel_size_len,
+                               stride,
+                               stride_len,
+                               padding,
+                               padding_len,
+                               ceil_mode,
+                               count_include_pad,
+                               out);
 }
 
 static const avg_pool2d_fn avg_pool2d_kernels[YG_DEVICE_COUNT_] = {
@@ -248,8 +246,8 @@ typedef yg_status (*avg_pool2d_backward_fn)(const yg_tensor *grad_output,
                                             bool count_include_pad,
                                             yg_tensor **out);
 
-/* yg__cuda_avg_pool2d_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_avg_pool2d_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status avg_pool2d_backward_cuda(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -264,23 +262,21 @@ static yg_status avg_pool2d_backward_cuda(const yg_tensor *grad_output,
                                           yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_avg_pool2d_backward", NULL};
-    avg_pool2d_backward_fn kernel = (avg_pool2d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "avg_pool2d_backward: the CUDA module has no yg__cuda_avg_pool2d_backward");
-    return kernel(grad_output,
-                  self_sizes,
-                  self_sizes_len,
-                  kernel_size,
-                  kernel_size_len,
-                  stride,
-                  stride_len,
-                  padding,
-                  padding_len,
-                  ceil_mode,
-                  count_include_pad,
-                  out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("avg_pool2d_backward", YG_CUDA, &ref, &fn));
+    return ((avg_pool2d_backward_fn)fn)(grad_output,
+                                        self_sizes,
+                                        self_sizes_len,
+                                        kernel_size,
+                                        kernel_size_len,
+                                        stride,
+                                        stride_len,
+                                        padding,
+                                        padding_len,
+                                        ceil_mode,
+                                        count_include_pad,
+                                        out);
 }
 
 static const avg_pool2d_backward_fn avg_pool2d_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -563,8 +559,8 @@ typedef yg_status (*avg_pool3d_fn)(const yg_tensor *self,
                                    int64_t divisor_override,
                                    yg_tensor **out);
 
-/* yg__cuda_avg_pool3d is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_avg_pool3d is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status avg_pool3d_cuda(const yg_tensor *self,
                                  const int64_t *kernel_size,
                                  int64_t kernel_size_len,
@@ -578,22 +574,20 @@ static yg_status avg_pool3d_cuda(const yg_tensor *self,
                                  yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_avg_pool3d", NULL};
-    avg_pool3d_fn kernel = (avg_pool3d_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "avg_pool3d: the CUDA module has no yg__cuda_avg_pool3d");
-    return kernel(self,
-                  kernel_size,
-                  kernel_size_len,
-                  stride,
-                  stride_len,
-                  padding,
-                  padding_len,
-                  ceil_mode,
-                  count_include_pad,
-                  divisor_override,
-                  out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("avg_pool3d", YG_CUDA, &ref, &fn));
+    return ((avg_pool3d_fn)fn)(self,
+                               kernel_size,
+                               kernel_size_len,
+                               stride,
+                               stride_len,
+                               padding,
+                               padding_len,
+                               ceil_mode,
+                               count_include_pad,
+                               divisor_override,
+                               out);
 }
 
 static const avg_pool3d_fn avg_pool3d_kernels[YG_DEVICE_COUNT_] = {
@@ -790,8 +784,8 @@ typedef yg_status (*avg_pool3d_backward_fn)(const yg_tensor *grad_output,
                                             int64_t divisor_override,
                                             yg_tensor **out);
 
-/* yg__cuda_avg_pool3d_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_avg_pool3d_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status avg_pool3d_backward_cuda(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
@@ -807,24 +801,22 @@ static yg_status avg_pool3d_backward_cuda(const yg_tensor *grad_output,
                                           yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_avg_pool3d_backward", NULL};
-    avg_pool3d_backward_fn kernel = (avg_pool3d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "avg_pool3d_backward: the CUDA module has no yg__cuda_avg_pool3d_backward");
-    return kernel(grad_output,
-                  self_sizes,
-                  self_sizes_len,
-                  kernel_size,
-                  kernel_size_len,
-                  stride,
-                  stride_len,
-                  padding,
-                  padding_len,
-                  ceil_mode,
-                  count_include_pad,
-                  divisor_override,
-                  out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("avg_pool3d_backward", YG_CUDA, &ref, &fn));
+    return ((avg_pool3d_backward_fn)fn)(grad_output,
+                                        self_sizes,
+                                        self_sizes_len,
+                                        kernel_size,
+                                        kernel_size_len,
+                                        stride,
+                                        stride_len,
+                                        padding,
+                                        padding_len,
+                                        ceil_mode,
+                                        count_include_pad,
+                                        divisor_override,
+                                        out);
 }
 
 static const avg_pool3d_backward_fn avg_pool3d_backward_kernels[YG_DEVICE_COUNT_] = {

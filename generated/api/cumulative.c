@@ -24,17 +24,15 @@
 
 typedef yg_status (*cumsum_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
-/* yg__cuda_cumsum is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_cumsum is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status cumsum_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_cumsum", NULL};
-    cumsum_fn kernel = (cumsum_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "cumsum: the CUDA module has no yg__cuda_cumsum");
-    return kernel(self, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("cumsum", YG_CUDA, &ref, &fn));
+    return ((cumsum_fn)fn)(self, dim, out);
 }
 
 static const cumsum_fn cumsum_kernels[YG_DEVICE_COUNT_] = {
@@ -118,17 +116,15 @@ out:
 
 typedef yg_status (*cumprod_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);
 
-/* yg__cuda_cumprod is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_cumprod is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status cumprod_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_cumprod", NULL};
-    cumprod_fn kernel = (cumprod_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "cumprod: the CUDA module has no yg__cuda_cumprod");
-    return kernel(self, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("cumprod", YG_CUDA, &ref, &fn));
+    return ((cumprod_fn)fn)(self, dim, out);
 }
 
 static const cumprod_fn cumprod_kernels[YG_DEVICE_COUNT_] = {
@@ -251,20 +247,18 @@ typedef yg_status (*cumprod_backward_fn)(const yg_tensor *grad_output,
                                          int64_t dim,
                                          yg_tensor **out);
 
-/* yg__cuda_cumprod_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_cumprod_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status cumprod_backward_cuda(const yg_tensor *grad_output,
                                        const yg_tensor *self,
                                        int64_t dim,
                                        yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_cumprod_backward", NULL};
-    cumprod_backward_fn kernel = (cumprod_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "cumprod_backward: the CUDA module has no yg__cuda_cumprod_backward");
-    return kernel(grad_output, self, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("cumprod_backward", YG_CUDA, &ref, &fn));
+    return ((cumprod_backward_fn)fn)(grad_output, self, dim, out);
 }
 
 static const cumprod_backward_fn cumprod_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -382,20 +376,18 @@ typedef yg_status (*cumprod_jvp_fn)(const yg_tensor *grad,
                                     int64_t dim,
                                     yg_tensor **out);
 
-/* yg__cuda_cumprod_jvp is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_cumprod_jvp is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status cumprod_jvp_cuda(const yg_tensor *grad,
                                   const yg_tensor *self,
                                   int64_t dim,
                                   yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_cumprod_jvp", NULL};
-    cumprod_jvp_fn kernel = (cumprod_jvp_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "cumprod_jvp: the CUDA module has no yg__cuda_cumprod_jvp");
-    return kernel(grad, self, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("cumprod_jvp", YG_CUDA, &ref, &fn));
+    return ((cumprod_jvp_fn)fn)(grad, self, dim, out);
 }
 
 static const cumprod_jvp_fn cumprod_jvp_kernels[YG_DEVICE_COUNT_] = {
@@ -463,8 +455,8 @@ typedef yg_status (*cumprod_double_backward_fn)(const yg_tensor *grad,
                                                 int64_t dim,
                                                 yg_tensor **out);
 
-/* yg__cuda_cumprod_double_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_cumprod_double_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status cumprod_double_backward_cuda(const yg_tensor *grad,
                                               const yg_tensor *grad_output,
                                               const yg_tensor *self,
@@ -472,12 +464,10 @@ static yg_status cumprod_double_backward_cuda(const yg_tensor *grad,
                                               yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_cumprod_double_backward", NULL};
-    cumprod_double_backward_fn kernel = (cumprod_double_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "cumprod_double_backward: the CUDA module has no yg__cuda_cumprod_double_backward");
-    return kernel(grad, grad_output, self, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("cumprod_double_backward", YG_CUDA, &ref, &fn));
+    return ((cumprod_double_backward_fn)fn)(grad, grad_output, self, dim, out);
 }
 
 static const cumprod_double_backward_fn cumprod_double_backward_kernels[YG_DEVICE_COUNT_] = {

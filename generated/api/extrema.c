@@ -28,8 +28,8 @@ typedef yg_status (*amax_fn)(const yg_tensor *self,
                              bool keepdim,
                              yg_tensor **out);
 
-/* yg__cuda_amax is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_amax is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status amax_cuda(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
@@ -37,12 +37,10 @@ static yg_status amax_cuda(const yg_tensor *self,
                            yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_amax", NULL};
-    amax_fn kernel = (amax_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "amax: the CUDA module has no yg__cuda_amax");
-    return kernel(self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("amax", YG_CUDA, &ref, &fn));
+    return ((amax_fn)fn)(self, dim, dim_len, keepdim, out);
 }
 
 static const amax_fn amax_kernels[YG_DEVICE_COUNT_] = {
@@ -164,8 +162,8 @@ typedef yg_status (*amin_fn)(const yg_tensor *self,
                              bool keepdim,
                              yg_tensor **out);
 
-/* yg__cuda_amin is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_amin is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status amin_cuda(const yg_tensor *self,
                            const int64_t *dim,
                            int64_t dim_len,
@@ -173,12 +171,10 @@ static yg_status amin_cuda(const yg_tensor *self,
                            yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_amin", NULL};
-    amin_fn kernel = (amin_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "amin: the CUDA module has no yg__cuda_amin");
-    return kernel(self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("amin", YG_CUDA, &ref, &fn));
+    return ((amin_fn)fn)(self, dim, dim_len, keepdim, out);
 }
 
 static const amin_fn amin_kernels[YG_DEVICE_COUNT_] = {
@@ -364,8 +360,8 @@ typedef yg_status (*max_dim_fn)(const yg_tensor *self,
                                 yg_tensor **out_values,
                                 yg_tensor **out_indices);
 
-/* yg__cuda_max_dim is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_max_dim is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status max_dim_cuda(const yg_tensor *self,
                               int64_t dim,
                               bool keepdim,
@@ -373,12 +369,10 @@ static yg_status max_dim_cuda(const yg_tensor *self,
                               yg_tensor **out_indices)
 {
     static yg_kernel_ref ref = {"yg__cuda_max_dim", NULL};
-    max_dim_fn kernel = (max_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "max: the CUDA module has no yg__cuda_max_dim");
-    return kernel(self, dim, keepdim, out_values, out_indices);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("max", YG_CUDA, &ref, &fn));
+    return ((max_dim_fn)fn)(self, dim, keepdim, out_values, out_indices);
 }
 
 static const max_dim_fn max_dim_kernels[YG_DEVICE_COUNT_] = {
@@ -496,8 +490,8 @@ typedef yg_status (*min_dim_fn)(const yg_tensor *self,
                                 yg_tensor **out_values,
                                 yg_tensor **out_indices);
 
-/* yg__cuda_min_dim is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_min_dim is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status min_dim_cuda(const yg_tensor *self,
                               int64_t dim,
                               bool keepdim,
@@ -505,12 +499,10 @@ static yg_status min_dim_cuda(const yg_tensor *self,
                               yg_tensor **out_indices)
 {
     static yg_kernel_ref ref = {"yg__cuda_min_dim", NULL};
-    min_dim_fn kernel = (min_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "min: the CUDA module has no yg__cuda_min_dim");
-    return kernel(self, dim, keepdim, out_values, out_indices);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("min", YG_CUDA, &ref, &fn));
+    return ((min_dim_fn)fn)(self, dim, keepdim, out_values, out_indices);
 }
 
 static const min_dim_fn min_dim_kernels[YG_DEVICE_COUNT_] = {
@@ -692,8 +684,8 @@ typedef yg_status (*minmax_backward_fn)(const yg_tensor *grad_output,
                                         bool keepdim,
                                         yg_tensor **out);
 
-/* yg__cuda_minmax_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_minmax_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status minmax_backward_cuda(const yg_tensor *grad_output,
                                       const yg_tensor *self,
                                       const yg_tensor *output,
@@ -703,12 +695,10 @@ static yg_status minmax_backward_cuda(const yg_tensor *grad_output,
                                       yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_minmax_backward", NULL};
-    minmax_backward_fn kernel = (minmax_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "minmax_backward: the CUDA module has no yg__cuda_minmax_backward");
-    return kernel(grad_output, self, output, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("minmax_backward", YG_CUDA, &ref, &fn));
+    return ((minmax_backward_fn)fn)(grad_output, self, output, dim, dim_len, keepdim, out);
 }
 
 static const minmax_backward_fn minmax_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -834,17 +824,15 @@ out:
 
 typedef yg_status (*argmax_fn)(const yg_tensor *self, yg_tensor **out);
 
-/* yg__cuda_argmax is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_argmax is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status argmax_cuda(const yg_tensor *self, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_argmax", NULL};
-    argmax_fn kernel = (argmax_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "argmax: the CUDA module has no yg__cuda_argmax");
-    return kernel(self, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("argmax", YG_CUDA, &ref, &fn));
+    return ((argmax_fn)fn)(self, out);
 }
 
 static const argmax_fn argmax_kernels[YG_DEVICE_COUNT_] = {
@@ -892,20 +880,18 @@ typedef yg_status (*argmax_dim_fn)(const yg_tensor *self,
                                    bool keepdim,
                                    yg_tensor **out);
 
-/* yg__cuda_argmax_dim is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_argmax_dim is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status argmax_dim_cuda(const yg_tensor *self,
                                  int64_t dim,
                                  bool keepdim,
                                  yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_argmax_dim", NULL};
-    argmax_dim_fn kernel = (argmax_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "argmax: the CUDA module has no yg__cuda_argmax_dim");
-    return kernel(self, dim, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("argmax", YG_CUDA, &ref, &fn));
+    return ((argmax_dim_fn)fn)(self, dim, keepdim, out);
 }
 
 static const argmax_dim_fn argmax_dim_kernels[YG_DEVICE_COUNT_] = {
@@ -955,17 +941,15 @@ yg_status yg_argmax_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_ten
 
 typedef yg_status (*argmin_fn)(const yg_tensor *self, yg_tensor **out);
 
-/* yg__cuda_argmin is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_argmin is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status argmin_cuda(const yg_tensor *self, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_argmin", NULL};
-    argmin_fn kernel = (argmin_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "argmin: the CUDA module has no yg__cuda_argmin");
-    return kernel(self, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("argmin", YG_CUDA, &ref, &fn));
+    return ((argmin_fn)fn)(self, out);
 }
 
 static const argmin_fn argmin_kernels[YG_DEVICE_COUNT_] = {
@@ -1013,20 +997,18 @@ typedef yg_status (*argmin_dim_fn)(const yg_tensor *self,
                                    bool keepdim,
                                    yg_tensor **out);
 
-/* yg__cuda_argmin_dim is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_argmin_dim is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status argmin_dim_cuda(const yg_tensor *self,
                                  int64_t dim,
                                  bool keepdim,
                                  yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_argmin_dim", NULL};
-    argmin_dim_fn kernel = (argmin_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "argmin: the CUDA module has no yg__cuda_argmin_dim");
-    return kernel(self, dim, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("argmin", YG_CUDA, &ref, &fn));
+    return ((argmin_dim_fn)fn)(self, dim, keepdim, out);
 }
 
 static const argmin_dim_fn argmin_dim_kernels[YG_DEVICE_COUNT_] = {
@@ -1076,17 +1058,15 @@ yg_status yg_argmin_dim(const yg_tensor *self, int64_t dim, bool keepdim, yg_ten
 
 typedef yg_status (*all_fn)(const yg_tensor *self, yg_tensor **out);
 
-/* yg__cuda_all is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_all is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status all_cuda(const yg_tensor *self, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_all", NULL};
-    all_fn kernel = (all_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "all: the CUDA module has no yg__cuda_all");
-    return kernel(self, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("all", YG_CUDA, &ref, &fn));
+    return ((all_fn)fn)(self, out);
 }
 
 static const all_fn all_kernels[YG_DEVICE_COUNT_] = {
@@ -1135,8 +1115,8 @@ typedef yg_status (*all_dim_fn)(const yg_tensor *self,
                                 bool keepdim,
                                 yg_tensor **out);
 
-/* yg__cuda_all_dim is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_all_dim is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status all_dim_cuda(const yg_tensor *self,
                               const int64_t *dim,
                               int64_t dim_len,
@@ -1144,12 +1124,10 @@ static yg_status all_dim_cuda(const yg_tensor *self,
                               yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_all_dim", NULL};
-    all_dim_fn kernel = (all_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "all: the CUDA module has no yg__cuda_all_dim");
-    return kernel(self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("all", YG_CUDA, &ref, &fn));
+    return ((all_dim_fn)fn)(self, dim, dim_len, keepdim, out);
 }
 
 static const all_dim_fn all_dim_kernels[YG_DEVICE_COUNT_] = {
@@ -1204,17 +1182,15 @@ yg_status yg_all_dim(const yg_tensor *self,
 
 typedef yg_status (*any_fn)(const yg_tensor *self, yg_tensor **out);
 
-/* yg__cuda_any is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_any is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status any_cuda(const yg_tensor *self, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_any", NULL};
-    any_fn kernel = (any_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "any: the CUDA module has no yg__cuda_any");
-    return kernel(self, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("any", YG_CUDA, &ref, &fn));
+    return ((any_fn)fn)(self, out);
 }
 
 static const any_fn any_kernels[YG_DEVICE_COUNT_] = {
@@ -1263,8 +1239,8 @@ typedef yg_status (*any_dim_fn)(const yg_tensor *self,
                                 bool keepdim,
                                 yg_tensor **out);
 
-/* yg__cuda_any_dim is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_any_dim is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status any_dim_cuda(const yg_tensor *self,
                               const int64_t *dim,
                               int64_t dim_len,
@@ -1272,12 +1248,10 @@ static yg_status any_dim_cuda(const yg_tensor *self,
                               yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_any_dim", NULL};
-    any_dim_fn kernel = (any_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "any: the CUDA module has no yg__cuda_any_dim");
-    return kernel(self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("any", YG_CUDA, &ref, &fn));
+    return ((any_dim_fn)fn)(self, dim, dim_len, keepdim, out);
 }
 
 static const any_dim_fn any_dim_kernels[YG_DEVICE_COUNT_] = {

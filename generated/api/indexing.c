@@ -61,20 +61,18 @@ static yg_status index_select_cpu(const yg_tensor *self,
     return index_select_structured(yg__cpu_index_select_out, self, dim, index, out);
 }
 
-/* yg__cuda_index_select_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_index_select_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status index_select_cuda(const yg_tensor *self,
                                    int64_t dim,
                                    const yg_tensor *index,
                                    yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_index_select_out", NULL};
-    index_select_impl_fn impl = (index_select_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "index_select: the CUDA module has no yg__cuda_index_select_out");
-    return index_select_structured(impl, self, dim, index, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("index_select", YG_CUDA, &ref, &fn));
+    return index_select_structured((index_select_impl_fn)fn, self, dim, index, out);
 }
 
 static const index_select_fn index_select_kernels[YG_DEVICE_COUNT_] = {
@@ -236,8 +234,8 @@ static yg_status index_select_backward_cpu(const yg_tensor *grad_output,
                                                                                out);
 }
 
-/* yg__cuda_index_select_backward_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_index_select_backward_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status index_select_backward_cuda(const yg_tensor *grad_output,
                                             const int64_t *self_sizes,
                                             int64_t self_sizes_len,
@@ -246,17 +244,15 @@ static yg_status index_select_backward_cuda(const yg_tensor *grad_output,
                                             yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_index_select_backward_out", NULL};
-    index_select_backward_impl_fn impl = (index_select_backward_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "index_select_backward: the CUDA module has no yg__cuda_index_select_backward_out");
-    return index_select_backward_structured(impl, grad_output,
-                                                  self_sizes,
-                                                  self_sizes_len,
-                                                  dim,
-                                                  index,
-                                                  out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("index_select_backward", YG_CUDA, &ref, &fn));
+    return index_select_backward_structured((index_select_backward_impl_fn)fn, grad_output,
+                                                                               self_sizes,
+                                                                               self_sizes_len,
+                                                                               dim,
+                                                                               index,
+                                                                               out);
 }
 
 static const index_select_backward_fn index_select_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -409,20 +405,18 @@ static yg_status gather_cpu(const yg_tensor *self,
     return gather_structured(yg__cpu_gather_out, self, dim, index, out);
 }
 
-/* yg__cuda_gather_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_gather_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status gather_cuda(const yg_tensor *self,
                              int64_t dim,
                              const yg_tensor *index,
                              yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_gather_out", NULL};
-    gather_impl_fn impl = (gather_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "gather: the CUDA module has no yg__cuda_gather_out");
-    return gather_structured(impl, self, dim, index, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("gather", YG_CUDA, &ref, &fn));
+    return gather_structured((gather_impl_fn)fn, self, dim, index, out);
 }
 
 static const gather_fn gather_kernels[YG_DEVICE_COUNT_] = {
@@ -577,8 +571,8 @@ static yg_status gather_backward_cpu(const yg_tensor *grad_output,
                                                                    out);
 }
 
-/* yg__cuda_gather_backward_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_gather_backward_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status gather_backward_cuda(const yg_tensor *grad_output,
                                       const int64_t *self_sizes,
                                       int64_t self_sizes_len,
@@ -587,17 +581,15 @@ static yg_status gather_backward_cuda(const yg_tensor *grad_output,
                                       yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_gather_backward_out", NULL};
-    gather_backward_impl_fn impl = (gather_backward_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "gather_backward: the CUDA module has no yg__cuda_gather_backward_out");
-    return gather_backward_structured(impl, grad_output,
-                                            self_sizes,
-                                            self_sizes_len,
-                                            dim,
-                                            index,
-                                            out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("gather_backward", YG_CUDA, &ref, &fn));
+    return gather_backward_structured((gather_backward_impl_fn)fn, grad_output,
+                                                                   self_sizes,
+                                                                   self_sizes_len,
+                                                                   dim,
+                                                                   index,
+                                                                   out);
 }
 
 static const gather_backward_fn gather_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -749,8 +741,8 @@ static yg_status scatter_cpu(const yg_tensor *self,
     return scatter_structured(yg__cpu_scatter_out, self, dim, index, src, out);
 }
 
-/* yg__cuda_scatter_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_scatter_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status scatter_cuda(const yg_tensor *self,
                               int64_t dim,
                               const yg_tensor *index,
@@ -758,12 +750,10 @@ static yg_status scatter_cuda(const yg_tensor *self,
                               yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_scatter_out", NULL};
-    scatter_impl_fn impl = (scatter_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "scatter: the CUDA module has no yg__cuda_scatter_out");
-    return scatter_structured(impl, self, dim, index, src, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("scatter", YG_CUDA, &ref, &fn));
+    return scatter_structured((scatter_impl_fn)fn, self, dim, index, src, out);
 }
 
 static const scatter_fn scatter_kernels[YG_DEVICE_COUNT_] = {
@@ -917,8 +907,8 @@ static yg_status scatter_value_cpu(const yg_tensor *self,
     return scatter_value_structured(yg__cpu_scatter_value_out, self, dim, index, value, out);
 }
 
-/* yg__cuda_scatter_value_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_scatter_value_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status scatter_value_cuda(const yg_tensor *self,
                                     int64_t dim,
                                     const yg_tensor *index,
@@ -926,12 +916,10 @@ static yg_status scatter_value_cuda(const yg_tensor *self,
                                     yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_scatter_value_out", NULL};
-    scatter_value_impl_fn impl = (scatter_value_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "scatter: the CUDA module has no yg__cuda_scatter_value_out");
-    return scatter_value_structured(impl, self, dim, index, value, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("scatter", YG_CUDA, &ref, &fn));
+    return scatter_value_structured((scatter_value_impl_fn)fn, self, dim, index, value, out);
 }
 
 static const scatter_value_fn scatter_value_kernels[YG_DEVICE_COUNT_] = {
@@ -1081,8 +1069,8 @@ static yg_status scatter_add_cpu(const yg_tensor *self,
     return scatter_add_structured(yg__cpu_scatter_add_out, self, dim, index, src, out);
 }
 
-/* yg__cuda_scatter_add_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_scatter_add_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status scatter_add_cuda(const yg_tensor *self,
                                   int64_t dim,
                                   const yg_tensor *index,
@@ -1090,12 +1078,10 @@ static yg_status scatter_add_cuda(const yg_tensor *self,
                                   yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_scatter_add_out", NULL};
-    scatter_add_impl_fn impl = (scatter_add_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "scatter_add: the CUDA module has no yg__cuda_scatter_add_out");
-    return scatter_add_structured(impl, self, dim, index, src, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("scatter_add", YG_CUDA, &ref, &fn));
+    return scatter_add_structured((scatter_add_impl_fn)fn, self, dim, index, src, out);
 }
 
 static const scatter_add_fn scatter_add_kernels[YG_DEVICE_COUNT_] = {
@@ -1283,17 +1269,15 @@ static yg_status tril_cpu(const yg_tensor *self, int64_t diagonal, yg_tensor **o
     return tril_structured(yg__cpu_tril_out, self, diagonal, out);
 }
 
-/* yg__cuda_tril_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_tril_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status tril_cuda(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_tril_out", NULL};
-    tril_impl_fn impl = (tril_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "tril: the CUDA module has no yg__cuda_tril_out");
-    return tril_structured(impl, self, diagonal, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("tril", YG_CUDA, &ref, &fn));
+    return tril_structured((tril_impl_fn)fn, self, diagonal, out);
 }
 
 static const tril_fn tril_kernels[YG_DEVICE_COUNT_] = {
@@ -1403,17 +1387,15 @@ static yg_status triu_cpu(const yg_tensor *self, int64_t diagonal, yg_tensor **o
     return triu_structured(yg__cpu_triu_out, self, diagonal, out);
 }
 
-/* yg__cuda_triu_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_triu_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status triu_cuda(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_triu_out", NULL};
-    triu_impl_fn impl = (triu_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "triu: the CUDA module has no yg__cuda_triu_out");
-    return triu_structured(impl, self, diagonal, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("triu", YG_CUDA, &ref, &fn));
+    return triu_structured((triu_impl_fn)fn, self, diagonal, out);
 }
 
 static const triu_fn triu_kernels[YG_DEVICE_COUNT_] = {

@@ -100,20 +100,18 @@ static yg_status cat_cpu(const yg_tensor *const *tensors,
     return cat_structured(yg__cpu_cat_out, tensors, tensors_len, dim, out);
 }
 
-/* yg__cuda_cat_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_cat_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status cat_cuda(const yg_tensor *const *tensors,
                           int64_t tensors_len,
                           int64_t dim,
                           yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_cat_out", NULL};
-    cat_impl_fn impl = (cat_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "cat: the CUDA module has no yg__cuda_cat_out");
-    return cat_structured(impl, tensors, tensors_len, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("cat", YG_CUDA, &ref, &fn));
+    return cat_structured((cat_impl_fn)fn, tensors, tensors_len, dim, out);
 }
 
 static const cat_fn cat_kernels[YG_DEVICE_COUNT_] = {

@@ -61,20 +61,18 @@ static yg_status embedding_cpu(const yg_tensor *weight,
     return embedding_structured(yg__cpu_embedding_out, weight, indices, padding_idx, out);
 }
 
-/* yg__cuda_embedding_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_embedding_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status embedding_cuda(const yg_tensor *weight,
                                 const yg_tensor *indices,
                                 int64_t padding_idx,
                                 yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_embedding_out", NULL};
-    embedding_impl_fn impl = (embedding_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "embedding: the CUDA module has no yg__cuda_embedding_out");
-    return embedding_structured(impl, weight, indices, padding_idx, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("embedding", YG_CUDA, &ref, &fn));
+    return embedding_structured((embedding_impl_fn)fn, weight, indices, padding_idx, out);
 }
 
 static const embedding_fn embedding_kernels[YG_DEVICE_COUNT_] = {
@@ -232,8 +230,8 @@ static yg_status embedding_backward_cpu(const yg_tensor *grad_output,
                                                                          out);
 }
 
-/* yg__cuda_embedding_backward_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_embedding_backward_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status embedding_backward_cuda(const yg_tensor *grad_output,
                                          const yg_tensor *indices,
                                          const int64_t *weight_sizes,
@@ -242,17 +240,15 @@ static yg_status embedding_backward_cuda(const yg_tensor *grad_output,
                                          yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_embedding_backward_out", NULL};
-    embedding_backward_impl_fn impl = (embedding_backward_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "embedding_backward: the CUDA module has no yg__cuda_embedding_backward_out");
-    return embedding_backward_structured(impl, grad_output,
-                                               indices,
-                                               weight_sizes,
-                                               weight_sizes_len,
-                                               padding_idx,
-                                               out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("embedding_backward", YG_CUDA, &ref, &fn));
+    return embedding_backward_structured((embedding_backward_impl_fn)fn, grad_output,
+                                                                         indices,
+                                                                         weight_sizes,
+                                                                         weight_sizes_len,
+                                                                         padding_idx,
+                                                                         out);
 }
 
 static const embedding_backward_fn embedding_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -505,8 +501,8 @@ static yg_status lstm_cell_gates_cpu(const yg_tensor *input_gates,
                                                                    out_cy);
 }
 
-/* yg__cuda_lstm_cell_gates_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_lstm_cell_gates_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status lstm_cell_gates_cuda(const yg_tensor *input_gates,
                                       const yg_tensor *hidden_gates,
                                       const yg_tensor *cx,
@@ -514,12 +510,14 @@ static yg_status lstm_cell_gates_cuda(const yg_tensor *input_gates,
                                       yg_tensor **out_cy)
 {
     static yg_kernel_ref ref = {"yg__cuda_lstm_cell_gates_out", NULL};
-    lstm_cell_gates_impl_fn impl = (lstm_cell_gates_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "lstm_cell_gates: the CUDA module has no yg__cuda_lstm_cell_gates_out");
-    return lstm_cell_gates_structured(impl, input_gates, hidden_gates, cx, out_hy, out_cy);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("lstm_cell_gates", YG_CUDA, &ref, &fn));
+    return lstm_cell_gates_structured((lstm_cell_gates_impl_fn)fn, input_gates,
+                                                                   hidden_gates,
+                                                                   cx,
+                                                                   out_hy,
+                                                                   out_cy);
 }
 
 static const lstm_cell_gates_fn lstm_cell_gates_kernels[YG_DEVICE_COUNT_] = {
@@ -808,8 +806,8 @@ static yg_status lstm_cell_gates_backward_fused_cpu(const yg_tensor *grad_hy,
                                                                                                  out_grad_cx);
 }
 
-/* yg__cuda_lstm_cell_gates_backward_fused_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_lstm_cell_gates_backward_fused_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status lstm_cell_gates_backward_fused_cuda(const yg_tensor *grad_hy,
                                                      const yg_tensor *grad_cy,
                                                      const yg_tensor *input_gates,
@@ -819,18 +817,16 @@ static yg_status lstm_cell_gates_backward_fused_cuda(const yg_tensor *grad_hy,
                                                      yg_tensor **out_grad_cx)
 {
     static yg_kernel_ref ref = {"yg__cuda_lstm_cell_gates_backward_fused_out", NULL};
-    lstm_cell_gates_backward_fused_impl_fn impl = (lstm_cell_gates_backward_fused_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "lstm_cell_gates_backward_fused: the CUDA module has no yg__cuda_lstm_cell_gates_backward_fused_out");
-    return lstm_cell_gates_backward_fused_structured(impl, grad_hy,
-                                                           grad_cy,
-                                                           input_gates,
-                                                           hidden_gates,
-                                                           cx,
-                                                           out_grad_gates,
-                                                           out_grad_cx);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("lstm_cell_gates_backward_fused", YG_CUDA, &ref, &fn));
+    return lstm_cell_gates_backward_fused_structured((lstm_cell_gates_backward_fused_impl_fn)fn, grad_hy,
+                                                                                                 grad_cy,
+                                                                                                 input_gates,
+                                                                                                 hidden_gates,
+                                                                                                 cx,
+                                                                                                 out_grad_gates,
+                                                                                                 out_grad_cx);
 }
 
 static const lstm_cell_gates_backward_fused_fn lstm_cell_gates_backward_fused_kernels[YG_DEVICE_COUNT_] = {

@@ -51,17 +51,15 @@ static yg_status mm_cpu(const yg_tensor *self, const yg_tensor *mat2, yg_tensor 
     return mm_structured(yg__cpu_mm_out, self, mat2, out);
 }
 
-/* yg__cuda_mm_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_mm_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status mm_cuda(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_mm_out", NULL};
-    mm_impl_fn impl = (mm_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "mm: the CUDA module has no yg__cuda_mm_out");
-    return mm_structured(impl, self, mat2, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("mm", YG_CUDA, &ref, &fn));
+    return mm_structured((mm_impl_fn)fn, self, mat2, out);
 }
 
 static const mm_fn mm_kernels[YG_DEVICE_COUNT_] = {
@@ -269,17 +267,15 @@ static yg_status bmm_cpu(const yg_tensor *self, const yg_tensor *mat2, yg_tensor
     return bmm_structured(yg__cpu_bmm_out, self, mat2, out);
 }
 
-/* yg__cuda_bmm_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_bmm_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status bmm_cuda(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_bmm_out", NULL};
-    bmm_impl_fn impl = (bmm_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "bmm: the CUDA module has no yg__cuda_bmm_out");
-    return bmm_structured(impl, self, mat2, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("bmm", YG_CUDA, &ref, &fn));
+    return bmm_structured((bmm_impl_fn)fn, self, mat2, out);
 }
 
 static const bmm_fn bmm_kernels[YG_DEVICE_COUNT_] = {

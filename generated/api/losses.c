@@ -74,8 +74,8 @@ static yg_status nll_loss_cpu(const yg_tensor *self,
                                                      out);
 }
 
-/* yg__cuda_nll_loss_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_nll_loss_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status nll_loss_cuda(const yg_tensor *self,
                                const yg_tensor *target,
                                const yg_tensor *weight,
@@ -84,12 +84,15 @@ static yg_status nll_loss_cuda(const yg_tensor *self,
                                yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_nll_loss_out", NULL};
-    nll_loss_impl_fn impl = (nll_loss_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "nll_loss: the CUDA module has no yg__cuda_nll_loss_out");
-    return nll_loss_structured(impl, self, target, weight, reduction, ignore_index, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("nll_loss", YG_CUDA, &ref, &fn));
+    return nll_loss_structured((nll_loss_impl_fn)fn, self,
+                                                     target,
+                                                     weight,
+                                                     reduction,
+                                                     ignore_index,
+                                                     out);
 }
 
 static const nll_loss_fn nll_loss_kernels[YG_DEVICE_COUNT_] = {
@@ -299,8 +302,8 @@ static yg_status nll_loss_backward_cpu(const yg_tensor *grad_output,
                                                                        out);
 }
 
-/* yg__cuda_nll_loss_backward_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_nll_loss_backward_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status nll_loss_backward_cuda(const yg_tensor *grad_output,
                                         const yg_tensor *target,
                                         const yg_tensor *weight,
@@ -311,19 +314,17 @@ static yg_status nll_loss_backward_cuda(const yg_tensor *grad_output,
                                         yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_nll_loss_backward_out", NULL};
-    nll_loss_backward_impl_fn impl = (nll_loss_backward_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "nll_loss_backward: the CUDA module has no yg__cuda_nll_loss_backward_out");
-    return nll_loss_backward_structured(impl, grad_output,
-                                              target,
-                                              weight,
-                                              self_sizes,
-                                              self_sizes_len,
-                                              reduction,
-                                              ignore_index,
-                                              out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("nll_loss_backward", YG_CUDA, &ref, &fn));
+    return nll_loss_backward_structured((nll_loss_backward_impl_fn)fn, grad_output,
+                                                                       target,
+                                                                       weight,
+                                                                       self_sizes,
+                                                                       self_sizes_len,
+                                                                       reduction,
+                                                                       ignore_index,
+                                                                       out);
 }
 
 static const nll_loss_backward_fn nll_loss_backward_kernels[YG_DEVICE_COUNT_] = {

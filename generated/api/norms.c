@@ -362,8 +362,8 @@ static yg_status native_layer_norm_cpu(const yg_tensor *input,
                                                                        out_rstd);
 }
 
-/* yg__cuda_native_layer_norm_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_native_layer_norm_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status native_layer_norm_cuda(const yg_tensor *input,
                                         const int64_t *normalized_shape,
                                         int64_t normalized_shape_len,
@@ -375,20 +375,18 @@ static yg_status native_layer_norm_cuda(const yg_tensor *input,
                                         yg_tensor **out_rstd)
 {
     static yg_kernel_ref ref = {"yg__cuda_native_layer_norm_out", NULL};
-    native_layer_norm_impl_fn impl = (native_layer_norm_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "native_layer_norm: the CUDA module has no yg__cuda_native_layer_norm_out");
-    return native_layer_norm_structured(impl, input,
-                                              normalized_shape,
-                                              normalized_shape_len,
-                                              weight,
-                                              bias,
-                                              eps,
-                                              out_output,
-                                              out_mean,
-                                              out_rstd);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("native_layer_norm", YG_CUDA, &ref, &fn));
+    return native_layer_norm_structured((native_layer_norm_impl_fn)fn, input,
+                                                                       normalized_shape,
+                                                                       normalized_shape_len,
+                                                                       weight,
+                                                                       bias,
+                                                                       eps,
+                                                                       out_output,
+                                                                       out_mean,
+                                                                       out_rstd);
 }
 
 static const native_layer_norm_fn native_layer_norm_kernels[YG_DEVICE_COUNT_] = {
@@ -670,8 +668,8 @@ static yg_status native_batch_norm_cpu(const yg_tensor *input,
                                                                        out_save_invstd);
 }
 
-/* yg__cuda_native_batch_norm_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_native_batch_norm_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status native_batch_norm_cuda(const yg_tensor *input,
                                         const yg_tensor *weight,
                                         const yg_tensor *bias,
@@ -685,22 +683,20 @@ static yg_status native_batch_norm_cuda(const yg_tensor *input,
                                         yg_tensor **out_save_invstd)
 {
     static yg_kernel_ref ref = {"yg__cuda_native_batch_norm_out", NULL};
-    native_batch_norm_impl_fn impl = (native_batch_norm_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "native_batch_norm: the CUDA module has no yg__cuda_native_batch_norm_out");
-    return native_batch_norm_structured(impl, input,
-                                              weight,
-                                              bias,
-                                              running_mean,
-                                              running_var,
-                                              training,
-                                              momentum,
-                                              eps,
-                                              out_output,
-                                              out_save_mean,
-                                              out_save_invstd);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("native_batch_norm", YG_CUDA, &ref, &fn));
+    return native_batch_norm_structured((native_batch_norm_impl_fn)fn, input,
+                                                                       weight,
+                                                                       bias,
+                                                                       running_mean,
+                                                                       running_var,
+                                                                       training,
+                                                                       momentum,
+                                                                       eps,
+                                                                       out_output,
+                                                                       out_save_mean,
+                                                                       out_save_invstd);
 }
 
 static const native_batch_norm_fn native_batch_norm_kernels[YG_DEVICE_COUNT_] = {

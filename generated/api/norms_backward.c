@@ -227,8 +227,8 @@ static yg_status native_layer_norm_backward_fused_cpu(const yg_tensor *grad_out,
                                                                                                      out_grad_bias);
 }
 
-/* yg__cuda_native_layer_norm_backward_fused_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_native_layer_norm_backward_fused_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status native_layer_norm_backward_fused_cuda(const yg_tensor *grad_out,
                                                        const yg_tensor *input,
                                                        const yg_tensor *mean,
@@ -242,22 +242,20 @@ static yg_status native_layer_norm_backward_fused_cuda(const yg_tensor *grad_out
                                                        yg_tensor **out_grad_bias)
 {
     static yg_kernel_ref ref = {"yg__cuda_native_layer_norm_backward_fused_out", NULL};
-    native_layer_norm_backward_fused_impl_fn impl = (native_layer_norm_backward_fused_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "native_layer_norm_backward_fused: the CUDA module has no yg__cuda_native_layer_norm_backward_fused_out");
-    return native_layer_norm_backward_fused_structured(impl, grad_out,
-                                                             input,
-                                                             mean,
-                                                             rstd,
-                                                             weight,
-                                                             normalized_shape,
-                                                             normalized_shape_len,
-                                                             grad_input_mask,
-                                                             out_grad_input,
-                                                             out_grad_weight,
-                                                             out_grad_bias);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("native_layer_norm_backward_fused", YG_CUDA, &ref, &fn));
+    return native_layer_norm_backward_fused_structured((native_layer_norm_backward_fused_impl_fn)fn, grad_out,
+                                                                                                     input,
+                                                                                                     mean,
+                                                                                                     rstd,
+                                                                                                     weight,
+                                                                                                     normalized_shape,
+                                                                                                     normalized_shape_len,
+                                                                                                     grad_input_mask,
+                                                                                                     out_grad_input,
+                                                                                                     out_grad_weight,
+                                                                                                     out_grad_bias);
 }
 
 static const native_layer_norm_backward_fused_fn native_layer_norm_backward_fused_kernels[YG_DEVICE_COUNT_] = {
@@ -567,8 +565,8 @@ static yg_status native_batch_norm_backward_fused_cpu(const yg_tensor *grad_out,
                                                                                                      out_grad_bias);
 }
 
-/* yg__cuda_native_batch_norm_backward_fused_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_native_batch_norm_backward_fused_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status native_batch_norm_backward_fused_cuda(const yg_tensor *grad_out,
                                                        const yg_tensor *input,
                                                        const yg_tensor *weight,
@@ -581,21 +579,19 @@ static yg_status native_batch_norm_backward_fused_cuda(const yg_tensor *grad_out
                                                        yg_tensor **out_grad_bias)
 {
     static yg_kernel_ref ref = {"yg__cuda_native_batch_norm_backward_fused_out", NULL};
-    native_batch_norm_backward_fused_impl_fn impl = (native_batch_norm_backward_fused_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "native_batch_norm_backward_fused: the CUDA module has no yg__cuda_native_batch_norm_backward_fused_out");
-    return native_batch_norm_backward_fused_structured(impl, grad_out,
-                                                             input,
-                                                             weight,
-                                                             save_mean,
-                                                             save_invstd,
-                                                             training,
-                                                             grad_input_mask,
-                                                             out_grad_input,
-                                                             out_grad_weight,
-                                                             out_grad_bias);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("native_batch_norm_backward_fused", YG_CUDA, &ref, &fn));
+    return native_batch_norm_backward_fused_structured((native_batch_norm_backward_fused_impl_fn)fn, grad_out,
+                                                                                                     input,
+                                                                                                     weight,
+                                                                                                     save_mean,
+                                                                                                     save_invstd,
+                                                                                                     training,
+                                                                                                     grad_input_mask,
+                                                                                                     out_grad_input,
+                                                                                                     out_grad_weight,
+                                                                                                     out_grad_bias);
 }
 
 static const native_batch_norm_backward_fused_fn native_batch_norm_backward_fused_kernels[YG_DEVICE_COUNT_] = {

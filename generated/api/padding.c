@@ -169,20 +169,18 @@ typedef yg_status (*reflection_pad_fn)(const yg_tensor *self,
                                        int64_t pad_len,
                                        yg_tensor **out);
 
-/* yg__cuda_reflection_pad is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_reflection_pad is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status reflection_pad_cuda(const yg_tensor *self,
                                      const int64_t *pad,
                                      int64_t pad_len,
                                      yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_reflection_pad", NULL};
-    reflection_pad_fn kernel = (reflection_pad_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "reflection_pad: the CUDA module has no yg__cuda_reflection_pad");
-    return kernel(self, pad, pad_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("reflection_pad", YG_CUDA, &ref, &fn));
+    return ((reflection_pad_fn)fn)(self, pad, pad_len, out);
 }
 
 static const reflection_pad_fn reflection_pad_kernels[YG_DEVICE_COUNT_] = {
@@ -287,8 +285,8 @@ typedef yg_status (*reflection_pad_backward_fn)(const yg_tensor *grad_output,
                                                 int64_t pad_len,
                                                 yg_tensor **out);
 
-/* yg__cuda_reflection_pad_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_reflection_pad_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status reflection_pad_backward_cuda(const yg_tensor *grad_output,
                                               const int64_t *self_sizes,
                                               int64_t self_sizes_len,
@@ -297,12 +295,15 @@ static yg_status reflection_pad_backward_cuda(const yg_tensor *grad_output,
                                               yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_reflection_pad_backward", NULL};
-    reflection_pad_backward_fn kernel = (reflection_pad_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "reflection_pad_backward: the CUDA module has no yg__cuda_reflection_pad_backward");
-    return kernel(grad_output, self_sizes, self_sizes_len, pad, pad_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("reflection_pad_backward", YG_CUDA, &ref, &fn));
+    return ((reflection_pad_backward_fn)fn)(grad_output,
+                                            self_sizes,
+                                            self_sizes_len,
+                                            pad,
+                                            pad_len,
+                                            out);
 }
 
 static const reflection_pad_backward_fn reflection_pad_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -414,20 +415,18 @@ typedef yg_status (*replication_pad_fn)(const yg_tensor *self,
                                         int64_t pad_len,
                                         yg_tensor **out);
 
-/* yg__cuda_replication_pad is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_replication_pad is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status replication_pad_cuda(const yg_tensor *self,
                                       const int64_t *pad,
                                       int64_t pad_len,
                                       yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_replication_pad", NULL};
-    replication_pad_fn kernel = (replication_pad_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "replication_pad: the CUDA module has no yg__cuda_replication_pad");
-    return kernel(self, pad, pad_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("replication_pad", YG_CUDA, &ref, &fn));
+    return ((replication_pad_fn)fn)(self, pad, pad_len, out);
 }
 
 static const replication_pad_fn replication_pad_kernels[YG_DEVICE_COUNT_] = {
@@ -532,8 +531,8 @@ typedef yg_status (*replication_pad_backward_fn)(const yg_tensor *grad_output,
                                                  int64_t pad_len,
                                                  yg_tensor **out);
 
-/* yg__cuda_replication_pad_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_replication_pad_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status replication_pad_backward_cuda(const yg_tensor *grad_output,
                                                const int64_t *self_sizes,
                                                int64_t self_sizes_len,
@@ -542,12 +541,15 @@ static yg_status replication_pad_backward_cuda(const yg_tensor *grad_output,
                                                yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_replication_pad_backward", NULL};
-    replication_pad_backward_fn kernel = (replication_pad_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "replication_pad_backward: the CUDA module has no yg__cuda_replication_pad_backward");
-    return kernel(grad_output, self_sizes, self_sizes_len, pad, pad_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("replication_pad_backward", YG_CUDA, &ref, &fn));
+    return ((replication_pad_backward_fn)fn)(grad_output,
+                                             self_sizes,
+                                             self_sizes_len,
+                                             pad,
+                                             pad_len,
+                                             out);
 }
 
 static const replication_pad_backward_fn replication_pad_backward_kernels[YG_DEVICE_COUNT_] = {

@@ -147,8 +147,8 @@ typedef yg_status (*max_pool2d_with_indices_fn)(const yg_tensor *self,
                                                 yg_tensor **out_values,
                                                 yg_tensor **out_indices);
 
-/* yg__cuda_max_pool2d_with_indices is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_max_pool2d_with_indices is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status max_pool2d_with_indices_cuda(const yg_tensor *self,
                                               const int64_t *kernel_size,
                                               int64_t kernel_size_len,
@@ -163,23 +163,21 @@ static yg_status max_pool2d_with_indices_cuda(const yg_tensor *self,
                                               yg_tensor **out_indices)
 {
     static yg_kernel_ref ref = {"yg__cuda_max_pool2d_with_indices", NULL};
-    max_pool2d_with_indices_fn kernel = (max_pool2d_with_indices_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "max_pool2d_with_indices: the CUDA module has no yg__cuda_max_pool2d_with_indices");
-    return kernel(self,
-                  kernel_size,
-                  kernel_size_len,
-                  stride,
-                  stride_len,
-                  padding,
-                  padding_len,
-                  dilation,
-                  dilation_len,
-                  ceil_mode,
-                  out_values,
-                  out_indices);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("max_pool2d_with_indices", YG_CUDA, &ref, &fn));
+    return ((max_pool2d_with_indices_fn)fn)(self,
+                                            kernel_size,
+                                            kernel_size_len,
+                                            stride,
+                                            stride_len,
+                                            padding,
+                                            padding_len,
+                                            dilation,
+                                            dilation_len,
+                                            ceil_mode,
+                                            out_values,
+                                            out_indices);
 }
 
 static const max_pool2d_with_indices_fn max_pool2d_with_indices_kernels[YG_DEVICE_COUNT_] = {
@@ -666,8 +664,8 @@ typedef yg_status (*max_pool3d_with_indices_fn)(const yg_tensor *self,
                                                 yg_tensor **out_values,
                                                 yg_tensor **out_indices);
 
-/* yg__cuda_max_pool3d_with_indices is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_max_pool3d_with_indices is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status max_pool3d_with_indices_cuda(const yg_tensor *self,
                                               const int64_t *kernel_size,
                                               int64_t kernel_size_len,
@@ -682,23 +680,21 @@ static yg_status max_pool3d_with_indices_cuda(const yg_tensor *self,
                                               yg_tensor **out_indices)
 {
     static yg_kernel_ref ref = {"yg__cuda_max_pool3d_with_indices", NULL};
-    max_pool3d_with_indices_fn kernel = (max_pool3d_with_indices_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "max_pool3d_with_indices: the CUDA module has no yg__cuda_max_pool3d_with_indices");
-    return kernel(self,
-                  kernel_size,
-                  kernel_size_len,
-                  stride,
-                  stride_len,
-                  padding,
-                  padding_len,
-                  dilation,
-                  dilation_len,
-                  ceil_mode,
-                  out_values,
-                  out_indices);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("max_pool3d_with_indices", YG_CUDA, &ref, &fn));
+    return ((max_pool3d_with_indices_fn)fn)(self,
+                                            kernel_size,
+                                            kernel_size_len,
+                                            stride,
+                                            stride_len,
+                                            padding,
+                                            padding_len,
+                                            dilation,
+                                            dilation_len,
+                                            ceil_mode,
+                                            out_values,
+                                            out_indices);
 }
 
 static const max_pool3d_with_indices_fn max_pool3d_with_indices_kernels[YG_DEVICE_COUNT_] = {
@@ -1057,8 +1053,8 @@ typedef yg_status (*adaptive_max_pool2d_fn)(const yg_tensor *self,
                                             yg_tensor **out_values,
                                             yg_tensor **out_indices);
 
-/* yg__cuda_adaptive_max_pool2d is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_adaptive_max_pool2d is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status adaptive_max_pool2d_cuda(const yg_tensor *self,
                                           const int64_t *output_size,
                                           int64_t output_size_len,
@@ -1066,12 +1062,14 @@ static yg_status adaptive_max_pool2d_cuda(const yg_tensor *self,
                                           yg_tensor **out_indices)
 {
     static yg_kernel_ref ref = {"yg__cuda_adaptive_max_pool2d", NULL};
-    adaptive_max_pool2d_fn kernel = (adaptive_max_pool2d_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "adaptive_max_pool2d: the CUDA module has no yg__cuda_adaptive_max_pool2d");
-    return kernel(self, output_size, output_size_len, out_values, out_indices);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("adaptive_max_pool2d", YG_CUDA, &ref, &fn));
+    return ((adaptive_max_pool2d_fn)fn)(self,
+                                        output_size,
+                                        output_size_len,
+                                        out_values,
+                                        out_indices);
 }
 
 static const adaptive_max_pool2d_fn adaptive_max_pool2d_kernels[YG_DEVICE_COUNT_] = {

@@ -69,8 +69,8 @@ static yg_status rand_cpu(const int64_t *size,
     return rand_structured(yg__cpu_rand_out, size, size_len, generator, dtype, device, out);
 }
 
-/* yg__cuda_rand_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_rand_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status rand_cuda(const int64_t *size,
                            int64_t size_len,
                            yg_generator *generator,
@@ -79,12 +79,10 @@ static yg_status rand_cuda(const int64_t *size,
                            yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_rand_out", NULL};
-    rand_impl_fn impl = (rand_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "rand: the CUDA module has no yg__cuda_rand_out");
-    return rand_structured(impl, size, size_len, generator, dtype, device, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("rand", YG_CUDA, &ref, &fn));
+    return rand_structured((rand_impl_fn)fn, size, size_len, generator, dtype, device, out);
 }
 
 static const rand_fn rand_kernels[YG_DEVICE_COUNT_] = {
@@ -204,8 +202,8 @@ static yg_status randn_cpu(const int64_t *size,
     return randn_structured(yg__cpu_randn_out, size, size_len, generator, dtype, device, out);
 }
 
-/* yg__cuda_randn_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_randn_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status randn_cuda(const int64_t *size,
                             int64_t size_len,
                             yg_generator *generator,
@@ -214,12 +212,10 @@ static yg_status randn_cuda(const int64_t *size,
                             yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_randn_out", NULL};
-    randn_impl_fn impl = (randn_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "randn: the CUDA module has no yg__cuda_randn_out");
-    return randn_structured(impl, size, size_len, generator, dtype, device, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("randn", YG_CUDA, &ref, &fn));
+    return randn_structured((randn_impl_fn)fn, size, size_len, generator, dtype, device, out);
 }
 
 static const randn_fn randn_kernels[YG_DEVICE_COUNT_] = {
@@ -354,8 +350,8 @@ static yg_status randint_cpu(int64_t low,
                                                    out);
 }
 
-/* yg__cuda_randint_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_randint_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status randint_cuda(int64_t low,
                               int64_t high,
                               const int64_t *size,
@@ -366,12 +362,17 @@ static yg_status randint_cuda(int64_t low,
                               yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_randint_out", NULL};
-    randint_impl_fn impl = (randint_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "randint: the CUDA module has no yg__cuda_randint_out");
-    return randint_structured(impl, low, high, size, size_len, generator, dtype, device, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("randint", YG_CUDA, &ref, &fn));
+    return randint_structured((randint_impl_fn)fn, low,
+                                                   high,
+                                                   size,
+                                                   size_len,
+                                                   generator,
+                                                   dtype,
+                                                   device,
+                                                   out);
 }
 
 static const randint_fn randint_kernels[YG_DEVICE_COUNT_] = {
@@ -487,17 +488,15 @@ static yg_status bernoulli_cpu(const yg_tensor *self, yg_generator *generator, y
     return bernoulli_structured(yg__cpu_bernoulli_out, self, generator, out);
 }
 
-/* yg__cuda_bernoulli_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_bernoulli_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status bernoulli_cuda(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_bernoulli_out", NULL};
-    bernoulli_impl_fn impl = (bernoulli_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "bernoulli: the CUDA module has no yg__cuda_bernoulli_out");
-    return bernoulli_structured(impl, self, generator, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("bernoulli", YG_CUDA, &ref, &fn));
+    return bernoulli_structured((bernoulli_impl_fn)fn, self, generator, out);
 }
 
 static const bernoulli_fn bernoulli_kernels[YG_DEVICE_COUNT_] = {
@@ -579,20 +578,18 @@ static yg_status bernoulli_p_cpu(const yg_tensor *self,
     return bernoulli_p_structured(yg__cpu_bernoulli_p_out, self, p, generator, out);
 }
 
-/* yg__cuda_bernoulli_p_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_bernoulli_p_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status bernoulli_p_cuda(const yg_tensor *self,
                                   double p,
                                   yg_generator *generator,
                                   yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_bernoulli_p_out", NULL};
-    bernoulli_p_impl_fn impl = (bernoulli_p_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "bernoulli: the CUDA module has no yg__cuda_bernoulli_p_out");
-    return bernoulli_p_structured(impl, self, p, generator, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("bernoulli", YG_CUDA, &ref, &fn));
+    return bernoulli_p_structured((bernoulli_p_impl_fn)fn, self, p, generator, out);
 }
 
 static const bernoulli_p_fn bernoulli_p_kernels[YG_DEVICE_COUNT_] = {

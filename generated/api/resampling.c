@@ -27,20 +27,18 @@ typedef yg_status (*upsample_nearest2d_fn)(const yg_tensor *self,
                                            int64_t output_size_len,
                                            yg_tensor **out);
 
-/* yg__cuda_upsample_nearest2d is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_upsample_nearest2d is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status upsample_nearest2d_cuda(const yg_tensor *self,
                                          const int64_t *output_size,
                                          int64_t output_size_len,
                                          yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_upsample_nearest2d", NULL};
-    upsample_nearest2d_fn kernel = (upsample_nearest2d_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "upsample_nearest2d: the CUDA module has no yg__cuda_upsample_nearest2d");
-    return kernel(self, output_size, output_size_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("upsample_nearest2d", YG_CUDA, &ref, &fn));
+    return ((upsample_nearest2d_fn)fn)(self, output_size, output_size_len, out);
 }
 
 static const upsample_nearest2d_fn upsample_nearest2d_kernels[YG_DEVICE_COUNT_] = {
@@ -137,20 +135,18 @@ typedef yg_status (*upsample_nearest2d_backward_fn)(const yg_tensor *grad_output
                                                     int64_t self_sizes_len,
                                                     yg_tensor **out);
 
-/* yg__cuda_upsample_nearest2d_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_upsample_nearest2d_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status upsample_nearest2d_backward_cuda(const yg_tensor *grad_output,
                                                   const int64_t *self_sizes,
                                                   int64_t self_sizes_len,
                                                   yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_upsample_nearest2d_backward", NULL};
-    upsample_nearest2d_backward_fn kernel = (upsample_nearest2d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "upsample_nearest2d_backward: the CUDA module has no yg__cuda_upsample_nearest2d_backward");
-    return kernel(grad_output, self_sizes, self_sizes_len, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("upsample_nearest2d_backward", YG_CUDA, &ref, &fn));
+    return ((upsample_nearest2d_backward_fn)fn)(grad_output, self_sizes, self_sizes_len, out);
 }
 
 static const upsample_nearest2d_backward_fn upsample_nearest2d_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -290,8 +286,8 @@ typedef yg_status (*upsample_bilinear2d_fn)(const yg_tensor *self,
                                             double scales_w,
                                             yg_tensor **out);
 
-/* yg__cuda_upsample_bilinear2d is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_upsample_bilinear2d is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status upsample_bilinear2d_cuda(const yg_tensor *self,
                                           const int64_t *output_size,
                                           int64_t output_size_len,
@@ -301,12 +297,16 @@ static yg_status upsample_bilinear2d_cuda(const yg_tensor *self,
                                           yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_upsample_bilinear2d", NULL};
-    upsample_bilinear2d_fn kernel = (upsample_bilinear2d_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "upsample_bilinear2d: the CUDA module has no yg__cuda_upsample_bilinear2d");
-    return kernel(self, output_size, output_size_len, align_corners, scales_h, scales_w, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("upsample_bilinear2d", YG_CUDA, &ref, &fn));
+    return ((upsample_bilinear2d_fn)fn)(self,
+                                        output_size,
+                                        output_size_len,
+                                        align_corners,
+                                        scales_h,
+                                        scales_w,
+                                        out);
 }
 
 static const upsample_bilinear2d_fn upsample_bilinear2d_kernels[YG_DEVICE_COUNT_] = {
@@ -454,8 +454,8 @@ typedef yg_status (*upsample_bilinear2d_backward_fn)(const yg_tensor *grad_outpu
                                                      double scales_w,
                                                      yg_tensor **out);
 
-/* yg__cuda_upsample_bilinear2d_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_upsample_bilinear2d_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status upsample_bilinear2d_backward_cuda(const yg_tensor *grad_output,
                                                    const int64_t *self_sizes,
                                                    int64_t self_sizes_len,
@@ -465,12 +465,16 @@ static yg_status upsample_bilinear2d_backward_cuda(const yg_tensor *grad_output,
                                                    yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_upsample_bilinear2d_backward", NULL};
-    upsample_bilinear2d_backward_fn kernel = (upsample_bilinear2d_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "upsample_bilinear2d_backward: the CUDA module has no yg__cuda_upsample_bilinear2d_backward");
-    return kernel(grad_output, self_sizes, self_sizes_len, align_corners, scales_h, scales_w, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("upsample_bilinear2d_backward", YG_CUDA, &ref, &fn));
+    return ((upsample_bilinear2d_backward_fn)fn)(grad_output,
+                                                 self_sizes,
+                                                 self_sizes_len,
+                                                 align_corners,
+                                                 scales_h,
+                                                 scales_w,
+                                                 out);
 }
 
 static const upsample_bilinear2d_backward_fn upsample_bilinear2d_backward_kernels[YG_DEVICE_COUNT_] = {

@@ -51,17 +51,15 @@ static yg_status log_softmax_cpu(const yg_tensor *self, int64_t dim, yg_tensor *
     return log_softmax_structured(yg__cpu_log_softmax_out, self, dim, out);
 }
 
-/* yg__cuda_log_softmax_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_log_softmax_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status log_softmax_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_log_softmax_out", NULL};
-    log_softmax_impl_fn impl = (log_softmax_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "log_softmax: the CUDA module has no yg__cuda_log_softmax_out");
-    return log_softmax_structured(impl, self, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("log_softmax", YG_CUDA, &ref, &fn));
+    return log_softmax_structured((log_softmax_impl_fn)fn, self, dim, out);
 }
 
 static const log_softmax_fn log_softmax_kernels[YG_DEVICE_COUNT_] = {
@@ -187,20 +185,21 @@ static yg_status log_softmax_backward_cpu(const yg_tensor *grad_output,
                                                                              out);
 }
 
-/* yg__cuda_log_softmax_backward_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_log_softmax_backward_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status log_softmax_backward_cuda(const yg_tensor *grad_output,
                                            const yg_tensor *output,
                                            int64_t dim,
                                            yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_log_softmax_backward_out", NULL};
-    log_softmax_backward_impl_fn impl = (log_softmax_backward_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "log_softmax_backward: the CUDA module has no yg__cuda_log_softmax_backward_out");
-    return log_softmax_backward_structured(impl, grad_output, output, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("log_softmax_backward", YG_CUDA, &ref, &fn));
+    return log_softmax_backward_structured((log_softmax_backward_impl_fn)fn, grad_output,
+                                                                             output,
+                                                                             dim,
+                                                                             out);
 }
 
 static const log_softmax_backward_fn log_softmax_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -382,17 +381,15 @@ static yg_status softmax_cpu(const yg_tensor *self, int64_t dim, yg_tensor **out
     return softmax_structured(yg__cpu_softmax_out, self, dim, out);
 }
 
-/* yg__cuda_softmax_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_softmax_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status softmax_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_softmax_out", NULL};
-    softmax_impl_fn impl = (softmax_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "softmax: the CUDA module has no yg__cuda_softmax_out");
-    return softmax_structured(impl, self, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("softmax", YG_CUDA, &ref, &fn));
+    return softmax_structured((softmax_impl_fn)fn, self, dim, out);
 }
 
 static const softmax_fn softmax_kernels[YG_DEVICE_COUNT_] = {
@@ -559,20 +556,21 @@ static yg_status softmax_backward_fused_cpu(const yg_tensor *grad_output,
                                                                                  out);
 }
 
-/* yg__cuda_softmax_backward_fused_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_softmax_backward_fused_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status softmax_backward_fused_cuda(const yg_tensor *grad_output,
                                              const yg_tensor *output,
                                              int64_t dim,
                                              yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_softmax_backward_fused_out", NULL};
-    softmax_backward_fused_impl_fn impl = (softmax_backward_fused_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "softmax_backward_fused: the CUDA module has no yg__cuda_softmax_backward_fused_out");
-    return softmax_backward_fused_structured(impl, grad_output, output, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("softmax_backward_fused", YG_CUDA, &ref, &fn));
+    return softmax_backward_fused_structured((softmax_backward_fused_impl_fn)fn, grad_output,
+                                                                                 output,
+                                                                                 dim,
+                                                                                 out);
 }
 
 static const softmax_backward_fused_fn softmax_backward_fused_kernels[YG_DEVICE_COUNT_] = {

@@ -29,8 +29,8 @@ typedef yg_status (*var_fn)(const yg_tensor *self,
                             bool keepdim,
                             yg_tensor **out);
 
-/* yg__cuda_var is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_var is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status var_cuda(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
@@ -39,12 +39,10 @@ static yg_status var_cuda(const yg_tensor *self,
                           yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_var", NULL};
-    var_fn kernel = (var_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "var: the CUDA module has no yg__cuda_var");
-    return kernel(self, dim, dim_len, correction, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("var", YG_CUDA, &ref, &fn));
+    return ((var_fn)fn)(self, dim, dim_len, correction, keepdim, out);
 }
 
 static const var_fn var_kernels[YG_DEVICE_COUNT_] = {
@@ -170,8 +168,8 @@ typedef yg_status (*std_fn)(const yg_tensor *self,
                             bool keepdim,
                             yg_tensor **out);
 
-/* yg__cuda_std is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_std is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status std_cuda(const yg_tensor *self,
                           const int64_t *dim,
                           int64_t dim_len,
@@ -180,12 +178,10 @@ static yg_status std_cuda(const yg_tensor *self,
                           yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_std", NULL};
-    std_fn kernel = (std_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "std: the CUDA module has no yg__cuda_std");
-    return kernel(self, dim, dim_len, correction, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("std", YG_CUDA, &ref, &fn));
+    return ((std_fn)fn)(self, dim, dim_len, correction, keepdim, out);
 }
 
 static const std_fn std_kernels[YG_DEVICE_COUNT_] = {
@@ -315,8 +311,8 @@ typedef yg_status (*var_mean_fn)(const yg_tensor *self,
                                  yg_tensor **out_var,
                                  yg_tensor **out_mean);
 
-/* yg__cuda_var_mean is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_var_mean is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status var_mean_cuda(const yg_tensor *self,
                                const int64_t *dim,
                                int64_t dim_len,
@@ -326,12 +322,10 @@ static yg_status var_mean_cuda(const yg_tensor *self,
                                yg_tensor **out_mean)
 {
     static yg_kernel_ref ref = {"yg__cuda_var_mean", NULL};
-    var_mean_fn kernel = (var_mean_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "var_mean: the CUDA module has no yg__cuda_var_mean");
-    return kernel(self, dim, dim_len, correction, keepdim, out_var, out_mean);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("var_mean", YG_CUDA, &ref, &fn));
+    return ((var_mean_fn)fn)(self, dim, dim_len, correction, keepdim, out_var, out_mean);
 }
 
 static const var_mean_fn var_mean_kernels[YG_DEVICE_COUNT_] = {
@@ -532,8 +526,8 @@ typedef yg_status (*norm_fn)(const yg_tensor *self,
                              bool keepdim,
                              yg_tensor **out);
 
-/* yg__cuda_norm is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_norm is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status norm_cuda(const yg_tensor *self,
                            double p,
                            const int64_t *dim,
@@ -542,12 +536,10 @@ static yg_status norm_cuda(const yg_tensor *self,
                            yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_norm", NULL};
-    norm_fn kernel = (norm_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "norm: the CUDA module has no yg__cuda_norm");
-    return kernel(self, p, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("norm", YG_CUDA, &ref, &fn));
+    return ((norm_fn)fn)(self, p, dim, dim_len, keepdim, out);
 }
 
 static const norm_fn norm_kernels[YG_DEVICE_COUNT_] = {
@@ -678,8 +670,8 @@ typedef yg_status (*norm_backward_fn)(const yg_tensor *grad_output,
                                       bool keepdim,
                                       yg_tensor **out);
 
-/* yg__cuda_norm_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_norm_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status norm_backward_cuda(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     const yg_tensor *output,
@@ -690,12 +682,10 @@ static yg_status norm_backward_cuda(const yg_tensor *grad_output,
                                     yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_norm_backward", NULL};
-    norm_backward_fn kernel = (norm_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "norm_backward: the CUDA module has no yg__cuda_norm_backward");
-    return kernel(grad_output, self, output, p, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("norm_backward", YG_CUDA, &ref, &fn));
+    return ((norm_backward_fn)fn)(grad_output, self, output, p, dim, dim_len, keepdim, out);
 }
 
 static const norm_backward_fn norm_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -839,8 +829,8 @@ typedef yg_status (*logsumexp_fn)(const yg_tensor *self,
                                   bool keepdim,
                                   yg_tensor **out);
 
-/* yg__cuda_logsumexp is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_logsumexp is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status logsumexp_cuda(const yg_tensor *self,
                                 const int64_t *dim,
                                 int64_t dim_len,
@@ -848,12 +838,10 @@ static yg_status logsumexp_cuda(const yg_tensor *self,
                                 yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_logsumexp", NULL};
-    logsumexp_fn kernel = (logsumexp_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "logsumexp: the CUDA module has no yg__cuda_logsumexp");
-    return kernel(self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("logsumexp", YG_CUDA, &ref, &fn));
+    return ((logsumexp_fn)fn)(self, dim, dim_len, keepdim, out);
 }
 
 static const logsumexp_fn logsumexp_kernels[YG_DEVICE_COUNT_] = {

@@ -24,17 +24,15 @@
 
 typedef yg_status (*sum_fn)(const yg_tensor *self, yg_tensor **out);
 
-/* yg__cuda_sum is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_sum is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status sum_cuda(const yg_tensor *self, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_sum", NULL};
-    sum_fn kernel = (sum_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "sum: the CUDA module has no yg__cuda_sum");
-    return kernel(self, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("sum", YG_CUDA, &ref, &fn));
+    return ((sum_fn)fn)(self, out);
 }
 
 static const sum_fn sum_kernels[YG_DEVICE_COUNT_] = {
@@ -121,8 +119,8 @@ typedef yg_status (*sum_dim_fn)(const yg_tensor *self,
                                 bool keepdim,
                                 yg_tensor **out);
 
-/* yg__cuda_sum_dim is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_sum_dim is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status sum_dim_cuda(const yg_tensor *self,
                               const int64_t *dim,
                               int64_t dim_len,
@@ -130,12 +128,10 @@ static yg_status sum_dim_cuda(const yg_tensor *self,
                               yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_sum_dim", NULL};
-    sum_dim_fn kernel = (sum_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "sum: the CUDA module has no yg__cuda_sum_dim");
-    return kernel(self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("sum", YG_CUDA, &ref, &fn));
+    return ((sum_dim_fn)fn)(self, dim, dim_len, keepdim, out);
 }
 
 static const sum_dim_fn sum_dim_kernels[YG_DEVICE_COUNT_] = {
@@ -236,17 +232,15 @@ out:
 
 typedef yg_status (*mean_fn)(const yg_tensor *self, yg_tensor **out);
 
-/* yg__cuda_mean is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_mean is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status mean_cuda(const yg_tensor *self, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_mean", NULL};
-    mean_fn kernel = (mean_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "mean: the CUDA module has no yg__cuda_mean");
-    return kernel(self, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("mean", YG_CUDA, &ref, &fn));
+    return ((mean_fn)fn)(self, out);
 }
 
 static const mean_fn mean_kernels[YG_DEVICE_COUNT_] = {
@@ -334,8 +328,8 @@ typedef yg_status (*mean_dim_fn)(const yg_tensor *self,
                                  bool keepdim,
                                  yg_tensor **out);
 
-/* yg__cuda_mean_dim is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_mean_dim is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status mean_dim_cuda(const yg_tensor *self,
                                const int64_t *dim,
                                int64_t dim_len,
@@ -343,12 +337,10 @@ static yg_status mean_dim_cuda(const yg_tensor *self,
                                yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_mean_dim", NULL};
-    mean_dim_fn kernel = (mean_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "mean: the CUDA module has no yg__cuda_mean_dim");
-    return kernel(self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("mean", YG_CUDA, &ref, &fn));
+    return ((mean_dim_fn)fn)(self, dim, dim_len, keepdim, out);
 }
 
 static const mean_dim_fn mean_dim_kernels[YG_DEVICE_COUNT_] = {
@@ -485,8 +477,8 @@ typedef yg_status (*prod_dim_fn)(const yg_tensor *self,
                                  bool keepdim,
                                  yg_tensor **out);
 
-/* yg__cuda_prod_dim is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_prod_dim is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status prod_dim_cuda(const yg_tensor *self,
                                const int64_t *dim,
                                int64_t dim_len,
@@ -494,12 +486,10 @@ static yg_status prod_dim_cuda(const yg_tensor *self,
                                yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_prod_dim", NULL};
-    prod_dim_fn kernel = (prod_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "prod: the CUDA module has no yg__cuda_prod_dim");
-    return kernel(self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("prod", YG_CUDA, &ref, &fn));
+    return ((prod_dim_fn)fn)(self, dim, dim_len, keepdim, out);
 }
 
 static const prod_dim_fn prod_dim_kernels[YG_DEVICE_COUNT_] = {
@@ -607,8 +597,8 @@ typedef yg_status (*prod_backward_fn)(const yg_tensor *grad_output,
                                       bool keepdim,
                                       yg_tensor **out);
 
-/* yg__cuda_prod_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_prod_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status prod_backward_cuda(const yg_tensor *grad_output,
                                     const yg_tensor *self,
                                     const int64_t *dim,
@@ -617,12 +607,10 @@ static yg_status prod_backward_cuda(const yg_tensor *grad_output,
                                     yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_prod_backward", NULL};
-    prod_backward_fn kernel = (prod_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "prod_backward: the CUDA module has no yg__cuda_prod_backward");
-    return kernel(grad_output, self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("prod_backward", YG_CUDA, &ref, &fn));
+    return ((prod_backward_fn)fn)(grad_output, self, dim, dim_len, keepdim, out);
 }
 
 static const prod_backward_fn prod_backward_kernels[YG_DEVICE_COUNT_] = {
@@ -751,8 +739,8 @@ typedef yg_status (*prod_double_backward_fn)(const yg_tensor *grad,
                                              bool keepdim,
                                              yg_tensor **out);
 
-/* yg__cuda_prod_double_backward is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__cuda_prod_double_backward is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status prod_double_backward_cuda(const yg_tensor *grad,
                                            const yg_tensor *grad_output,
                                            const yg_tensor *self,
@@ -762,12 +750,10 @@ static yg_status prod_double_backward_cuda(const yg_tensor *grad,
                                            yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_prod_double_backward", NULL};
-    prod_double_backward_fn kernel = (prod_double_backward_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "prod_double_backward: the CUDA module has no yg__cuda_prod_double_backward");
-    return kernel(grad, grad_output, self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("prod_double_backward", YG_CUDA, &ref, &fn));
+    return ((prod_double_backward_fn)fn)(grad, grad_output, self, dim, dim_len, keepdim, out);
 }
 
 static const prod_double_backward_fn prod_double_backward_kernels[YG_DEVICE_COUNT_] = {

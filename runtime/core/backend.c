@@ -145,14 +145,21 @@ const yg_device_backend *yg__backend_of(yg_device device)
     return b;
 }
 
-yg_kernel_fn yg__backend_kernel(yg_device device, yg_kernel_ref *ref)
+yg_status
+yg__backend_kernel(const char *op, yg_device device, yg_kernel_ref *ref, yg_kernel_fn *out)
 {
     yg_kernel_fn fn = atomic_load_explicit(&ref->fn, memory_order_acquire);
+    const yg_device_backend *b = NULL;
+
+    *out = NULL;
     if (fn == NULL) {
-        const yg_device_backend *b = yg__backend_of(device);
+        YG_RETURN_IF_ERROR(yg__backend(op, device, &b));
         fn = b->kernel != NULL ? b->kernel(ref->name) : NULL;
-        if (fn != NULL)
-            atomic_store_explicit(&ref->fn, fn, memory_order_release);
+        if (fn == NULL)
+            return yg__fail(YG_ERR_INTERNAL, "%s: the %s backend has no %s", op, b->name,
+                            ref->name);
+        atomic_store_explicit(&ref->fn, fn, memory_order_release);
     }
-    return fn;
+    *out = fn;
+    return YG_OK;
 }

@@ -83,10 +83,14 @@ typedef struct yg_kernel_ref {
     _Atomic(yg_kernel_fn) fn;
 } yg_kernel_ref;
 
-/* ref's function in device's backend, which must be registered (a tensor
- * of the device exists); NULL when the backend has no such function.
- * Cannot fail. */
-yg_kernel_fn yg__backend_kernel(yg_device device, yg_kernel_ref *ref);
+/* *out = ref's function in device's backend, loading the backend first
+ * when no tensor of the device exists yet (an op that takes a Device
+ * argument).  Errors name op: yg__backend's when there is no backend
+ * ("<op>: cuda: built without CUDA (...)"), YG_ERR_INTERNAL "<op>: the
+ * cuda backend has no <name>" when it lacks the function.  *out is NULL
+ * on failure. */
+yg_status
+yg__backend_kernel(const char *op, yg_device device, yg_kernel_ref *ref, yg_kernel_fn *out);
 
 /* Makes b (static, never freed) the backend of device.  Called once per
  * device kind, by the backend itself.  Cannot fail. */

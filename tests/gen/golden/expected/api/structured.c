@@ -135,8 +135,8 @@ typedef yg_status (*sum_dim_fn)(const yg_tensor *self,
                                 bool keepdim,
                                 yg_tensor **out);
 
-/* yg__golden_cuda_sum_dim is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__golden_cuda_sum_dim is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status sum_dim_cuda(const yg_tensor *self,
                               const int64_t *dim,
                               int64_t dim_len,
@@ -144,12 +144,10 @@ static yg_status sum_dim_cuda(const yg_tensor *self,
                               yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__golden_cuda_sum_dim", NULL};
-    sum_dim_fn kernel = (sum_dim_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (kernel == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "sum: the CUDA module has no yg__golden_cuda_sum_dim");
-    return kernel(self, dim, dim_len, keepdim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("sum", YG_CUDA, &ref, &fn));
+    return ((sum_dim_fn)fn)(self, dim, dim_len, keepdim, out);
 }
 
 static const sum_dim_fn sum_dim_kernels[YG_DEVICE_COUNT_] = {
@@ -367,17 +365,15 @@ static yg_status cumsum_cpu(const yg_tensor *self, int64_t dim, yg_tensor **out)
     return cumsum_structured(yg__golden_cumsum_out, self, dim, out);
 }
 
-/* yg__golden_cuda_cumsum_out is the CUDA module's: found there by name on first use
- * (core/backend.h); a CUDA tensor means the module is loaded. */
+/* yg__golden_cuda_cumsum_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status cumsum_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__golden_cuda_cumsum_out", NULL};
-    cumsum_impl_fn impl = (cumsum_impl_fn)yg__backend_kernel(YG_CUDA, &ref);
+    yg_kernel_fn fn;
 
-    if (impl == NULL)
-        return yg__fail(YG_ERR_INTERNAL,
-                        "cumsum: the CUDA module has no yg__golden_cuda_cumsum_out");
-    return cumsum_structured(impl, self, dim, out);
+    YG_RETURN_IF_ERROR(yg__backend_kernel("cumsum", YG_CUDA, &ref, &fn));
+    return cumsum_structured((cumsum_impl_fn)fn, self, dim, out);
 }
 
 static const cumsum_fn cumsum_kernels[YG_DEVICE_COUNT_] = {
