@@ -4,7 +4,7 @@
 #
 # gen splits its output by the `- section: <name>` items of the YAML
 # (gen/gen.h, docs/spec-reference.md "Output"): per section api/, nodes/,
-# boxed/, symbolic/, include/yagrad/ops_<section>.h and, when the section has an op with
+# boxed/, graph_grad/, include/yagrad/ops_<section>.h and, when the section has an op with
 # a `pointwise:` key, kernels/, loops/ (compiled once per CPU capability) and
 # cuda/ (built by nvcc with the CUDA backend).  This reads the same facts from the lines
 # that start a section item or a pointwise key (the block layout the specs
@@ -16,14 +16,14 @@ function(yg_gen_files yaml out_var)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${yaml})
   file(STRINGS ${yaml} lines REGEX "^- section:|^  pointwise:")
   set(files include/yagrad/ops.h include/yagrad/enums.h generated_int.h registry.c boxed/boxed.h boxed/table.c
-      symbolic/symbolic.h symbolic/table.c fuser/table.c onnx/onnx_gen.h onnx/table.c)
+      graph_grad/graph_grad.h graph_grad/table.c fuser/table.c onnx/onnx_gen.h onnx/table.c)
   set(section "")
   set(with_kernels "")
   foreach(line ${lines})
     if(line MATCHES "^- section:[ ]*([a-z0-9_]+)")
       set(section ${CMAKE_MATCH_1})
       list(APPEND files include/yagrad/ops_${section}.h api/${section}.c nodes/${section}.h
-           nodes/${section}.c boxed/${section}.c symbolic/${section}.c onnx/${section}.c)
+           nodes/${section}.c boxed/${section}.c graph_grad/${section}.c onnx/${section}.c)
     elseif(NOT section STREQUAL "")
       list(APPEND with_kernels ${section})
     endif()

@@ -62,7 +62,7 @@ typedef struct gen_formula_ctx {
     int n_size_locals;  /* size(x, d) calls lowered so far */
     char **size_reads;  /* per call: "x|d" as lowered, then its local */
     CXCursor cursor;    /* the scalar expression being lowered */
-    bool symbolic;      /* lowering to IR-building C (formula_symbolic.c):
+    bool graph_grad;    /* lowering to IR-building C (formula_graph_grad.c):
                            arguments are locals read from the forward
                            node, metadata comes from its static types */
 } gen_formula_ctx;
@@ -104,21 +104,21 @@ void gen__sort_saves(gen_deriv *d);
  * fc->code; errors are reported and set fc->f->has_error. */
 void gen__formula_lower(gen_formula_ctx *fc, CXCursor expr);
 /* The C text of a scalar subexpression: argument names become the node's
- * saved fields (eager) or locals (symbolic); numel() and size() read saved
+ * saved fields (eager) or locals (graph_grad); numel() and size() read saved
  * metadata or static types. */
 char *gen__lower_scalar(gen_formula_ctx *fc, CXCursor c);
 
-/* ---- symbolic lowering (formula_symbolic.c) ---- */
+/* ---- lowering to graph derivatives (formula_graph_grad.c) ---- */
 
 /* The ordinal of op's tensor argument name among its Tensor and Tensor[]
  * arguments, or -1. */
 int gen__tensor_ordinal(const gen_op *op, const char *name);
-/* The slot (symbolic.h) of a tensor named in a formula: "2" for the third
- * tensor argument, "YG_SYM_OUT(0)" for result / grad; NULL otherwise.
+/* The slot (graph_grad.h) of a tensor named in a formula: "2" for the third
+ * tensor argument, "YG_DF_OUT(0)" for result / grad; NULL otherwise.
  * Caller frees. */
-char *gen__sym_slot(const gen_deriv *d, const char *name);
+char *gen__df_slot(const gen_deriv *d, const char *name);
 /* Lowers the formula at expr (already lowered for eager) to fc->code as
  * IR-building C; errors are reported and set fc->f->has_error. */
-void gen__formula_lower_symbolic(gen_formula_ctx *fc, CXCursor expr);
+void gen__formula_lower_graph_grad(gen_formula_ctx *fc, CXCursor expr);
 
 #endif

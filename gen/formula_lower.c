@@ -181,22 +181,22 @@ static char *lower_size_call(gen_formula_ctx *fc, CXToken *toks, unsigned i, uns
     return local;
 }
 
-/* size(x, d) at toks[i] in a symbolic formula: x's static size,
- * `yg__sym_size(s, <slot of x>, <d>)`.  *close is the index of the ')'. */
-static char *lower_size_symbolic(gen_formula_ctx *fc, CXToken *toks, unsigned i, unsigned to,
+/* size(x, d) at toks[i] in a graph derivative: x's static size,
+ * `yg__df_size(s, <slot of x>, <d>)`.  *close is the index of the ')'. */
+static char *lower_size_graph_grad(gen_formula_ctx *fc, CXToken *toks, unsigned i, unsigned to,
                                  unsigned *close)
 {
     unsigned comma = 0;
     char *x = scan_size_call(fc, toks, i, to, &comma, close);
     unsigned j = *close;
-    char *slot = x != NULL ? gen__sym_slot(fc->d, x) : NULL;
+    char *slot = x != NULL ? gen__df_slot(fc->d, x) : NULL;
     free(x);
     if (j >= to || comma == 0 || slot == NULL) {
         free(slot);
         return NULL;
     }
     char *dim = lower_tokens(fc, toks, comma + 1, j);
-    char *r = gen_xprintf("yg__sym_size(s, %s, %s)", slot, dim);
+    char *r = gen_xprintf("yg__df_size(s, %s, %s)", slot, dim);
     free(slot);
     free(dim);
     return r;
@@ -223,9 +223,9 @@ static char *lower_tokens(gen_formula_ctx *fc, CXToken *toks, unsigned from, uns
         if (ident && strcmp(tok, "numel") == 0 && i + 3 < to) {
             CXString a = clang_getTokenSpelling(fc->tu, toks[i + 2]);
             CXString b = clang_getTokenSpelling(fc->tu, toks[i + 3]);
-            char *slot = fc->symbolic ? gen__sym_slot(fc->d, clang_getCString(a)) : NULL;
-            if (fc->symbolic)
-                gen_sb_printf(&sb, "yg__sym_numel(s, %s)", slot != NULL ? slot : "0");
+            char *slot = fc->graph_grad ? gen__df_slot(fc->d, clang_getCString(a)) : NULL;
+            if (fc->graph_grad)
+                gen_sb_printf(&sb, "yg__df_numel(s, %s)", slot != NULL ? slot : "0");
             else
                 gen_sb_printf(&sb, "node->%s_numel", clang_getCString(a));
             free(slot);
@@ -237,7 +237,7 @@ static char *lower_tokens(gen_formula_ctx *fc, CXToken *toks, unsigned from, uns
         } else if (ident && strcmp(tok, "size") == 0 && i + 1 < to &&
                    token_is(fc->tu, toks[i + 1], "(")) {
             unsigned close = i;
-            char *local = fc->symbolic ? lower_size_symbolic(fc, toks, i, to, &close)
+            char *local = fc->graph_grad ? lower_size_graph_grad(fc, toks, i, to, &close)
                                        : lower_size_call(fc, toks, i, to, &close);
             if (local == NULL) {
                 gen__formula_error_at(fc, fc->cursor, "cannot lower this size() call%s", "");
@@ -248,7 +248,7 @@ static char *lower_tokens(gen_formula_ctx *fc, CXToken *toks, unsigned from, uns
             gen_sb_puts(&sb, local);
             free(local);
             i = close;
-        } else if (ident && strcmp(tok, "device_index") == 0 && !fc->symbolic && i + 3 < to) {
+        } else if (ident && strcmp(tok, "device_index") == 0 && !fc->graph_grad && i + 3 < to) {
             /* device_index(x): x's saved device index (grad's own) */
             CXString a = clang_getTokenSpelling(fc->tu, toks[i + 2]);
             CXString b = clang_getTokenSpelling(fc->tu, toks[i + 3]);
@@ -262,7 +262,7 @@ static char *lower_tokens(gen_formula_ctx *fc, CXToken *toks, unsigned from, uns
             clang_disposeString(b);
             i += 3;
         } else if (ident && index >= 0) {
-            gen_sb_printf(&sb, fc->symbolic ? "%s" : "node->%s", tok);
+            gen_sb_printf(&sb, fc->graph_grad ? "%s" : "node->%s", tok);
         } else {
             gen_sb_puts(&sb, tok);
         }

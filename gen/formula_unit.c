@@ -586,15 +586,15 @@ static void analyse_formula(gen_formula_ctx *fc, CXCursor fn)
     fc->f->lowered = gen_sb_take(&fc->code);
     /* The same formula as IR, for the graph executor's autodiff; in-place
      * and out= ops stay outside autodiff subgraphs and have none. */
-    if (fc->d->no_symbolic != NULL || (fc->d->op->form != GEN_FORM_FUNCTIONAL &&
+    if (fc->d->no_graph_grad != NULL || (fc->d->op->form != GEN_FORM_FUNCTIONAL &&
                                         fc->d->op->form != GEN_FORM_VIEW))
         return;
     for (int i = 0; i < fc->d->op->schema.n_args; i++)
         if (fc->d->op->schema.args[i].mutable_)
             return;
-    gen__formula_lower_symbolic(fc, expr);
+    gen__formula_lower_graph_grad(fc, expr);
     if (!fc->f->has_error)
-        fc->f->symbolic = gen_sb_take(&fc->code);
+        fc->f->graph_grad = gen_sb_take(&fc->code);
     gen_sb_free(&fc->code);
 }
 

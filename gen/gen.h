@@ -289,7 +289,7 @@ typedef struct gen_formula {
     gen_loc key_loc;   /* of the input key */
     bool has_error;
     char *lowered;     /* straight-line C, indented 8 spaces; NULL until lowered */
-    char *symbolic;    /* the same formula as IR-building C (runtime/jit/autodiff/symbolic.h),
+    char *graph_grad;  /* the same formula as IR-building C (runtime/jit/autodiff/graph_grad.h),
                           indented 8 spaces; NULL when the entry has none */
     char *grad_name;   /* the local holding its gradient: grad_self */
     uint64_t grads_read; /* bit i: the formula reads grads[i] (grad is grads[0]) */
@@ -304,9 +304,9 @@ typedef struct gen_deriv {
     int n_formulas;
     int n_groups;
     char *no_double_backward; /* double_backward: not_implemented("why"): why */
-    char *no_symbolic; /* symbolic: not_implemented("why"): why; also set by
+    char *no_graph_grad; /* graph_grad: not_implemented("why"): why; also set by
                           gen for ops whose graph form is not built (in-place) */
-    int n_sym_temps;   /* temporaries the symbolic lowering named */
+    int n_df_temps;   /* temporaries the graph_grad lowering named */
     bool has_output_diff;  /* output_differentiability was given */
     bool *output_diff;     /* one per return; after resolution always set
                               (all true when the key is absent) */
@@ -438,13 +438,13 @@ char *gen_emit_boxed_c(const gen_model *model, int section);
 char *gen_emit_boxed_h(const gen_model *model);
 char *gen_emit_boxed_table_c(const gen_model *model);
 
-/* emit_symbolic.c: symbolic/<section>.c, symbolic/symbolic.h,
- * symbolic/table.c (the derivative formulas as IR builders). */
-char *gen_emit_symbolic_c(const gen_model *model, int section);
-char *gen_emit_symbolic_h(const gen_model *model);
-char *gen_emit_symbolic_table_c(const gen_model *model);
-/* Whether d has a symbolic derivative (every formula lowered to one). */
-bool gen_deriv_has_symbolic(const gen_deriv *d);
+/* emit_graph_grad.c: graph_grad/<section>.c, graph_grad/graph_grad.h,
+ * graph_grad/table.c (the derivative formulas as IR builders). */
+char *gen_emit_graph_grad_c(const gen_model *model, int section);
+char *gen_emit_graph_grad_h(const gen_model *model);
+char *gen_emit_graph_grad_table_c(const gen_model *model);
+/* Whether d has a graph derivative (every formula lowered to one). */
+bool gen_deriv_has_graph_grad(const gen_deriv *d);
 
 /* emit_fuser.c: fuser/table.c (the pointwise expressions for the fuser). */
 char *gen_emit_fuser_table_c(const gen_model *model);

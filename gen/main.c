@@ -77,8 +77,8 @@ static void write_outputs(const gen_model *model, const gen_onnx_map *onnx, cons
     emit(&o, out_dir, "registry.c", gen_emit_registry_c(model));
     emit(&o, out_dir, "boxed/boxed.h", gen_emit_boxed_h(model));
     emit(&o, out_dir, "boxed/table.c", gen_emit_boxed_table_c(model));
-    emit(&o, out_dir, "symbolic/symbolic.h", gen_emit_symbolic_h(model));
-    emit(&o, out_dir, "symbolic/table.c", gen_emit_symbolic_table_c(model));
+    emit(&o, out_dir, "graph_grad/graph_grad.h", gen_emit_graph_grad_h(model));
+    emit(&o, out_dir, "graph_grad/table.c", gen_emit_graph_grad_table_c(model));
     emit(&o, out_dir, "fuser/table.c", gen_emit_fuser_table_c(model));
     emit(&o, out_dir, "onnx/onnx_gen.h", gen_emit_onnx_gen_h(model, onnx));
     emit(&o, out_dir, "onnx/table.c", gen_emit_onnx_table_c(model, onnx));
@@ -99,8 +99,8 @@ static void write_outputs(const gen_model *model, const gen_onnx_map *onnx, cons
         path = gen_xprintf("boxed/%s.c", name);
         emit(&o, out_dir, path, gen_emit_boxed_c(model, s));
         free(path);
-        path = gen_xprintf("symbolic/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_symbolic_c(model, s));
+        path = gen_xprintf("graph_grad/%s.c", name);
+        emit(&o, out_dir, path, gen_emit_graph_grad_c(model, s));
         free(path);
         path = gen_xprintf("onnx/%s.c", name);
         emit(&o, out_dir, path, gen_emit_onnx_c(model, onnx, s));

@@ -702,12 +702,12 @@ static void free_deriv(gen_deriv *d)
 {
     free(d->name_text);
     free(d->no_double_backward);
-    free(d->no_symbolic);
+    free(d->no_graph_grad);
     for (int i = 0; i < d->n_formulas; i++) {
         free(d->formulas[i].input);
         free(d->formulas[i].expr);
         free(d->formulas[i].lowered);
-        free(d->formulas[i].symbolic);
+        free(d->formulas[i].graph_grad);
         free(d->formulas[i].grad_name);
         free(d->formulas[i].reason);
     }

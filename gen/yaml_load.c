@@ -897,14 +897,14 @@ static void load_deriv_entry(loader *l, yaml_node_t *entry, gen_deriv *d)
                                                     &d->no_double_backward))
                 gen_error_in(l->entry, value_loc(l->file, v),
                              "'double_backward' takes only not_implemented(\"why\"), not '%s'", s);
-        } else if (strcmp(key, "symbolic") == 0) {
+        } else if (strcmp(key, "graph_grad") == 0) {
             /* The entry has no graph form (its formula reads something the
              * IR cannot express): the op stays outside autodiff subgraphs. */
             const char *s = scalar_value(l, v, key);
             if (s != NULL &&
-                !parse_not_implemented(l, s, value_loc(l->file, v), &d->no_symbolic))
+                !parse_not_implemented(l, s, value_loc(l->file, v), &d->no_graph_grad))
                 gen_error_in(l->entry, value_loc(l->file, v),
-                             "'symbolic' takes only not_implemented(\"why\"), not '%s'", s);
+                             "'graph_grad' takes only not_implemented(\"why\"), not '%s'", s);
         } else {
             load_formula_key(l, d, &cap, key, kn, v);
         }

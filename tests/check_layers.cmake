@@ -47,9 +47,9 @@ set(YG_UNIT_RULES
   generated/generated_int.h=ops
   runtime/jit/frontend/=jit.tracer   # yg_trace
   generated/boxed/=jit.ir            # an op called from a graph node (jit/ir/boxing.h)
-  runtime/jit/passes/=jit.passes     # graph to graph: passes, autodiff, symbolic derivatives
+  runtime/jit/passes/=jit.passes     # graph to graph: passes, autodiff, graph derivatives
   runtime/jit/autodiff/=jit.passes
-  generated/symbolic/=jit.passes
+  generated/graph_grad/=jit.passes
   runtime/jit/fuser/=jit.fuser       # the pointwise fuser
   generated/fuser/=jit.fuser
   runtime/jit/exec/=jit.exec         # running graphs: interpreter, executor, differentiable graphs

@@ -1,14 +1,14 @@
 /*
- * test_jit_autodiff.c - the symbolic derivatives (generated from the same
+ * test_jit_autodiff.c - the graph derivatives (generated from the same
  * specs/derivatives.yaml formulas as the eager backward nodes) against the
  * eager gradients, for every derivative entry with a gradcheck sample:
  * each sample is traced, its graph differentiated (yg_graph_differentiate),
  * f and df run through the interpreter, and the gradients compared with
- * yg_backward's on the same cotangent.  An entry with a symbolic form that
+ * yg_backward's on the same cotangent.  An entry with a graph form that
  * no sample reaches fails, so the two forms cannot drift apart unnoticed.
  */
 #include "generated_int.h"
-#include "jit/autodiff/symbolic.h"
+#include "jit/autodiff/graph_grad.h"
 #include "opinfo/opinfo.h"
 #include "testutil.h"
 #include "yagrad/autograd.h"
@@ -33,11 +33,11 @@ static int op_index(const char *name) {
     return -1;
 }
 
-/* Whether s checks an entry that has a symbolic derivative. */
-static bool has_symbolic(const sample *s) {
+/* Whether s checks an entry that has a graph derivative. */
+static bool has_graph_grad(const sample *s) {
     int i = op_index(s->op);
     const yg_derivative_info *d = opinfo_derivative(s->op);
-    return i >= 0 && d != NULL && d->n_inputs > 0 && yg__symbolic_ops[i].fn != NULL;
+    return i >= 0 && d != NULL && d->n_inputs > 0 && yg__graph_grad_ops[i].fn != NULL;
 }
 
 static int compare(const sample *s, int i, const yg_tensor *eager, const yg_tensor *graph) {
@@ -204,14 +204,14 @@ out:
     return failures;
 }
 
-static void test_every_symbolic_derivative_matches_eager(void **state) {
+static void test_every_graph_derivative_matches_eager(void **state) {
     (void)state;
     int failures = 0, checked = 0, uncovered = 0;
     bool *covered = calloc((size_t)yg__ops_count, sizeof *covered);
 
     for (int i = 0; i < opinfo_sample_count(); i++) {
         const sample *s = opinfo_sample_at(i);
-        if (!has_symbolic(s))
+        if (!has_graph_grad(s))
             continue;
         bool any_float = false;
         for (int k = 0; k < s->n_inputs; k++)
@@ -224,13 +224,13 @@ static void test_every_symbolic_derivative_matches_eager(void **state) {
         covered[op_index(s->op)] |= ok;
     }
     for (int i = 0; i < yg__ops_count; i++) {
-        if (yg__symbolic_ops[i].fn != NULL && !covered[i]) {
-            print_error("%s has a symbolic derivative that no passing sample checked\n",
+        if (yg__graph_grad_ops[i].fn != NULL && !covered[i]) {
+            print_error("%s has a graph derivative that no passing sample checked\n",
                         yg__ops[i].name);
             uncovered++;
         }
     }
-    printf("symbolic derivatives checked against eager: %d samples, %d failures, %d ops "
+    printf("graph derivatives checked against eager: %d samples, %d failures, %d ops "
            "uncovered\n",
            checked,
            failures,
@@ -337,15 +337,15 @@ static void test_every_sample_through_the_executor_matches_eager(void **state) {
 }
 
 /* What the generated table says: every derivative entry either has a
- * symbolic form, or its op is in-place, has no differentiable input, or
+ * graph form, or its op is in-place, has no differentiable input, or
  * is marked with a reason. */
-static void test_symbolic_coverage_is_listed(void **state) {
+static void test_graph_derivative_coverage_is_listed(void **state) {
     (void)state;
     int with = 0, inplace = 0, marked = 0, no_grad = 0;
     for (int d = 0; d < yg__derivatives_count; d++) {
         int i = op_index(yg__derivatives[d].name);
         assert_true(i >= 0);
-        const yg_symbolic_op *so = &yg__symbolic_ops[i];
+        const yg_graph_grad_op *so = &yg__graph_grad_ops[i];
         if (so->fn != NULL) {
             with++;
         } else if (yg__derivatives[d].n_inputs == 0) {
@@ -354,11 +354,11 @@ static void test_symbolic_coverage_is_listed(void **state) {
             inplace++;
         } else {
             printf("  %s: %s\n", yg__derivatives[d].name, so->unsupported);
-            assert_non_null(strstr(so->unsupported, "symbolic: not_implemented: "));
+            assert_non_null(strstr(so->unsupported, "graph_grad: not_implemented: "));
             marked++;
         }
     }
-    printf("derivative entries: %d, with a symbolic form: %d, in-place: %d, without "
+    printf("derivative entries: %d, with a graph form: %d, in-place: %d, without "
            "differentiable inputs: %d, marked not_implemented: %d\n",
            yg__derivatives_count,
            with,
@@ -436,8 +436,8 @@ static void test_bad_inputs_are_refused_by_name(void **state) {
 
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_symbolic_derivative_matches_eager),
-        cmocka_unit_test(test_symbolic_coverage_is_listed),
+        cmocka_unit_test(test_every_graph_derivative_matches_eager),
+        cmocka_unit_test(test_graph_derivative_coverage_is_listed),
         cmocka_unit_test(test_every_sample_through_the_executor_matches_eager),
         cmocka_unit_test(test_bad_inputs_are_refused_by_name),
     };

@@ -715,10 +715,10 @@ static void test_plan_cache_hits_and_misses_by_spec(void **state) {
     model_free(&m);
 }
 
-/* A node without a symbolic derivative (the in-place add_, and mul, whose
+/* A node without a graph derivative (the in-place add_, and mul, whose
  * result add_ writes) still runs, outside any region, and its gradient
  * comes from eager autograd, composed with the region's. */
-static void test_graph_with_non_symbolic_op_still_runs(void **state) {
+static void test_graph_with_an_op_without_graph_derivative_still_runs(void **state) {
     (void)state;
     const char *text = "graph(%x : Tensor(dtype=float64, sizes=[4], requires_grad=true)):\n"
                        "  %e = exp(%x)\n"
@@ -1012,7 +1012,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_views_inside_regions_match_eager),
         cmocka_unit_test(test_views_written_in_place_stay_outside),
         cmocka_unit_test(test_plan_cache_hits_and_misses_by_spec),
-        cmocka_unit_test(test_graph_with_non_symbolic_op_still_runs),
+        cmocka_unit_test(test_graph_with_an_op_without_graph_derivative_still_runs),
         cmocka_unit_test(test_double_backward_through_regions),
         cmocka_unit_test(test_fused_plan_takes_new_shapes_or_refuses_them),
         cmocka_unit_test(test_small_regions_are_inlined_back),

@@ -478,7 +478,7 @@ typedef struct yg_gradient {
     int64_t *grad_of_input;
 } yg_gradient;
 
-/* Builds g's gradient from the symbolic derivatives, which gen generates
+/* Builds g's gradient from the graph derivatives, which gen generates
  * from the same specs/derivatives.yaml formulas as the eager backward
  * nodes.  Gradients are built only for inputs that require grad and only
  * through nodes that need them; a gradient of a broadcast input is summed
@@ -489,9 +489,9 @@ typedef struct yg_gradient {
  *                  input's type's requires_grad == 1)
  *   out:           out: release with yg_gradient_release
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL g or out; YG_ERR_NOT_IMPLEMENTED
- *          for a node on a gradient path that has no symbolic derivative
+ *          for a node on a gradient path that has no graph derivative
  *          (an in-place op, a composite op, an entry marked
- *          `symbolic: not_implemented`) or whose formula needs sizes the
+ *          `graph_grad: not_implemented`) or whose formula needs sizes the
  *          graph does not know: "autodiff: %y = mm(%a, %b): <why>";
  *          YG_ERR_OUT_OF_MEMORY.  On failure *out is NULL. */
 YG_NODISCARD yg_status yg_graph_differentiate(const yg_graph *g,
@@ -501,7 +501,7 @@ YG_NODISCARD yg_status yg_graph_differentiate(const yg_graph *g,
 /* Frees g and its graphs.  NULL-safe. */
 void yg_gradient_release(yg_gradient *g);
 
-/* Merges maximal regions of differentiable nodes (ops with a symbolic
+/* Merges maximal regions of differentiable nodes (ops with a graph
  * derivative whose formulas' metadata the graph knows, and ops whose
  * outputs carry no gradient) into prim::DifferentiableGraph nodes with
  * attributes f and df (yg_gradient's graphs), captures, grad_of_input and

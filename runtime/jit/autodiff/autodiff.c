@@ -1,11 +1,11 @@
 /*
  * autodiff.c - yg_graph_differentiate: a graph's gradient as a second
- * graph, built from the generated symbolic derivatives (symbolic.h), the
+ * graph, built from the generated graph derivatives (graph_grad.h), the
  * same formulas of specs/derivatives.yaml the eager backward nodes run.
  *
  * f is a copy of g.  Walking f backwards from its outputs, each node that
  * has a gradient on some output and an input that requires grad gets its
- * symbolic derivative appended to df; the gradients it returns are made
+ * graph derivative appended to df; the gradients it returns are made
  * to match the input's static type as the eager engine does (sum_to over
  * broadcast dims, to.dtype for another dtype) and summed into the input's
  * gradient.  A forward value a formula reads is captured: a df input,
@@ -46,10 +46,10 @@ static bool is_floating(int32_t dtype) {
            dtype == YG_FLOAT16 || dtype == YG_BFLOAT16;
 }
 
-const yg_symbolic_op *yg__symbolic_of(const yg_ir_node *n) {
+const yg_graph_grad_op *yg__graph_grad_of(const yg_ir_node *n) {
     if (n->op == NULL)
         return NULL;
-    return &yg__symbolic_ops[n->op - yg__ops];
+    return &yg__graph_grad_ops[n->op - yg__ops];
 }
 
 /* Appends a capture of f value v (input index i >= 0, or output -1 - j). */
@@ -67,7 +67,7 @@ static yg_status add_capture(diff *d, int64_t ref) {
     return YG_OK;
 }
 
-static yg_ir_value *capture(yg_sym *s, yg_ir_value *v) {
+static yg_ir_value *capture(yg_df *s, yg_ir_value *v) {
     diff *d = s->ctx;
     int64_t i = idx(v);
     yg_ir_value *dv = NULL;
@@ -91,7 +91,7 @@ static yg_ir_value *capture(yg_sym *s, yg_ir_value *v) {
     if (st == YG_OK)
         st = add_capture(d, ref);
     if (st != YG_OK) {
-        yg__sym_check(s, st);
+        yg__df_check(s, st);
         return NULL;
     }
     d->capture[i] = dv;
@@ -142,7 +142,7 @@ static yg_status accumulate(diff *d, yg_ir_value *x, yg_ir_value *v) {
 static const char *why_not(const yg_ir_node *n) {
     if (n->op == NULL)
         return "prim nodes other than Constant and None are not differentiable here";
-    const yg_symbolic_op *s = yg__symbolic_of(n);
+    const yg_graph_grad_op *s = yg__graph_grad_of(n);
     if (s->fn != NULL)
         return NULL;
     return s->unsupported;
@@ -185,7 +185,7 @@ static yg_status forward_pass(diff *d, const bool *requires_grad) {
                              YG_ERR_NOT_IMPLEMENTED,
                              "in-place ops are not differentiated in graphs (they stay outside "
                              "autodiff subgraphs)");
-        const yg_symbolic_op *s = yg__symbolic_of(n);
+        const yg_graph_grad_op *s = yg__graph_grad_of(n);
         if (s != NULL && s->fn == NULL && s->no_grad)
             continue;
         const char *why = why_not(n);
@@ -220,7 +220,7 @@ static yg_status backward_node(diff *d, yg_ir_node *n) {
         grads[i] = d->grad[idx(n->outputs[i])];
     for (int32_t i = 0; i < n->n_inputs; i++)
         needs[i] = d->rg[idx(n->inputs[i])];
-    yg_sym s = {.node = n,
+    yg_df s = {.node = n,
                 .df = d->df,
                 .capture = capture,
                 .ctx = d,
@@ -229,7 +229,7 @@ static yg_status backward_node(diff *d, yg_ir_node *n) {
                 .grad_inputs = grad_inputs,
                 .st = YG_OK};
     yg_ir_node *mark = d->df->last;
-    yg_status st = yg__symbolic_of(n)->fn(&s, n);
+    yg_status st = yg__graph_grad_of(n)->fn(&s, n);
     /* Types of the new df nodes, so conform sees the gradients' sizes. */
     for (yg_ir_node *m = mark != NULL ? mark->next : d->df->first; st == YG_OK && m != NULL;
          m = m->next)

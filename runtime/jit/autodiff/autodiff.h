@@ -8,13 +8,13 @@
 #define YAGRAD_JIT_AUTODIFF_H
 
 #include "jit/ir/ir.h"
-#include "jit/autodiff/symbolic.h"
+#include "jit/autodiff/graph_grad.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The symbolic-table entry of an op node (NULL for a prim node). */
-const yg_symbolic_op *yg__symbolic_of(const yg_ir_node *n);
+/* The graph_grad-table entry of an op node (NULL for a prim node). */
+const yg_graph_grad_op *yg__graph_grad_of(const yg_ir_node *n);
 
 /* Runs a prim::DifferentiableGraph node (interpreter.c calls it): f
  * without recording, then, when grad mode is on and an input requires

@@ -6,7 +6,7 @@
  * A node may join a region when it is an op node (or a prim::Constant /
  * prim::None) that writes no memory and reads or makes no value anything
  * writes (yg__pass_mark_mutated), and either none of its inputs requires
- * grad, or its op's outputs carry no gradient, or its symbolic derivative
+ * grad, or its op's outputs carry no gradient, or its graph derivative
  * builds with the graph's static types (a trial run into a scratch graph).
  * Regions are maximal runs of such nodes in the graph's order: every node
  * between two members is a member, so merging cannot create a cycle (a
@@ -33,16 +33,16 @@ static int64_t vidx(const yg_ir_value *v) {
     return v->scratch >> 1;
 }
 
-static yg_ir_value *trial_capture(yg_sym *s, yg_ir_value *v) {
+static yg_ir_value *trial_capture(yg_df *s, yg_ir_value *v) {
     yg_ir_value *dv = NULL;
     yg_ir_type t = v->type;
-    yg__sym_check(s, yg_graph_add_input(s->df, &t, NULL, &dv));
+    yg__df_check(s, yg_graph_add_input(s->df, &t, NULL, &dv));
     return dv;
 }
 
-/* Whether n's symbolic derivative builds with the graph's types. */
+/* Whether n's graph derivative builds with the graph's types. */
 static bool trial(yg_ir_node *n, const bool *rg) {
-    const yg_symbolic_op *so = yg__symbolic_of(n);
+    const yg_graph_grad_op *so = yg__graph_grad_of(n);
     if (so == NULL || so->fn == NULL)
         return false;
     yg_graph *df = NULL;
@@ -52,7 +52,7 @@ static bool trial(yg_ir_node *n, const bool *rg) {
     bool good = false;
     if (buf == NULL || needs == NULL || yg_graph_create(&df) != YG_OK)
         goto out;
-    yg_sym s = {.node = n,
+    yg_df s = {.node = n,
                 .df = df,
                 .capture = trial_capture,
                 .grads = buf,
@@ -185,7 +185,7 @@ yg_graph_create_autodiff_subgraphs(yg_graph *g, const bool *requires_grad, int64
         }
         for (int32_t i = 0; i < n->n_outputs; i++)
             clean &= !mutated(n->outputs[i]);
-        const yg_symbolic_op *so = yg__symbolic_of(n);
+        const yg_graph_grad_op *so = yg__graph_grad_of(n);
         bool no_grad = so != NULL && so->fn == NULL && so->no_grad;
         if (n->kind == yg__prim_constant || n->kind == yg__prim_none)
             cand[ni] = true;

@@ -2,7 +2,7 @@
  * decompose.c - yg_graph_decompose_composites: a composite op node (an op
  * written with other ops, runtime/composite/, with no derivative entry of
  * its own) becomes the ops it calls, so that autodiff, which has a
- * symbolic derivative per derivative entry, can differentiate through it
+ * graph derivative per derivative entry, can differentiate through it
  * as eager autograd does through its parts.
  *
  * The parts are found by tracing the op once through its composite
@@ -46,7 +46,7 @@ call_boxed(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64
 static bool decomposable(const yg_ir_node *n) {
     if (n->op == NULL || strcmp(n->op->kind, "composite") != 0)
         return false;
-    const yg_symbolic_op *so = yg__symbolic_of(n);
+    const yg_graph_grad_op *so = yg__graph_grad_of(n);
     if (so->fn != NULL || so->no_grad || yg__ir_node_has_side_effects(n))
         return false;
     if (yg__boxed_op_of(n)->fn == NULL)
