@@ -5,21 +5,24 @@
 #
 #   cuda_memcheck.sh <test_cuda> [<test program>...]
 #
-# Skips (a line CTest's SKIP_REGULAR_EXPRESSION matches) when the first
-# program finds no device, or when no compute-sanitizer is installed (it
-# comes with NVIDIA's toolkit packages: on PATH or in /usr/local/cuda/bin).
+# Skips (exit status 77) when the first program finds no device (with
+# YG_REQUIRE_GPU=1 that is a failure), or when no compute-sanitizer is
+# installed (it comes with NVIDIA's toolkit packages: on PATH or in
+# /usr/local/cuda/bin).
 probe=$("$1" test_device_properties_and_bad_indices 2>&1)
-case "$probe" in
-*"skipped: "*)
+rc=$?
+if [ $rc -eq 77 ]; then
     echo "$probe" | grep -o "skipped: .*" | head -n 1
-    exit 0
-    ;;
-esac
+    exit 77
+elif [ $rc -ne 0 ]; then
+    echo "$probe"
+    exit 1
+fi
 san=$(command -v compute-sanitizer || true)
 [ -z "$san" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ] && san=/usr/local/cuda/bin/compute-sanitizer
 if [ -z "$san" ]; then
     echo "skipped: no compute-sanitizer on PATH or in /usr/local/cuda/bin"
-    exit 0
+    exit 77
 fi
 for prog in "$@"; do
     echo "== $san --tool memcheck $prog"

@@ -29,11 +29,8 @@
 #define TOL 1e-4
 
 static void skip_without_onednn(void) {
-    if (!yg_conv_backend_available(YG_CONV_BACKEND_ONEDNN)) {
-        print_message(
-            "skipped: yagrad was built without oneDNN (install libdnnl-dev and reconfigure)\n");
-        skip();
-    }
+    if (!yg_conv_backend_available(YG_CONV_BACKEND_ONEDNN))
+        yg_test_skip("yagrad was built without oneDNN (install libdnnl-dev and reconfigure)");
 }
 
 /* Cases with 16 to 48 channels, where oneDNN picks blocked layouts. */

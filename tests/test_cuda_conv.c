@@ -7,7 +7,8 @@
  * would run on (cudnn, or "built without cuDNN") through the dispatcher's
  * selection, which needs no device.  The others need a device; without
  * one they print "skipped: no CUDA device ..." (or "skipped: built
- * without CUDA") and CTest reports them as skipped (tests/CMakeLists.txt).
+ * without CUDA") and exit 77, which CTest reports as skipped (with
+ * YG_REQUIRE_GPU=1 they fail: testutil.h).
  *
  * Convolutions are compared within float tolerance (cuDNN sums in
  * another order); pooling must match the CPU to the bit (cuda/pool.cu
@@ -37,11 +38,7 @@
 /* Skips the calling test when no device is usable, saying why (as
  * tests/test_cuda.c). */
 static void need_device(void) {
-    if (yg_cuda_check() == YG_OK)
-        return;
-    const char *why = yg_last_error();
-    printf("skipped: %s\n", strncmp(why, "cuda: ", 6) == 0 ? why + 6 : why);
-    skip();
+    yg_test_need_gpu();
 }
 
 /* A new cuda:0 copy of t (NULL-safe). */
@@ -253,8 +250,7 @@ static void test_conv_forward_and_backward_match_the_cpu(void **state) {
     need_device();
     if (!yg_conv_backend_available(YG_CONV_BACKEND_CUDNN)) {
         /* test_cudnn_selection_is_reported checks the message */
-        printf("skipped: built without cuDNN\n");
-        skip();
+        yg_test_skip("built without cuDNN");
     }
     for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++) {
         run_conv_case(&conv_cases[i], YG_FLOAT32);
@@ -268,8 +264,7 @@ static void test_conv_benchmark_and_deterministic_choices(void **state) {
     (void)state;
     need_device();
     if (!yg_conv_backend_available(YG_CONV_BACKEND_CUDNN)) {
-        printf("skipped: built without cuDNN\n");
-        skip();
+        yg_test_skip("built without cuDNN");
     }
     yg_conv_set_benchmark(true);
     run_conv_case(&conv_cases[0], YG_FLOAT32);

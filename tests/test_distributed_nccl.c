@@ -12,7 +12,8 @@
  * as MPI's singleton, where the build has MPI).  The others make a
  * one-rank NCCL group and need a GPU and an NCCL build; without them
  * they print "skipped: no CUDA device ..." or "skipped: built without
- * NCCL" and CTest reports them as skipped (tests/CMakeLists.txt), never
+ * NCCL" and exit 77, which CTest reports as skipped (YG_REQUIRE_GPU=1: a
+ * failure), never
  * passed.  All are labelled `cuda`.
  */
 #include "core/core.h"
@@ -36,15 +37,9 @@
 
 /* Skips the calling test unless an NCCL group can be made, saying why. */
 static void need_nccl(void) {
-    if (!yg_distributed_nccl_is_available()) {
-        printf("skipped: built without NCCL\n");
-        skip();
-    }
-    if (yg_cuda_check() != YG_OK) {
-        const char *why = yg_last_error();
-        printf("skipped: %s\n", strncmp(why, "cuda: ", 6) == 0 ? why + 6 : why);
-        skip();
-    }
+    if (!yg_distributed_nccl_is_available())
+        yg_test_skip("built without NCCL");
+    yg_test_need_gpu();
 }
 
 static yg_process_group *nccl_group(void) {

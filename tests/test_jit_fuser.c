@@ -12,7 +12,7 @@
  * the refusal of two devices and the fallback without a driver.  The
  * test_cuda_runs_* tests need a GPU: they run fused groups on cuda:0 and
  * compare with the same graph on the CPU; without one they print
- * "skipped: no CUDA device ..." and CTest reports them skipped
+ * "skipped: no CUDA device ..." and exit 77, which CTest reports skipped
  * (tests/CMakeLists.txt).
  */
 #define _GNU_SOURCE
@@ -572,8 +572,7 @@ static void check_ptx(yg_graph *f, int k, const char *what) {
 static void test_every_group_compiles_to_ptx(void **state) {
     (void)state;
     if (YG_PTXAS[0] == '\0') {
-        printf("skipped: yagrad was built without the CUDA toolkit (no NVRTC, no ptxas)\n");
-        skip();
+        yg_test_skip("yagrad was built without the CUDA toolkit (no NVRTC, no ptxas)");
     }
     int checked = 0;
     for (int d = 0; d < 2; d++) {
@@ -739,8 +738,7 @@ static int ptx_child_main(void) {
 static void test_cuda_ptx_is_cached_in_memory_and_on_disk(void **state) {
     (void)state;
     if (YG_PTXAS[0] == '\0') {
-        printf("skipped: yagrad was built without the CUDA toolkit (no NVRTC)\n");
-        skip();
+        yg_test_skip("yagrad was built without the CUDA toolkit (no NVRTC)");
     }
     yg_graph *f = ptx_graph(1.375);
     char *src = NULL, *ptx = NULL, *ptx2 = NULL;
@@ -785,8 +783,7 @@ static void test_cuda_ptx_is_cached_in_memory_and_on_disk(void **state) {
 static void test_cuda_args_block_matches_the_ptx(void **state) {
     (void)state;
     if (YG_PTXAS[0] == '\0') {
-        printf("skipped: yagrad was built without the CUDA toolkit (no NVRTC)\n");
-        skip();
+        yg_test_skip("yagrad was built without the CUDA toolkit (no NVRTC)");
     }
     static const char *const texts[] = {
         /* 2 outputs, 3 inputs */
@@ -931,15 +928,9 @@ static void test_cuda_group_without_a_driver_falls_back_with_reason(void **state
 /* Skips the calling test when no device is usable or yagrad cannot
  * compile kernels for one, saying why. */
 static void need_device(void) {
-    if (yg_cuda_check() != YG_OK) {
-        const char *why = yg_last_error();
-        printf("skipped: %s\n", strncmp(why, "cuda: ", 6) == 0 ? why + 6 : why);
-        skip();
-    }
-    if (YG_PTXAS[0] == '\0') {
-        printf("skipped: built without CUDA's NVRTC: fused groups on a GPU run the eager ops\n");
-        skip();
-    }
+    yg_test_need_gpu();
+    if (YG_PTXAS[0] == '\0')
+        yg_test_skip("built without CUDA's NVRTC: fused groups on a GPU run the eager ops");
 }
 
 /* t on cuda:0 with the same geometry when it is contiguous or a

@@ -7,6 +7,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+void yg_test_skip(const char *why)
+{
+    printf("skipped: %s\n", why);
+    fflush(stdout);
+    fflush(stderr);
+    /* _exit: no exit handlers (a leak checker would see cmocka's state) */
+    _exit(77);
+}
+
+void yg_test_skip_no_gpu(const char *why)
+{
+    const char *v = getenv("YG_REQUIRE_GPU");
+
+    if (strncmp(why, "cuda: ", 6) == 0)
+        why += 6;
+    if (v != NULL && strcmp(v, "0") != 0 && v[0] != '\0') {
+        print_error("YG_REQUIRE_GPU=%s, but there is no usable GPU: %s\n", v, why);
+        fail();
+    }
+    yg_test_skip(why);
+}
+
+void yg_test_need_gpu(void)
+{
+    if (yg_cuda_check() != YG_OK)
+        yg_test_skip_no_gpu(yg_last_error());
+}
 
 int yg_test_run(const char *group_name, const struct CMUnitTest *tests, size_t count, int argc,
                 char **argv)

@@ -40,6 +40,22 @@ int yg_test_run(const char *group_name,
 #define YG_TEST_RUN(tests, argc, argv)                                                             \
     yg_test_run(__FILE__, tests, sizeof(tests) / sizeof((tests)[0]), argc, argv)
 
+/* Skips the calling test, which CTest runs alone in its process: prints
+ * "skipped: <why>" and leaves with status 77 (SKIP_RETURN_CODE of the
+ * tests that can skip), so no output pattern can turn a failure into a
+ * skip.  For what the machine or the build lacks (cuDNN, NCCL, NVRTC). */
+void yg_test_skip(const char *why);
+
+/* yg_test_skip for a missing GPU (no device, or a build without CUDA):
+ * with YG_REQUIRE_GPU=1 in the environment it fails the test instead,
+ * printing why, so a GPU run cannot come out as all skipped.  why: the
+ * CUDA status message (a leading "cuda: " is dropped). */
+void yg_test_skip_no_gpu(const char *why);
+
+/* Returns when a CUDA device is usable, else yg_test_skip_no_gpu with
+ * the backend's reason. */
+void yg_test_need_gpu(void);
+
 /* Fails the test (printing the call and yg_last_error()) unless YG_OK. */
 #define YG_CHECK(expr) yg_test_check((expr), #expr, __FILE__, __LINE__)
 void yg_test_check(yg_status st, const char *expr, const char *file, int line);

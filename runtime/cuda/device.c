@@ -44,15 +44,42 @@ static char why[256]; /* when n_devices == 0 */
 static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
 static yg_block_cache *caches[YG_CUDA_MAX_DEVICES];
 
+/* "12.4" for a CUDA version number (12040), "none" for 0 (no driver). */
+static void version_text(int v, char *buf, size_t len) {
+    if (v <= 0)
+        snprintf(buf, len, "none");
+    else
+        snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+/* Why no device is usable: what kind of failure (no device, a driver too
+ * old for the runtime this build links, or CUDA failing to start), the
+ * runtime's error, and the driver and runtime versions, so that a GPU
+ * run whose every test skips says why at once. */
 static void init(void) {
-    int n = 0;
+    int n = 0, drv = 0, rt = 0;
+    char dv[16], rv[16];
     cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) {
-        snprintf(why, sizeof why, "cuda: no CUDA device (%s)", cudaGetErrorString(e));
+    if (e != cudaSuccess || n == 0) {
         (void)cudaGetLastError(); /* clear the sticky-free error */
+        (void)cudaDriverGetVersion(&drv);
+        (void)cudaRuntimeGetVersion(&rt);
+        version_text(drv, dv, sizeof dv);
+        version_text(rt, rv, sizeof rv);
+    }
+    if (e != cudaSuccess) {
+        const char *kind = e == cudaErrorNoDevice ? "no GPU is visible"
+                           : e == cudaErrorInsufficientDriver && drv == 0
+                               ? "no NVIDIA driver is loaded"
+                           : e == cudaErrorInsufficientDriver
+                               ? "the driver is older than the runtime this build links"
+                               : "CUDA could not start";
+        snprintf(why, sizeof why, "cuda: no CUDA device: %s (%s: %s; driver %s, runtime %s)", kind,
+                 cudaGetErrorName(e), cudaGetErrorString(e), dv, rv);
         n = 0;
     } else if (n == 0) {
-        snprintf(why, sizeof why, "cuda: no CUDA device (the driver reports none)");
+        snprintf(why, sizeof why, "cuda: no CUDA device: the driver reports none (driver %s, runtime %s)",
+                 dv, rv);
     }
     n_devices = n > YG_CUDA_MAX_DEVICES ? YG_CUDA_MAX_DEVICES : n;
 }
