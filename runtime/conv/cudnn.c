@@ -238,6 +238,7 @@ static const algo_entry *cache_put(const algo_entry *e) {
 static void consider(algo_entry *e,
                      bool deterministic,
                      bool tf32,
+                     bool f32,
                      int algo,
                      cudnnStatus_t status,
                      size_t memory,
@@ -249,8 +250,11 @@ static void consider(algo_entry *e,
     if (deterministic && determinism != CUDNN_DETERMINISTIC)
         return;
     /* Without TF32, a float32 result computed on tensor cores would round
-     * the operands to 10 mantissa bits: not the IEEE float32 asked for. */
-    if (!tf32 && math != CUDNN_DEFAULT_MATH && math != CUDNN_FMA_MATH)
+     * the operands to 10 mantissa bits: not the IEEE float32 asked for.
+     * CUDNN_DEFAULT_MATH permits TF32 for float32 on Ampere and later, so
+     * float32 takes only FMA math then (as PyTorch asserts); TF32 does not
+     * apply to float64, whose candidates may keep the default. */
+    if (!tf32 && math != CUDNN_FMA_MATH && (f32 || math != CUDNN_DEFAULT_MATH))
         return;
     e->c[e->n].algo = algo;
     e->c[e->n].math = (int)math;
@@ -352,6 +356,7 @@ static yg_status choose(const yg_conv_params *p,
             consider(&e,
                      p->deterministic,
                      tf32,
+                     p->dtype == YG_FLOAT32,
                      (int)perf[i].algo,
                      perf[i].status,
                      perf[i].memory,
@@ -369,6 +374,7 @@ static yg_status choose(const yg_conv_params *p,
             consider(&e,
                      p->deterministic,
                      tf32,
+                     p->dtype == YG_FLOAT32,
                      (int)perf[i].algo,
                      perf[i].status,
                      perf[i].memory,
@@ -386,6 +392,7 @@ static yg_status choose(const yg_conv_params *p,
             consider(&e,
                      p->deterministic,
                      tf32,
+                     p->dtype == YG_FLOAT32,
                      (int)perf[i].algo,
                      perf[i].status,
                      perf[i].memory,
