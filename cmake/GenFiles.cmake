@@ -11,7 +11,9 @@
 # use), and makes the YAML a configure dependency so that adding a section
 # reconfigures.  Should the two ever disagree, the build fails (a listed
 # file gen did not write, or a written one nobody compiles, leaves symbols
-# undefined) and gen.checked_in_output_is_fresh compares the file lists.
+# undefined), gen.checked_in_output_is_fresh compares the file lists, and
+# gen.output_list_matches_cmake compares this list with gen's own
+# (`yagrad-gen --list-outputs specs`, the table of gen/main.c).
 function(yg_gen_files yaml out_var)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${yaml})
   file(STRINGS ${yaml} lines REGEX "^- section:|^  pointwise:")

@@ -1,13 +1,15 @@
 /*
  * main.c - the driver of yagrad-gen:
  *   yagrad-gen [--runtime RUNTIME_DIR [--include DIR]...] SPECS_DIR OUT_DIR
+ *   yagrad-gen --list-outputs SPECS_DIR
  * loads SPECS_DIR/native_functions.yaml and SPECS_DIR/derivatives.yaml,
  * checks and analyses them, and writes the generated sources into OUT_DIR.
  * With --runtime, the dispatch kernels and composite implementations are
  * checked against RUNTIME_DIR/cpu/cpu.h and RUNTIME_DIR/composite/
  * composite.h (--include adds include directories for those headers).
  * OUT_DIR belongs to gen: .c/.h files there that it did not write are
- * removed, so an old layout never lingers.
+ * removed, so an old layout never lingers.  --list-outputs prints the
+ * paths of the files gen would write, one a line, and writes nothing.
  *
  * Nothing is written unless the whole run is free of errors, so a broken
  * spec never leaves a half-updated generated/ behind; and a file is only
@@ -15,6 +17,7 @@
  * (and gen itself): no timestamps, no absolute paths, YAML order.
  */
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,71 +68,251 @@ static void remove_stale_outputs(const outputs *o, const char *out_dir)
     nftw(out_dir, remove_stale, 16, FTW_PHYS);
 }
 
-/* Writes every output file into out_dir (see "Output is split by section"
- * in gen.h).  cmake/GenFiles.cmake derives the same list from the YAML. */
+/* ---- the outputs: one row per kind of file, the one list of what gen
+ * writes (cmake/GenFiles.cmake derives the same list from the YAML at
+ * configure time; gen.output_list_matches_cmake checks they agree) ---- */
+
+typedef enum output_scope {
+    ONCE,                  /* one file */
+    PER_SECTION,           /* one per `- section:` of the YAML */
+    PER_POINTWISE_SECTION, /* one per section with a `pointwise:` op */
+} output_scope;
+
+typedef struct output_kind {
+    const char *path; /* with %s for the section's name */
+    output_scope scope;
+    char *(*emit)(const gen_model *model, const gen_onnx_map *onnx, int section);
+} output_kind;
+
+/* The emitters under the table's one signature. */
+static char *ops_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    (void)s;
+    return gen_emit_ops_h(m);
+}
+
+static char *enums_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    (void)s;
+    return gen_emit_enums_h(m);
+}
+
+static char *generated_int_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    (void)s;
+    return gen_emit_generated_int_h(m);
+}
+
+static char *registry_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    (void)s;
+    return gen_emit_registry_c(m);
+}
+
+static char *boxed_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    (void)s;
+    return gen_emit_boxed_h(m);
+}
+
+static char *boxed_table_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    (void)s;
+    return gen_emit_boxed_table_c(m);
+}
+
+static char *graph_grad_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    (void)s;
+    return gen_emit_graph_grad_h(m);
+}
+
+static char *graph_grad_table_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    (void)s;
+    return gen_emit_graph_grad_table_c(m);
+}
+
+static char *fuser_table_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    (void)s;
+    return gen_emit_fuser_table_c(m);
+}
+
+static char *onnx_gen_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)s;
+    return gen_emit_onnx_gen_h(m, o);
+}
+
+static char *onnx_table_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)s;
+    return gen_emit_onnx_table_c(m, o);
+}
+
+static char *ops_section_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_ops_section_h(m, s);
+}
+
+static char *api_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_api_c(m, s);
+}
+
+static char *nodes_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_nodes_h(m, s);
+}
+
+static char *nodes_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_nodes_c(m, s);
+}
+
+static char *boxed_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_boxed_c(m, s);
+}
+
+static char *graph_grad_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_graph_grad_c(m, s);
+}
+
+static char *onnx_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    return gen_emit_onnx_c(m, o, s);
+}
+
+static char *kernels_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_kernels_h(m, s);
+}
+
+static char *kernels_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_pointwise_c(m, s);
+}
+
+static char *loops_c(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_loops_c(m, s);
+}
+
+static char *cuda_cu(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_cuda_cu(m, s);
+}
+
+/* In this order (see "Output is split by section" in gen.h). */
+static const output_kind output_kinds[] = {
+    {"include/yagrad/ops.h", ONCE, ops_h},
+    {"include/yagrad/enums.h", ONCE, enums_h},
+    {"generated_int.h", ONCE, generated_int_h},
+    {"registry.c", ONCE, registry_c},
+    {"boxed/boxed.h", ONCE, boxed_h},
+    {"boxed/table.c", ONCE, boxed_table_c},
+    {"graph_grad/graph_grad.h", ONCE, graph_grad_h},
+    {"graph_grad/table.c", ONCE, graph_grad_table_c},
+    {"fuser/table.c", ONCE, fuser_table_c},
+    {"onnx/onnx_gen.h", ONCE, onnx_gen_h},
+    {"onnx/table.c", ONCE, onnx_table_c},
+    {"include/yagrad/ops_%s.h", PER_SECTION, ops_section_h},
+    {"api/%s.c", PER_SECTION, api_c},
+    {"nodes/%s.h", PER_SECTION, nodes_h},
+    {"nodes/%s.c", PER_SECTION, nodes_c},
+    {"boxed/%s.c", PER_SECTION, boxed_c},
+    {"graph_grad/%s.c", PER_SECTION, graph_grad_c},
+    {"onnx/%s.c", PER_SECTION, onnx_c},
+    {"kernels/%s.h", PER_POINTWISE_SECTION, kernels_h},
+    {"kernels/%s.c", PER_POINTWISE_SECTION, kernels_c},
+    {"loops/%s.c", PER_POINTWISE_SECTION, loops_c},
+    {"cuda/%s.cu", PER_POINTWISE_SECTION, cuda_cu},
+};
+
+typedef void (*output_fn)(void *ctx, const char *path, const output_kind *kind, int section);
+
+/* Calls fn with every file of model's output: the ONCE rows, then each
+ * section's rows in order. */
+static void for_each_output(const gen_model *model, output_fn fn, void *ctx)
+{
+    const int n = (int)(sizeof output_kinds / sizeof output_kinds[0]);
+
+    for (int k = 0; k < n; k++)
+        if (output_kinds[k].scope == ONCE)
+            fn(ctx, output_kinds[k].path, &output_kinds[k], -1);
+    for (int s = 0; s < model->n_sections; s++)
+        for (int k = 0; k < n; k++) {
+            const output_kind *o = &output_kinds[k];
+            if (o->scope == ONCE ||
+                (o->scope == PER_POINTWISE_SECTION && !model->sections[s].has_pointwise))
+                continue;
+            char *path = gen_xprintf(o->path, model->sections[s].name);
+            fn(ctx, path, o, s);
+            free(path);
+        }
+}
+
+typedef struct write_ctx {
+    outputs o;
+    const gen_model *model;
+    const gen_onnx_map *onnx;
+    const char *out_dir;
+} write_ctx;
+
+static void write_one(void *ctx, const char *path, const output_kind *kind, int section)
+{
+    write_ctx *w = ctx;
+
+    emit(&w->o, w->out_dir, path, kind->emit(w->model, w->onnx, section));
+}
+
+/* Writes every output file into out_dir. */
 static void write_outputs(const gen_model *model, const gen_onnx_map *onnx, const char *out_dir)
 {
-    outputs o = {0};
+    write_ctx w = {.model = model, .onnx = onnx, .out_dir = out_dir};
 
-    emit(&o, out_dir, "include/yagrad/ops.h", gen_emit_ops_h(model));
-    emit(&o, out_dir, "include/yagrad/enums.h", gen_emit_enums_h(model));
-    emit(&o, out_dir, "generated_int.h", gen_emit_generated_int_h(model));
-    emit(&o, out_dir, "registry.c", gen_emit_registry_c(model));
-    emit(&o, out_dir, "boxed/boxed.h", gen_emit_boxed_h(model));
-    emit(&o, out_dir, "boxed/table.c", gen_emit_boxed_table_c(model));
-    emit(&o, out_dir, "graph_grad/graph_grad.h", gen_emit_graph_grad_h(model));
-    emit(&o, out_dir, "graph_grad/table.c", gen_emit_graph_grad_table_c(model));
-    emit(&o, out_dir, "fuser/table.c", gen_emit_fuser_table_c(model));
-    emit(&o, out_dir, "onnx/onnx_gen.h", gen_emit_onnx_gen_h(model, onnx));
-    emit(&o, out_dir, "onnx/table.c", gen_emit_onnx_table_c(model, onnx));
-    for (int s = 0; s < model->n_sections; s++) {
-        const char *name = model->sections[s].name;
-        char *path = gen_xprintf("include/yagrad/ops_%s.h", name);
-        emit(&o, out_dir, path, gen_emit_ops_section_h(model, s));
-        free(path);
-        path = gen_xprintf("api/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_api_c(model, s));
-        free(path);
-        path = gen_xprintf("nodes/%s.h", name);
-        emit(&o, out_dir, path, gen_emit_nodes_h(model, s));
-        free(path);
-        path = gen_xprintf("nodes/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_nodes_c(model, s));
-        free(path);
-        path = gen_xprintf("boxed/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_boxed_c(model, s));
-        free(path);
-        path = gen_xprintf("graph_grad/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_graph_grad_c(model, s));
-        free(path);
-        path = gen_xprintf("onnx/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_onnx_c(model, onnx, s));
-        free(path);
-        if (!model->sections[s].has_pointwise)
-            continue;
-        path = gen_xprintf("kernels/%s.h", name);
-        emit(&o, out_dir, path, gen_emit_kernels_h(model, s));
-        free(path);
-        path = gen_xprintf("kernels/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_pointwise_c(model, s));
-        free(path);
-        path = gen_xprintf("loops/%s.c", name);
-        emit(&o, out_dir, path, gen_emit_loops_c(model, s));
-        free(path);
-        path = gen_xprintf("cuda/%s.cu", name);
-        emit(&o, out_dir, path, gen_emit_cuda_cu(model, s));
-        free(path);
-    }
+    for_each_output(model, write_one, &w);
     if (gen_error_count() == 0)
-        remove_stale_outputs(&o, out_dir);
-    for (int i = 0; i < o.n; i++)
-        free(o.paths[i]);
-    free(o.paths);
+        remove_stale_outputs(&w.o, out_dir);
+    for (int i = 0; i < w.o.n; i++)
+        free(w.o.paths[i]);
+    free(w.o.paths);
+}
+
+static void list_one(void *ctx, const char *path, const output_kind *kind, int section)
+{
+    (void)ctx;
+    (void)kind;
+    (void)section;
+    printf("%s\n", path);
 }
 
 static int usage(void)
 {
-    fputs("usage: yagrad-gen [--runtime RUNTIME_DIR [--include DIR]...] SPECS_DIR OUT_DIR\n",
+    fputs("usage: yagrad-gen [--runtime RUNTIME_DIR [--include DIR]...] SPECS_DIR OUT_DIR\n"
+          "       yagrad-gen --list-outputs SPECS_DIR\n",
           stderr);
     return 2;
 }
@@ -144,9 +327,12 @@ int main(int argc, char **argv)
     gen_model model = {0};
     gen_onnx_map *onnx = NULL;
     int rc = 1;
+    bool list = false;
 
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--list-outputs") == 0)
+            list = true;
+        else if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc)
             runtime_dir = argv[++i];
         else if (strcmp(argv[i], "--include") == 0 && i + 1 < argc && n_includes < 16)
             includes[n_includes++] = argv[++i];
@@ -157,7 +343,7 @@ int main(int argc, char **argv)
         else
             return usage();
     }
-    if (n_positional != 2)
+    if (n_positional != (list ? 1 : 2))
         return usage();
 
     char *native = gen_xprintf("%s/native_functions.yaml", positional[0]);
@@ -170,6 +356,15 @@ int main(int argc, char **argv)
     if (model.unreadable)
         goto out;
     gen_model_resolve(&model);
+    if (list) {
+        /* The files a build of these specs gets: the sections and their
+         * pointwise ops are all it takes. */
+        if (gen_error_count() == 0) {
+            for_each_output(&model, list_one, NULL);
+            rc = 0;
+        }
+        goto out;
+    }
     gen_analyse(&model);
     if (runtime_dir != NULL)
         gen_check_kernels(&model, runtime_dir, includes, n_includes);
