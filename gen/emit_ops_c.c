@@ -575,27 +575,16 @@ typedef enum save_filter {
 
 static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter);
 
-/* Emits `static yg_status <op>_record(...)`, which builds the node: after
- * the kernel for functional ops (and sets result's history), before it
- * for in-place ops (see emit_inplace_body). */
-static void emit_record(gen_sb *sb, const gen_op *op)
+/* The parameters of op's record function: only the arguments its node
+ * reads (so none goes unused), then the outputs it records, or, in
+ * place, the node it hands back. */
+static void record_params(const gen_op *op, gen_params *out)
 {
     const gen_deriv *d = op->deriv;
     bool inplace = op->form == GEN_FORM_INPLACE;
-    const char *old_copy = NULL;
-
-    bool saves_here = false;
-
-    for (int j = 0; j < d->n_saves; j++) {
-        if (d->saves[j].old_value)
-            old_copy = d->saves[j].arg;
-        saves_here |= !inplace || d->saves[j].arg_index >= 0;
-    }
     gen_params params = {0};
     gen_params all;
-    char *display = gen_node_display_name(op->cname);
 
-    /* Only the parameters the node reads, so none goes unused. */
     gen_op_params(op, &all);
     int c = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
@@ -635,6 +624,14 @@ static void emit_record(gen_sb *sb, const gen_op *op)
         free(local);
     }
 
+    *out = params;
+}
+
+/* The comment above op's record function. */
+static void emit_record_doc(gen_sb *sb, const gen_op *op, const char *display)
+{
+    bool inplace = op->form == GEN_FORM_INPLACE;
+
     if (inplace)
         gen_sb_printf(sb,
                       "/* Builds %s before the kernel writes %s: one edge per\n"
@@ -664,16 +661,13 @@ static void emit_record(gen_sb *sb, const gen_op *op)
                       " * input and the values its formulas read, each saved only when a\n"
                       " * gradient that reads it is wanted. */\n",
                       display);
-    char *prefix = gen_xprintf("static yg_status %s_record(", op->cname);
-    gen_emit_call_decl(sb, prefix, &params, false, "");
-    free(prefix);
-    gen_params_free(&params);
-    gen_sb_puts(sb, "{\n    yg_node *base = NULL;\n");
-    if (saves_here)
-        gen_sb_printf(sb, "    %s_backward *node;\n", op->cname);
-    if (old_copy != NULL)
-        gen_sb_printf(sb, "    yg_tensor *%s_before = NULL;\n", old_copy);
-    gen_sb_puts(sb, "    yg_status st;\n\n");
+}
+
+/* The record function's refusals of more outputs or list items than a
+ * node's int32 edge and slot counts hold; lf: the formula of a Tensor[]
+ * input, or NULL. */
+static void emit_record_limits(gen_sb *sb, const gen_op *op, const gen_formula *lf)
+{
     if (gen_returns_list(op))
         gen_sb_printf(sb,
                       "    if (result_len > INT32_MAX)\n"
@@ -682,7 +676,6 @@ static void emit_record(gen_sb *sb, const gen_op *op)
                       "record\",\n"
                       "                        (long long)result_len);\n",
                       op->display);
-    const gen_formula *lf = list_formula(d);
     if (lf != NULL) {
         char *limit = lf->edge == 0 ? gen_xstrdup("INT32_MAX")
                                     : gen_xprintf("INT32_MAX - %d", lf->edge);
@@ -695,9 +688,16 @@ static void emit_record(gen_sb *sb, const gen_op *op)
                       lf->input, limit, op->display, lf->input);
         free(limit);
     }
+}
+
+/* st = yg__node_new(...) for op's node: its edges (a Tensor[] input has
+ * one edge per item, after the others) and output slots. */
+static void emit_node_new(gen_sb *sb, const gen_op *op, const gen_formula *lf)
+{
+    const gen_deriv *d = op->deriv;
+
     char *a0 = gen_xprintf("&yg__%s_backward_vtable", op->cname);
     char *a1 = gen_xprintf("sizeof(%s_backward)", op->cname);
-    /* A Tensor[] input has one edge per item, after the others. */
     char *a2 = lf == NULL       ? gen_xprintf("%d", d->n_edges)
                : lf->edge == 0 ? gen_xprintf("(int32_t)%s_len", lf->input)
                                : gen_xprintf("(int32_t)(%d + %s_len)", lf->edge, lf->input);
@@ -709,9 +709,12 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     free(a1);
     free(a2);
     free(a3);
-    gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
-    if (saves_here)
-        gen_sb_printf(sb, "    node = (%s_backward *)base;\n", op->cname);
+}
+
+/* One yg__node_set_edge per differentiable input (per item of a
+ * Tensor[] input). */
+static void emit_edges(gen_sb *sb, const gen_deriv *d)
+{
     for (int j = 0; j < d->n_formulas; j++) {
         if (d->formulas[j].edge < 0)
             continue;
@@ -733,8 +736,15 @@ static void emit_record(gen_sb *sb, const gen_op *op)
                       "    if (st != YG_OK)\n        goto out;\n",
                       d->formulas[j].edge, d->formulas[j].input);
     }
-    emit_saves(sb, op, inplace ? SAVES_BUT_RESULT : SAVES_ALL);
-    if (inplace) {
+}
+
+/* The record function's end from the saves on: the outputs' histories
+ * (in place: the node handed back), then "out:". */
+static void emit_record_histories(gen_sb *sb, const gen_op *op)
+{
+    const gen_deriv *d = op->deriv;
+
+    if (op->form == GEN_FORM_INPLACE) {
         gen_sb_puts(sb, "    *node_out = yg__node_retain(base);\n    st = YG_OK;\nout:\n");
     } else if (gen_returns_list(op)) {
         gen_sb_puts(sb,
@@ -760,10 +770,50 @@ static void emit_record(gen_sb *sb, const gen_op *op)
         }
         gen_sb_puts(sb, "    st = YG_OK;\nout:\n");
     }
+}
+
+/* Emits `static yg_status <op>_record(...)`, which builds the node: after
+ * the kernel for functional ops (and sets result's history), before it
+ * for in-place ops (see emit_inplace_body). */
+static void emit_record(gen_sb *sb, const gen_op *op)
+{
+    const gen_deriv *d = op->deriv;
+    bool inplace = op->form == GEN_FORM_INPLACE;
+    const char *old_copy = NULL;
+    bool saves_here = false;
+    gen_params params;
+
+    for (int j = 0; j < d->n_saves; j++) {
+        if (d->saves[j].old_value)
+            old_copy = d->saves[j].arg;
+        saves_here |= !inplace || d->saves[j].arg_index >= 0;
+    }
+    char *display = gen_node_display_name(op->cname);
+    emit_record_doc(sb, op, display);
+    free(display);
+    record_params(op, &params);
+    char *prefix = gen_xprintf("static yg_status %s_record(", op->cname);
+    gen_emit_call_decl(sb, prefix, &params, false, "");
+    free(prefix);
+    gen_params_free(&params);
+    gen_sb_puts(sb, "{\n    yg_node *base = NULL;\n");
+    if (saves_here)
+        gen_sb_printf(sb, "    %s_backward *node;\n", op->cname);
+    if (old_copy != NULL)
+        gen_sb_printf(sb, "    yg_tensor *%s_before = NULL;\n", old_copy);
+    gen_sb_puts(sb, "    yg_status st;\n\n");
+    const gen_formula *lf = list_formula(d);
+    emit_record_limits(sb, op, lf);
+    emit_node_new(sb, op, lf);
+    gen_sb_puts(sb, "    if (st != YG_OK)\n        return st;\n");
+    if (saves_here)
+        gen_sb_printf(sb, "    node = (%s_backward *)base;\n", op->cname);
+    emit_edges(sb, d);
+    emit_saves(sb, op, inplace ? SAVES_BUT_RESULT : SAVES_ALL);
+    emit_record_histories(sb, op);
     if (old_copy != NULL)
         gen_sb_printf(sb, "    yg_release(%s_before);\n", old_copy);
     gen_sb_puts(sb, "    yg__node_release(base);\n    return st;\n}\n\n");
-    free(display);
 }
 
 /* Emits the saves of op's node (which is `base`, typed `node`). */
