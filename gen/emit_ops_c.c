@@ -1076,15 +1076,16 @@ static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const 
                   self);
 }
 
-static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
+/* The dispatch body's locals: the tensors whose requires_grad matters
+ * (the differentiable inputs in edge order or, without a derivative,
+ * every tensor argument) and the results, kernel and status; returns how
+ * many tensors `inputs` holds. */
+static int emit_dispatch_locals(gen_sb *sb, const gen_op *op)
 {
     const gen_deriv *d = op->deriv;
     bool record = d != NULL && d->n_edges > 0;
     int n_inputs = 0;
 
-    gen_sb_puts(sb, "{\n");
-    /* The tensors whose requires_grad matters: the differentiable inputs
-     * (edge order) or, without a derivative, every tensor argument. */
     gen_sb inputs = {0};
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
@@ -1113,8 +1114,14 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     if (record || views || has_state_args(op))
         gen_sb_puts(sb, "    yg_status st;\n");
     gen_sb_puts(sb, "\n");
-    emit_trace_check(sb, op);
-    emit_check_prologue(sb, op);
+    return n_inputs;
+}
+
+/* Without a derivative entry: the refusal of inputs that require grad. */
+static void emit_grad_refusal(gen_sb *sb, const gen_op *op, int n_inputs)
+{
+    const gen_deriv *d = op->deriv;
+
     gen_sb cond = {0};
     if (n_inputs > 0)
         gen_sb_printf(&cond, "yg__any_requires_grad(%d, inputs)", n_inputs);
@@ -1141,8 +1148,15 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
                       "                        \"but an input requires grad\");\n",
                       cond.buf, op->display);
     gen_sb_free(&cond);
+}
+
+/* The argument whose device picks the kernel: the first tensor, else the
+ * first item of a Tensor[] (refusing an empty list; *list_first, freed by
+ * the caller, then names it). */
+static const char *emit_device_source(gen_sb *sb, const gen_op *op, char **list_first)
+{
     const char *device_of = first_tensor(op);
-    char *list_first = NULL;
+    *list_first = NULL;
     for (int i = 0; device_of == NULL && i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
         if (a->type != GEN_T_TENSOR_LIST || a->nullable)
@@ -1153,9 +1167,93 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
                       "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
                       "                        \"%s: expected at least one tensor in %s\");\n",
                       a->name, op->display, a->name);
-        list_first = gen_xprintf("%s[0]", a->name);
-        device_of = list_first;
+        *list_first = gen_xprintf("%s[0]", a->name);
+        device_of = *list_first;
     }
+    return device_of;
+}
+
+/* The call of <op>_record when an input requires grad: the fixed inputs,
+ * then a Tensor[] input's items; an op returning Tensor[] records a node
+ * only when it has outputs. */
+static void emit_record_call(gen_sb *sb, const gen_op *op, int n_inputs)
+{
+    const gen_deriv *d = op->deriv;
+
+    gen_sb record_cond = {0};
+    if (n_inputs > 0)
+        gen_sb_printf(&record_cond, "yg__any_requires_grad(%d, inputs)", n_inputs);
+    if (list_formula(d) != NULL)
+        gen_sb_printf(&record_cond, "%syg__any_requires_grad((int)%s_len, %s)",
+                      n_inputs > 0 ? " ||\n        " : "", list_formula(d)->input,
+                      list_formula(d)->input);
+    bool paren = gen_returns_list(op) && list_formula(d) != NULL && n_inputs > 0;
+    gen_sb_printf(sb, "    if (%s%s%s%s) {\n        st = %s_record(",
+                  gen_returns_list(op) ? "result_len > 0 && " : "", paren ? "(" : "",
+                  record_cond.buf, paren ? ")" : "", op->cname);
+    gen_sb_free(&record_cond);
+    for (int i = 0; i < op->schema.n_args; i++) {
+        const gen_arg *a = &op->schema.args[i];
+        if (!record_needs_arg(d, i))
+            continue;
+        gen_sb_printf(sb, "%s, ", a->name);
+        if (gen_arg_has_len(a))
+            gen_sb_printf(sb, "%s_len, ", a->name);
+    }
+    bool first = true;
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        if (!record_needs_output(d, i))
+            continue;
+        char *local = result_local(i);
+        gen_sb_printf(sb, "%s%s", first ? "" : ", ", local);
+        if (op->schema.returns[i].is_list)
+            gen_sb_printf(sb, ", %s_len", local);
+        first = false;
+        free(local);
+    }
+    gen_sb_puts(sb, ");\n        if (st != YG_OK)\n            goto out;\n    }\n");
+}
+
+/* The results handed to the caller, then "out:" and the releases. */
+static void emit_hand_out_results(gen_sb *sb, const gen_op *op)
+{
+    for (int i = 0; i < op->schema.n_returns; i++) {
+        char *local = result_local(i);
+        char *name = gen_return_cname(op, i);
+        if (op->schema.returns[i].is_list)
+            gen_sb_printf(sb, "    *%s = %s;\n    *%s_len = %s_len;\n    %s = NULL;\n", name,
+                          local, name, local, local);
+        else
+            gen_sb_printf(sb, "    *%s = %s;\n    %s = NULL;\n", name, local, local);
+        free(local);
+        free(name);
+    }
+    gen_sb_puts(sb, "out:\n");
+    for (int i = op->schema.n_returns - 1; i >= 0; i--) {
+        char *local = result_local(i);
+        if (op->schema.returns[i].is_list)
+            gen_sb_printf(sb, "    yg_release_list(%s, %s_len);\n", local, local);
+        else
+            gen_sb_printf(sb, "    yg_release(%s);\n", local);
+        free(local);
+    }
+    gen_sb_puts(sb, "    return st;\n}\n");
+}
+
+static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
+{
+    const gen_deriv *d = op->deriv;
+    bool record = d != NULL && d->n_edges > 0;
+
+    gen_sb_puts(sb, "{\n");
+    int n_inputs = emit_dispatch_locals(sb, op);
+    bool inplace = record && op->form == GEN_FORM_INPLACE;
+    bool views = returns_view(op);
+    emit_trace_check(sb, op);
+    emit_check_prologue(sb, op);
+    emit_grad_refusal(sb, op, n_inputs);
+    char *list_first = NULL;
+    const char *device_of = emit_device_source(sb, op, &list_first);
     if (inplace) {
         emit_inplace_body(sb, op, n_inputs, device_of);
         free(list_first);
@@ -1196,61 +1294,8 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     emit_state_bumps(sb, op, "    ");
     if (views)
         emit_make_views(sb, op, true);
-    /* An op returning Tensor[] records a node only when it has outputs. */
-    /* The record condition: the fixed inputs, then a Tensor[] input's items. */
-    gen_sb record_cond = {0};
-    if (n_inputs > 0)
-        gen_sb_printf(&record_cond, "yg__any_requires_grad(%d, inputs)", n_inputs);
-    if (list_formula(d) != NULL)
-        gen_sb_printf(&record_cond, "%syg__any_requires_grad((int)%s_len, %s)",
-                      n_inputs > 0 ? " ||\n        " : "", list_formula(d)->input,
-                      list_formula(d)->input);
-    bool paren = gen_returns_list(op) && list_formula(d) != NULL && n_inputs > 0;
-    gen_sb_printf(sb, "    if (%s%s%s%s) {\n        st = %s_record(",
-                  gen_returns_list(op) ? "result_len > 0 && " : "", paren ? "(" : "",
-                  record_cond.buf, paren ? ")" : "", op->cname);
-    gen_sb_free(&record_cond);
-    for (int i = 0; i < op->schema.n_args; i++) {
-        const gen_arg *a = &op->schema.args[i];
-        if (!record_needs_arg(d, i))
-            continue;
-        gen_sb_printf(sb, "%s, ", a->name);
-        if (gen_arg_has_len(a))
-            gen_sb_printf(sb, "%s_len, ", a->name);
-    }
-    bool first = true;
-    for (int i = 0; i < op->schema.n_returns; i++) {
-        if (!record_needs_output(d, i))
-            continue;
-        char *local = result_local(i);
-        gen_sb_printf(sb, "%s%s", first ? "" : ", ", local);
-        if (op->schema.returns[i].is_list)
-            gen_sb_printf(sb, ", %s_len", local);
-        first = false;
-        free(local);
-    }
-    gen_sb_puts(sb, ");\n        if (st != YG_OK)\n            goto out;\n    }\n");
-    for (int i = 0; i < op->schema.n_returns; i++) {
-        char *local = result_local(i);
-        char *name = gen_return_cname(op, i);
-        if (op->schema.returns[i].is_list)
-            gen_sb_printf(sb, "    *%s = %s;\n    *%s_len = %s_len;\n    %s = NULL;\n", name,
-                          local, name, local, local);
-        else
-            gen_sb_printf(sb, "    *%s = %s;\n    %s = NULL;\n", name, local, local);
-        free(local);
-        free(name);
-    }
-    gen_sb_puts(sb, "out:\n");
-    for (int i = op->schema.n_returns - 1; i >= 0; i--) {
-        char *local = result_local(i);
-        if (op->schema.returns[i].is_list)
-            gen_sb_printf(sb, "    yg_release_list(%s, %s_len);\n", local, local);
-        else
-            gen_sb_printf(sb, "    yg_release(%s);\n", local);
-        free(local);
-    }
-    gen_sb_puts(sb, "    return st;\n}\n");
+    emit_record_call(sb, op, n_inputs);
+    emit_hand_out_results(sb, op);
 }
 
 char *gen_emit_api_c(const gen_model *model, int section)
