@@ -266,24 +266,24 @@ static void emit_shared(gen_sb *sb, const gen_deriv *d, const gen_formula *lead)
     gen_sb_free(&cond);
 }
 
-static void emit_apply(gen_sb *sb, const gen_deriv *d)
+/* The grads[i] that some formula may need as zeros (it reads several
+ * outputs' gradients, and one may be undefined), as a bit mask. */
+static uint64_t zero_filled_grads(const gen_deriv *d)
 {
-    const char *cn = d->op->cname;
-    char *display = gen_node_display_name(cn);
-
-    gen_emit_schema_only(sb, "", d->name_text);
-    gen_sb_printf(sb,
-                  "static yg_status %s_backward_apply(yg_node *base,\n"
-                  "%*syg_tensor *const *grads,\n"
-                  "%*syg_tensor **grad_inputs)\n{\n",
-                  cn, (int)strlen(cn) + 33, "", (int)strlen(cn) + 33, "");
-    if (d->n_saves > 0)
-        gen_sb_printf(sb, "    %s_backward *node = (%s_backward *)base;\n", cn, cn);
-    int n_returns = d->op->schema.n_returns;
-    uint64_t zero_filled = 0; /* grads[i] that some formula may need as zeros */
+    uint64_t zero_filled = 0;
     for (int j = 0; j < d->n_formulas; j++)
         if (d->formulas[j].edge >= 0 && popcount64(d->formulas[j].grads_read) > 1)
             zero_filled |= d->formulas[j].grads_read;
+    return zero_filled;
+}
+
+/* The apply function's locals: the gradients it reads, the zeros it may
+ * fill in, the saved tensors, each input's gradient and the formulas'
+ * temporaries. */
+static void emit_apply_locals(gen_sb *sb, const gen_deriv *d, uint64_t zero_filled)
+{
+    int n_returns = d->op->schema.n_returns;
+
     for (int i = 0; i < n_returns; i++)
         if (d->grads_used & ((uint64_t)1 << i))
             gen_sb_printf(sb, "    yg_tensor *%s%s = grads[%d];\n", "grad", suffix(i), i);
@@ -310,6 +310,11 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
     for (int j = 0; j < d->n_temps; j++)
         gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->temps[j]);
     gen_sb_puts(sb, "    yg_status st = YG_OK;\n\n");
+}
+
+/* The saved tensors unpacked from the node (a freed one fails). */
+static void emit_apply_unpack(gen_sb *sb, const gen_deriv *d)
+{
     for (int j = 0; j < d->n_saves; j++) {
         if (d->saves[j].kind != GEN_SAVE_TENSOR && d->saves[j].kind != GEN_SAVE_TENSOR_LIST)
             continue;
@@ -323,6 +328,14 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         gen_sb_puts(sb,
                     "    st = yg__node_defined_grads(base, grads, &grads_defined);\n"
                     "    if (st != YG_OK)\n        goto out;\n");
+}
+
+/* Each formula under the condition that its input needs a gradient (and,
+ * for several outputs, that a gradient it reads is defined). */
+static void emit_apply_formulas(gen_sb *sb, const gen_deriv *d)
+{
+    int n_returns = d->op->schema.n_returns;
+
     for (int j = 0; j < d->n_formulas; j++) {
         const gen_formula *f = &d->formulas[j];
         if (f->edge < 0)
@@ -373,6 +386,11 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         gen_sb_puts(sb, "    }\n");
         free(ct);
     }
+}
+
+/* Once every formula succeeded: the gradients handed to grad_inputs. */
+static void emit_apply_handover(gen_sb *sb, const gen_deriv *d)
+{
     gen_sb_puts(sb, "    /* Every formula succeeded: hand the gradients over. */\n");
     for (int j = 0; j < d->n_formulas; j++) {
         const gen_formula *f = &d->formulas[j];
@@ -392,6 +410,14 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
         gen_sb_printf(sb, "    grad_inputs[%d] = %s;\n    %s = NULL;\n", f->edge, f->grad_name,
                       f->grad_name);
     }
+}
+
+/* "out:" (only when something jumps to it) and the releases, in reverse
+ * order of the locals. */
+static void emit_apply_releases(gen_sb *sb, const gen_deriv *d, uint64_t zero_filled)
+{
+    int n_returns = d->op->schema.n_returns;
+
     /* The label exists only when something jumps to it. */
     bool jumps = false;
     for (int j = 0; j < d->n_saves; j++)
@@ -422,6 +448,27 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
                           d->saves[j].field);
     if (d->reads_grad_list)
         gen_sb_puts(sb, "    yg_release_list(grads_defined, base->n_outputs);\n");
+}
+
+static void emit_apply(gen_sb *sb, const gen_deriv *d)
+{
+    const char *cn = d->op->cname;
+    char *display = gen_node_display_name(cn);
+
+    gen_emit_schema_only(sb, "", d->name_text);
+    gen_sb_printf(sb,
+                  "static yg_status %s_backward_apply(yg_node *base,\n"
+                  "%*syg_tensor *const *grads,\n"
+                  "%*syg_tensor **grad_inputs)\n{\n",
+                  cn, (int)strlen(cn) + 33, "", (int)strlen(cn) + 33, "");
+    if (d->n_saves > 0)
+        gen_sb_printf(sb, "    %s_backward *node = (%s_backward *)base;\n", cn, cn);
+    uint64_t zero_filled = zero_filled_grads(d);
+    emit_apply_locals(sb, d, zero_filled);
+    emit_apply_unpack(sb, d);
+    emit_apply_formulas(sb, d);
+    emit_apply_handover(sb, d);
+    emit_apply_releases(sb, d, zero_filled);
     gen_sb_printf(sb,
                   "    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n"
                   "    return YG_OK;\n}\n\n",
