@@ -168,6 +168,129 @@ static char *input_index(const gen_op *op, int a)
     return gen_xprintf("%d", before);
 }
 
+/* ONNX computes this operator in the type of one of its inputs; a
+ * result yagrad gives another dtype (a sum of bools, say) must not be
+ * exported as if it matched: the check that the two agree. */
+static void emit_output_type_check(gen_sb *body, const gen_op *op, const gen_onnx_map *m)
+{
+    for (int i = 0, pos = 0; i < m->n_items && m->schema->out_type_input >= 0; i++) {
+        const gen_onnx_item *it = &m->items[i];
+        if (it->kind > GEN_ONNX_IN_INTS || pos++ != m->schema->out_type_input)
+            continue;
+        int arg = it->kind == GEN_ONNX_IN_SCALAR ? it->like_index : it->arg_index;
+        if (it->kind != GEN_ONNX_IN_INTS && arg >= 0) {
+            char *idx = input_index(op, arg);
+            gen_sb_printf(body,
+                          "    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, %s, \"%s\"));\n", idx,
+                          m->op_type);
+            free(idx);
+        }
+        break;
+    }
+}
+
+/* The call that hands one item of the `onnx:` mapping to the node o: an
+ * input, an attribute or a literal. */
+static void emit_item(gen_sb *body, const gen_op *op, const gen_onnx_item *it)
+{
+    const gen_arg *x = it->arg_index >= 0 ? &op->schema.args[it->arg_index] : NULL;
+    char *idx = NULL;
+
+    switch (it->kind) {
+    case GEN_ONNX_IN_TENSOR:
+        idx = input_index(op, it->arg_index);
+        gen_sb_printf(body, "    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, %s));\n", idx);
+        free(idx);
+        break;
+    case GEN_ONNX_IN_LIST: {
+        int k = 0, after = 0;
+        for (int j = 0; j < op->schema.n_args; j++)
+            if (op->schema.args[j].type == GEN_T_TENSOR && j < it->arg_index)
+                k++;
+            else if (op->schema.args[j].type == GEN_T_TENSOR)
+                after++;
+        gen_sb_printf(body, "    YG_RETURN_IF_ERROR(yg__onnx_inputs(cx, o, node, %d, %d));\n",
+                      k, after);
+        break;
+    }
+    case GEN_ONNX_IN_SCALAR:
+        idx = input_index(op, it->like_index);
+        gen_sb_printf(body,
+                      "    YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, %s, %s));\n",
+                      idx, x->name);
+        free(idx);
+        break;
+    case GEN_ONNX_IGNORE:
+        gen_sb_printf(body, "    /* ignore(%s): no effect on the forward value */\n",
+                      x->name);
+        break;
+    case GEN_ONNX_IN_INTS:
+        if (x->type == GEN_T_INT)
+            gen_sb_printf(body,
+                          "    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, &%s, 1));\n",
+                          x->name);
+        else
+            gen_sb_printf(body,
+                          "    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, %s.items, %s.len));\n",
+                          x->name, x->name);
+        break;
+    case GEN_ONNX_ATTR_ARG:
+        switch (x->type) {
+        case GEN_T_INT:
+        case GEN_T_BOOL:
+            if (x->nullable)
+                gen_sb_printf(body,
+                              "    if (%s != NULL)\n"
+                              "        YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", *%s));\n",
+                              x->name, it->attr, x->name);
+            else
+                gen_sb_printf(body,
+                              "    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", %s));\n",
+                              it->attr, x->name);
+            break;
+        case GEN_T_FLOAT:
+        case GEN_T_SCALAR:
+            if (x->nullable)
+                gen_sb_printf(body,
+                              "    if (%s != NULL)\n"
+                              "        YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", *%s));\n",
+                              x->name, it->attr, x->name);
+            else
+                gen_sb_printf(body,
+                              "    YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", %s));\n",
+                              it->attr, x->name);
+            break;
+        case GEN_T_INT_LIST:
+            gen_sb_printf(body,
+                          "    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, \"%s\", %s.items, "
+                          "%s.len));\n",
+                          it->attr, x->name, x->name);
+            break;
+        case GEN_T_STR:
+            gen_sb_printf(body,
+                          "    YG_RETURN_IF_ERROR(yg__onnx_attr_str(cx, o, \"%s\", %s));\n",
+                          it->attr, x->name);
+            break;
+        default:
+            break;
+        }
+        break;
+    case GEN_ONNX_ATTR_INT:
+        gen_sb_printf(body, "    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", %s));\n",
+                      it->attr, it->literal);
+        break;
+    case GEN_ONNX_ATTR_FLOAT:
+        gen_sb_printf(body, "    YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", %s));\n",
+                      it->attr, it->literal);
+        break;
+    case GEN_ONNX_ATTR_STR:
+        gen_sb_printf(body,
+                      "    YG_RETURN_IF_ERROR(yg__onnx_attr_str(cx, o, \"%s\", \"%s\"));\n",
+                      it->attr, it->literal);
+        break;
+    }
+}
+
 static void emit_symbolic(gen_sb *sb, const gen_op *op, const gen_onnx_map *m)
 {
     gen_sb decl = {0}, reads = {0}, body = {0};
@@ -185,123 +308,11 @@ static void emit_symbolic(gen_sb *sb, const gen_op *op, const gen_onnx_map *m)
                       x->name, x->nullable ? "*" : "", x->name, c_literal(gd->literal),
                       gd->literal);
     }
-    /* ONNX computes this operator in the type of one of its inputs; a
-     * result yagrad gives another dtype (a sum of bools, say) must not be
-     * exported as if it matched. */
-    for (int i = 0, pos = 0; i < m->n_items && m->schema->out_type_input >= 0; i++) {
-        const gen_onnx_item *it = &m->items[i];
-        if (it->kind > GEN_ONNX_IN_INTS || pos++ != m->schema->out_type_input)
-            continue;
-        int arg = it->kind == GEN_ONNX_IN_SCALAR ? it->like_index : it->arg_index;
-        if (it->kind != GEN_ONNX_IN_INTS && arg >= 0) {
-            char *idx = input_index(op, arg);
-            gen_sb_printf(&body,
-                          "    YG_RETURN_IF_ERROR(yg__onnx_same_dtype(cx, node, %s, \"%s\"));\n", idx,
-                          m->op_type);
-            free(idx);
-        }
-        break;
-    }
+    emit_output_type_check(&body, op, m);
     gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, \"%s\", &o));\n",
                   m->op_type);
-    for (int i = 0; i < m->n_items; i++) {
-        const gen_onnx_item *it = &m->items[i];
-        const gen_arg *x = it->arg_index >= 0 ? &op->schema.args[it->arg_index] : NULL;
-        char *idx = NULL;
-        switch (it->kind) {
-        case GEN_ONNX_IN_TENSOR:
-            idx = input_index(op, it->arg_index);
-            gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, %s));\n", idx);
-            free(idx);
-            break;
-        case GEN_ONNX_IN_LIST: {
-            int k = 0, after = 0;
-            for (int j = 0; j < op->schema.n_args; j++)
-                if (op->schema.args[j].type == GEN_T_TENSOR && j < it->arg_index)
-                    k++;
-                else if (op->schema.args[j].type == GEN_T_TENSOR)
-                    after++;
-            gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_inputs(cx, o, node, %d, %d));\n",
-                          k, after);
-            break;
-        }
-        case GEN_ONNX_IN_SCALAR:
-            idx = input_index(op, it->like_index);
-            gen_sb_printf(&body,
-                          "    YG_RETURN_IF_ERROR(yg__onnx_input_scalar(cx, o, node, %s, %s));\n",
-                          idx, x->name);
-            free(idx);
-            break;
-        case GEN_ONNX_IGNORE:
-            gen_sb_printf(&body, "    /* ignore(%s): no effect on the forward value */\n",
-                          x->name);
-            break;
-        case GEN_ONNX_IN_INTS:
-            if (x->type == GEN_T_INT)
-                gen_sb_printf(&body,
-                              "    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, &%s, 1));\n",
-                              x->name);
-            else
-                gen_sb_printf(&body,
-                              "    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, %s.items, %s.len));\n",
-                              x->name, x->name);
-            break;
-        case GEN_ONNX_ATTR_ARG:
-            switch (x->type) {
-            case GEN_T_INT:
-            case GEN_T_BOOL:
-                if (x->nullable)
-                    gen_sb_printf(&body,
-                                  "    if (%s != NULL)\n"
-                                  "        YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", *%s));\n",
-                                  x->name, it->attr, x->name);
-                else
-                    gen_sb_printf(&body,
-                                  "    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", %s));\n",
-                                  it->attr, x->name);
-                break;
-            case GEN_T_FLOAT:
-            case GEN_T_SCALAR:
-                if (x->nullable)
-                    gen_sb_printf(&body,
-                                  "    if (%s != NULL)\n"
-                                  "        YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", *%s));\n",
-                                  x->name, it->attr, x->name);
-                else
-                    gen_sb_printf(&body,
-                                  "    YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", %s));\n",
-                                  it->attr, x->name);
-                break;
-            case GEN_T_INT_LIST:
-                gen_sb_printf(&body,
-                              "    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, \"%s\", %s.items, "
-                              "%s.len));\n",
-                              it->attr, x->name, x->name);
-                break;
-            case GEN_T_STR:
-                gen_sb_printf(&body,
-                              "    YG_RETURN_IF_ERROR(yg__onnx_attr_str(cx, o, \"%s\", %s));\n",
-                              it->attr, x->name);
-                break;
-            default:
-                break;
-            }
-            break;
-        case GEN_ONNX_ATTR_INT:
-            gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", %s));\n",
-                          it->attr, it->literal);
-            break;
-        case GEN_ONNX_ATTR_FLOAT:
-            gen_sb_printf(&body, "    YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", %s));\n",
-                          it->attr, it->literal);
-            break;
-        case GEN_ONNX_ATTR_STR:
-            gen_sb_printf(&body,
-                          "    YG_RETURN_IF_ERROR(yg__onnx_attr_str(cx, o, \"%s\", \"%s\"));\n",
-                          it->attr, it->literal);
-            break;
-        }
-    }
+    for (int i = 0; i < m->n_items; i++)
+        emit_item(&body, op, &m->items[i]);
     gen_sb_puts(&body, "    return yg__onnx_outputs(cx, o, node);\n");
 
     gen_sb_puts(sb, "\n");
