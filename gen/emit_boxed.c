@@ -62,6 +62,30 @@ void gen_box_arg_free(gen_box_arg *b)
     b->n_call = 0;
 }
 
+/* A scalar argument of C type ctype (zero: its value before the read),
+ * read by yg__box_<fn> (given dflt, its default, unless NULL), or, when a
+ * is nullable, by yg__box_<fn>_opt into a buffer the call points to. */
+static void box_scalar(boxed_arg *b, const gen_arg *a, const char *ctype, const char *zero,
+                       const char *fn, const char *dflt)
+{
+    const char *n = a->name, *sep = dflt != NULL ? ", " : "";
+
+    if (dflt == NULL)
+        dflt = "";
+    if (a->nullable) {
+        gen_sb_printf(&b->locals, "    %s %s_buf = %s;\n    const %s *%s = NULL;\n", ctype, n, zero,
+                      ctype, n);
+        gen_sb_printf(&b->reads,
+                      "    YG_RETURN_IF_ERROR(yg__box_%s_opt(node, \"%s\"%s%s, &%s_buf, &%s));\n",
+                      fn, n, sep, dflt, n, n);
+    } else {
+        gen_sb_printf(&b->locals, "    %s %s = %s;\n", ctype, n, zero);
+        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_%s(node, \"%s\"%s%s, &%s));\n", fn,
+                      n, sep, dflt, n);
+    }
+    add_call(b, gen_xstrdup(n));
+}
+
 /* Fills b for non-tensor argument a; returns false when a's type cannot
  * be boxed. */
 bool gen_box_attr(const gen_arg *a, boxed_arg *b)
@@ -79,37 +103,15 @@ bool gen_box_attr(const gen_arg *a, boxed_arg *b)
                           "    YG_RETURN_IF_ERROR(yg__box_enum(node, \"%s\", yg_%s_name, %s, "
                           "&%s));\n",
                           n, gen_arg_enum(a)->cname, dflt, n);
-        } else if (a->nullable) {
-            gen_sb_printf(&b->locals, "    int64_t %s_buf = 0;\n    const int64_t *%s = NULL;\n",
-                          n, n);
-            gen_sb_printf(&b->reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_int_opt(node, \"%s\", %s, &%s_buf, "
-                          "&%s));\n",
-                          n, dflt, n, n);
+            add_call(b, gen_xstrdup(n));
         } else {
-            gen_sb_printf(&b->locals, "    int64_t %s = 0;\n", n);
-            gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_int(node, \"%s\", %s, &%s));\n",
-                          n, dflt, n);
+            box_scalar(b, a, "int64_t", "0", "int", dflt);
         }
-        add_call(b, gen_xstrdup(n));
         break;
     case GEN_T_FLOAT:
     case GEN_T_SCALAR:
         dflt = scalar_default(a, "double");
-        if (a->nullable) {
-            gen_sb_printf(&b->locals, "    double %s_buf = 0;\n    const double *%s = NULL;\n", n,
-                          n);
-            gen_sb_printf(&b->reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_double_opt(node, \"%s\", %s, &%s_buf, "
-                          "&%s));\n",
-                          n, dflt, n, n);
-        } else {
-            gen_sb_printf(&b->locals, "    double %s = 0;\n", n);
-            gen_sb_printf(&b->reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_double(node, \"%s\", %s, &%s));\n", n,
-                          dflt, n);
-        }
-        add_call(b, gen_xstrdup(n));
+        box_scalar(b, a, "double", "0", "double", dflt);
         break;
     case GEN_T_BOOL:
         dflt = scalar_default(a, "bool");
@@ -163,35 +165,10 @@ bool gen_box_attr(const gen_arg *a, boxed_arg *b)
         add_call(b, gen_xstrdup(n));
         break;
     case GEN_T_SCALAR_TYPE:
-        if (a->nullable) {
-            gen_sb_printf(&b->locals,
-                          "    yg_dtype %s_buf = YG_FLOAT32;\n    const yg_dtype *%s = NULL;\n", n,
-                          n);
-            gen_sb_printf(&b->reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_dtype_opt(node, \"%s\", &%s_buf, &%s));\n",
-                          n, n, n);
-        } else {
-            gen_sb_printf(&b->locals, "    yg_dtype %s = YG_FLOAT32;\n", n);
-            gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_dtype(node, \"%s\", &%s));\n",
-                          n, n);
-        }
-        add_call(b, gen_xstrdup(n));
+        box_scalar(b, a, "yg_dtype", "YG_FLOAT32", "dtype", NULL);
         break;
     case GEN_T_DEVICE:
-        if (a->nullable) {
-            gen_sb_printf(&b->locals,
-                          "    yg_device %s_buf = YG_CPU;\n    const yg_device *%s = NULL;\n", n,
-                          n);
-            gen_sb_printf(&b->reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_device_opt(node, \"%s\", &%s_buf, "
-                          "&%s));\n",
-                          n, n, n);
-        } else {
-            gen_sb_printf(&b->locals, "    yg_device %s = YG_CPU;\n", n);
-            gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_device(node, \"%s\", &%s));\n",
-                          n, n);
-        }
-        add_call(b, gen_xstrdup(n));
+        box_scalar(b, a, "yg_device", "YG_CPU", "device", NULL);
         break;
     case GEN_T_GENERATOR:
         /* The tracer records only the default generator (NULL). */
