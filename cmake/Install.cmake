@@ -38,9 +38,14 @@ install(TARGETS yagrad EXPORT yagradTargets
                 NAMELINK_COMPONENT yagrad_development)
 install(EXPORT yagradTargets NAMESPACE yagrad:: DESTINATION ${YG_INSTALL_CMAKEDIR}
         COMPONENT yagrad_development)
-# The CUDA module beside libyagrad, where core/backend.c looks for it.
+# The CUDA and MPI modules beside libyagrad, where it looks for them
+# (core/backend.c's yg__module_open).
 if(YG_HAVE_CUDA)
   install(TARGETS yagrad_cuda_module
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT yagrad_runtime)
+endif()
+if(YG_WITH_MPI)
+  install(TARGETS yagrad_mpi_module
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT yagrad_runtime)
 endif()
 if(YG_BUILD_STATIC)

@@ -2,7 +2,8 @@
  * test_backends.c - the device registry (core/backend.h) and the CUDA
  * module it loads on first use: a program that never asks for a GPU maps
  * none of the GPU libraries, asking loads the module, and a module that
- * is missing or wrong is one clear status for every request.  Each test
+ * is missing or wrong is one clear status for every request.  The same
+ * for the MPI module that yagrad/distributed.h loads.  Each test
  * runs in a process of its own (one CTest entry per test), so each sees
  * a process that has not loaded anything yet.
  */
@@ -11,6 +12,7 @@
 #include "core/backend.h"
 #include "yagrad/conv.h"
 #include "yagrad/cuda.h"
+#include "yagrad/distributed.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_convolution.h"
 #include "yagrad/ops_sums.h"
@@ -39,8 +41,18 @@ static const char *const gpu_libraries[] = {
     "libyagrad_cuda", "libcublas", "libcudnn", "libnccl", "libcudart", "libcuda.so",
 };
 
+static bool built_with_mpi(void) {
+    return strstr(yg_build_info(), " mpi") != NULL;
+}
+
+/* What the MPI module (loaded by the first call of yagrad/distributed.h)
+ * brings. */
+static const char *const mpi_libraries[] = {
+    "libyagrad_mpi", "libmpi.so", "libopen-pal", "libopen-rte", "libhwloc",
+};
+
 /* Forward, backward and a convolution on the CPU, then: no GPU library
- * is in the process. */
+ * and no MPI library is in the process. */
 static void test_a_cpu_program_maps_no_gpu_library(void **state) {
     (void)state;
     int64_t sizes[4] = {1, 2, 5, 5}, wsizes[4] = {3, 2, 3, 3}, stride[2] = {1, 1},
@@ -58,6 +70,10 @@ static void test_a_cpu_program_maps_no_gpu_library(void **state) {
         if (mapped(gpu_libraries[i]))
             fail_msg("%s is mapped into a program that never asked for a GPU",
                      gpu_libraries[i]);
+    for (size_t i = 0; i < sizeof mpi_libraries / sizeof *mpi_libraries; i++)
+        if (mapped(mpi_libraries[i]))
+            fail_msg("%s is mapped into a program that made no process group",
+                     mpi_libraries[i]);
     yg_release(x);
     yg_release(w);
     yg_release(y);
@@ -155,6 +171,46 @@ static void test_module_kernels_are_found_by_name(void **state) {
     assert_null(fn);
 }
 
+/* The first call of yagrad/distributed.h loads the MPI module (in a
+ * build with MPI), and MPI with it. */
+static void test_asking_for_process_groups_loads_the_mpi_module(void **state) {
+    (void)state;
+    assert_false(mapped("libmpi.so"));
+    bool available = yg_distributed_is_available();
+    if (!built_with_mpi()) {
+        assert_false(available);
+        assert_false(mapped("libyagrad_mpi"));
+        return;
+    }
+    assert_true(available);
+    assert_true(mapped("libyagrad_mpi"));
+    assert_true(mapped("libmpi.so"));
+}
+
+/* A process whose MPI module cannot be loaded: every request says why,
+ * naming itself; no group exists. */
+static void test_a_missing_mpi_module_is_one_clear_status(void **state) {
+    (void)state;
+    yg_process_group *pg = (yg_process_group *)&pg;
+    yg_work *work = (yg_work *)&work;
+    const char *why = built_with_mpi()
+                          ? "yagrad's MPI backend module could not be loaded "
+                            "(/nonexistent/libyagrad_mpi.so.0.2: cannot open shared object file"
+                          : "yagrad was built without MPI";
+    char want[256];
+
+    assert_int_equal(setenv("YG_MPI_MODULE", "/nonexistent/libyagrad_mpi.so.0.2", 1), 0);
+    snprintf(want, sizeof want, "process_group_create: %s", why);
+    YG_EXPECT_ERROR(yg_process_group_create(NULL, &pg), YG_ERR_NOT_IMPLEMENTED, want);
+    assert_null(pg);
+    assert_false(yg_distributed_is_available());
+    snprintf(want, sizeof want, "barrier: process group is NULL (%s", why);
+    YG_EXPECT_ERROR(yg_process_group_barrier(NULL, &work), YG_ERR_INVALID_ARGUMENT, want);
+    assert_null(work);
+    assert_int_equal(yg_process_group_world_size(NULL), 0);
+    assert_false(mapped("libmpi.so"));
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_cpu_program_maps_no_gpu_library),
@@ -162,6 +218,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_a_missing_module_is_one_clear_status),
         cmocka_unit_test(test_a_module_that_registers_nothing_is_refused),
         cmocka_unit_test(test_module_kernels_are_found_by_name),
+        cmocka_unit_test(test_asking_for_process_groups_loads_the_mpi_module),
+        cmocka_unit_test(test_a_missing_mpi_module_is_one_clear_status),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -67,32 +67,36 @@ static bool try_open(const char *path, char *errs, size_t cap)
     return false;
 }
 
+bool yg__module_open(const char *env, const char *file, char *errs, size_t cap)
+{
+    const char *path = getenv(env);
+
+    errs[0] = '\0';
+    if (path != NULL && path[0] != '\0')
+        return try_open(path, errs, cap);
+    /* Beside libyagrad: the build tree and an install keep them in one
+     * folder; then the dynamic loader's search. */
+    Dl_info info;
+    char beside[4096];
+    const char *slash;
+    if (dladdr(&backends, &info) != 0 && info.dli_fname != NULL &&
+        (slash = strrchr(info.dli_fname, '/')) != NULL &&
+        (size_t)(slash - info.dli_fname) + strlen(file) + 2 <= sizeof beside) {
+        snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname,
+                 file);
+        if (try_open(beside, errs, cap))
+            return true;
+    }
+    return try_open(file, errs, cap);
+}
+
 static void load(yg_device device)
 {
     loader *l = &loaders[device];
     const char *env = getenv(l->env);
-    char errs[400] = ""; /* fits in why with its words */
-    bool opened = false;
+    char errs[400]; /* fits in why with its words */
 
-    if (env != NULL && env[0] != '\0') {
-        opened = try_open(env, errs, sizeof errs);
-    } else {
-        /* Beside libyagrad: the build tree and an install keep them in
-         * one folder; then the dynamic loader's search. */
-        Dl_info info;
-        char path[4096];
-        const char *slash;
-        if (dladdr(&backends, &info) != 0 && info.dli_fname != NULL &&
-            (slash = strrchr(info.dli_fname, '/')) != NULL &&
-            (size_t)(slash - info.dli_fname) + strlen(l->file) + 2 <= sizeof path) {
-            snprintf(path, sizeof path, "%.*s/%s", (int)(slash - info.dli_fname),
-                     info.dli_fname, l->file);
-            opened = try_open(path, errs, sizeof errs);
-        }
-        if (!opened)
-            opened = try_open(l->file, errs, sizeof errs);
-    }
-    if (!opened)
+    if (!yg__module_open(l->env, l->file, errs, sizeof errs))
         snprintf(l->why, sizeof l->why, "its backend module could not be loaded (%s)", errs);
     else if (yg__backend_if_loaded(device) == NULL)
         snprintf(l->why, sizeof l->why,

@@ -116,4 +116,14 @@ const yg_device_backend *yg__backend_if_loaded(yg_device device);
  * therefore registered).  Cannot fail. */
 const yg_device_backend *yg__backend_of(yg_device device);
 
+/* Loads the module named file (a file name) for good: from the path in
+ * the environment variable env when it is set, else from the folder
+ * libyagrad was loaded from, else by the dynamic loader's search.  Its
+ * constructors run before this returns.  false when it could not be
+ * loaded, with the loader's reasons in errs (cap bytes, "; " between
+ * the places tried).  For the backend loader here and the other modules
+ * (the MPI process groups, distributed/process_group.c).  Not
+ * serialised: callers load once (pthread_once). */
+bool yg__module_open(const char *env, const char *file, char *errs, size_t cap);
+
 #endif /* YAGRAD_CORE_BACKEND_H */

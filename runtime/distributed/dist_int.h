@@ -2,8 +2,10 @@
  * dist_int.h - what the files of runtime/distributed share.  Not API.
  *
  * process_group.c is yagrad/distributed.h: it forwards to the process
- * group backend below (process_group_mpi.c, in a build with MPI), and
- * without one answers every request "built without MPI" itself.  The
+ * group backend below (process_group_mpi.c, in a build with MPI: the
+ * module libyagrad_mpi that process_group.c loads on first use, or part
+ * of libyagrad.a), and without one answers every request itself, saying
+ * why there is none.  The
  * checks of a collective's arguments (dist_check.c) are common to the MPI
  * and NCCL parts, so both give the same messages for bad arguments, and
  * the tests of those need no MPI.
@@ -83,8 +85,11 @@ typedef struct yg__pg_backend {
     __typeof__(yg_work_release) *work_release;
 } yg__pg_backend;
 
-/* process_group_mpi.c (built with MPI). */
+/* process_group_mpi.c (built with MPI; its constructor registers it). */
 extern const yg__pg_backend yg__process_group_mpi;
+
+/* Makes b (static) the process group backend.  Cannot fail. */
+void yg__pg_register(const yg__pg_backend *b);
 
 /* Checks parameter i (t) of yg_ddp_create against parameter 0 (first)
  * and against what a group of backend takes (cpu tensors for MPI, those

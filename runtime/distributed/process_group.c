@@ -1,21 +1,72 @@
 /*
  * process_group.c - yagrad/distributed.h: forwards every request to the
- * process group backend (process_group_mpi.c in a build with MPI; NCCL
- * groups are MPI groups whose collectives the CUDA module's NCCL part
- * runs).  Without a backend no group can exist, and every request gets
- * the one "built without MPI" answer from here.
+ * process group backend, process_group_mpi.c (NCCL groups are MPI groups
+ * whose collectives the CUDA module's NCCL part runs).
+ *
+ * Where the backend lives.  libyagrad.so does not link MPI: the MPI
+ * backend is a module of its own (YG_MPI_MODULE_FILE,
+ * libyagrad_mpi.so.<soversion>), loaded on the first request of this
+ * file's API, once per process, as the device backends are
+ * (yg__module_open: $YG_MPI_MODULE, else libyagrad's folder, else the
+ * loader's search); its constructor registers its table here.  A program
+ * that never makes a process group maps no MPI library.  libyagrad.a
+ * takes the backend in itself (this file compiled with YG_MPI_BUILTIN
+ * beside process_group_mpi.c), since a module would bring a second copy
+ * of the library.  Without a backend (a build without MPI, a module that
+ * could not be loaded) no group can exist, and every request gets one
+ * answer from here, which says why.
  */
 #include "core/backend.h"
 #include "distributed/dist_int.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
-/* The backend: the library's MPI one, when built with MPI. */
+static _Atomic(const yg__pg_backend *) registered;
+
+void yg__pg_register(const yg__pg_backend *b) {
+    atomic_store_explicit(&registered, b, memory_order_release);
+}
+
+#if defined(YG_MPI_MODULE_FILE) && !defined(YG_MPI_BUILTIN)
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_why[512]; /* why the module is not there */
+
+static void load(void) {
+    char errs[400];
+    if (!yg__module_open("YG_MPI_MODULE", YG_MPI_MODULE_FILE, errs, sizeof errs))
+        snprintf(load_why, sizeof load_why,
+                 "yagrad's MPI backend module could not be loaded (%s)", errs);
+    else if (atomic_load_explicit(&registered, memory_order_acquire) == NULL)
+        snprintf(load_why, sizeof load_why,
+                 "yagrad's MPI backend module %s loaded but registered nothing", YG_MPI_MODULE_FILE);
+}
+#endif
+
+/* The backend, loading its module on the first call; NULL when there is
+ * none (why_none says why). */
 static const yg__pg_backend *backend(void) {
-#ifdef YG_HAVE_MPI
+#ifdef YG_MPI_BUILTIN
     return &yg__process_group_mpi;
 #else
-    return NULL;
+    const yg__pg_backend *b = atomic_load_explicit(&registered, memory_order_acquire);
+#ifdef YG_MPI_MODULE_FILE
+    if (b == NULL) {
+        pthread_once(&load_once, load);
+        b = atomic_load_explicit(&registered, memory_order_acquire);
+    }
+#endif
+    return b;
+#endif
+}
+
+/* Why there is no backend, a sentence without its full stop. */
+static const char *why_none(void) {
+#if defined(YG_MPI_MODULE_FILE) && !defined(YG_MPI_BUILTIN)
+    return load_why;
+#else
+    return "yagrad was built without MPI";
 #endif
 }
 
@@ -28,6 +79,9 @@ yg_status yg_process_group_create(const yg_process_group_options *options, yg_pr
         return backend()->create(options, out);
     if (out != NULL)
         *out = NULL;
+#ifdef YG_MPI_MODULE_FILE
+    return yg__fail(YG_ERR_NOT_IMPLEMENTED, "process_group_create: %s", why_none());
+#else
     if (options != NULL && options->backend == YG_DIST_NCCL)
         return yg__fail(YG_ERR_NOT_IMPLEMENTED,
                         "process_group_create: yagrad was built without NCCL (NCCL groups are "
@@ -35,6 +89,7 @@ yg_status yg_process_group_create(const yg_process_group_options *options, yg_pr
     return yg__fail(YG_ERR_NOT_IMPLEMENTED,
                     "process_group_create: yagrad was built without MPI (install libopenmpi-dev "
                     "and configure with -DYG_WITH_MPI=ON)");
+#endif
 }
 
 /* Without a backend there is no group: the queries answer for NULL. */
@@ -67,8 +122,8 @@ void yg_process_group_release(yg_process_group *pg) {
 static yg_status no_group(const char *op, yg_work **work) {
     if (work != NULL)
         *work = NULL;
-    return yg__fail(
-        YG_ERR_INVALID_ARGUMENT, "%s: process group is NULL (yagrad was built without MPI)", op);
+    return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: process group is NULL (%s)", op,
+                    why_none());
 }
 
 yg_status

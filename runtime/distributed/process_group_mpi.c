@@ -898,3 +898,10 @@ const yg__pg_backend yg__process_group_mpi = {
     .work_test = mpi_work_test,
     .work_release = mpi_work_release,
 };
+
+/* Loaded as libyagrad_mpi (libyagrad.so's case), the module registers
+ * itself; in libyagrad.a, process_group.c refers to the table directly
+ * and the registration changes nothing. */
+__attribute__((constructor)) static void register_mpi(void) {
+    yg__pg_register(&yg__process_group_mpi);
+}

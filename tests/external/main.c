@@ -11,9 +11,14 @@
  * it asks for a GPU: linked with libyagrad.so, the CUDA module must be
  * loaded from the folder libyagrad.so was (whether or not a GPU is
  * there); linked with libyagrad.a, the request must say why there is no
- * GPU.  Exit status 0 when all of that holds.
+ * GPU.  In a build with MPI, the MPI backend is a module too: linked
+ * with libyagrad.so, no MPI library is mapped until the first call of
+ * yagrad/distributed.h, which loads the module from libyagrad.so's
+ * folder; linked with libyagrad.a, the backend is in the program.  Exit
+ * status 0 when all of that holds.
  */
 #include <yagrad/cuda.h>
+#include <yagrad/distributed.h>
 #include <yagrad/yagrad.h>
 
 #include <math.h>
@@ -67,6 +72,25 @@ static int check_cuda_module(void)
     return st == YG_ERR_DEVICE && strstr(yg_last_error(), "cuda: its backend module") != NULL;
 }
 
+/* The MPI backend: see the file comment. */
+static int check_mpi_module(void)
+{
+    char lib[2048], module[2048], mpi_before[2048];
+    bool available;
+
+    if (strstr(yg_build_info(), " -mpi") != NULL)
+        return !yg_distributed_is_available();
+    mapped_dir("libyagrad.so", lib, sizeof lib);
+    mapped_dir("libmpi.so", mpi_before, sizeof mpi_before);
+    available = yg_distributed_is_available();
+    mapped_dir("libyagrad_mpi.so", module, sizeof module);
+    printf("mpi: %s; module from '%s', libmpi mapped before from '%s'\n",
+           available ? "available" : "unavailable", module, mpi_before);
+    if (lib[0] != '\0') /* linked shared: loaded on first use, beside it */
+        return available && mpi_before[0] == '\0' && strcmp(module, lib) == 0;
+    return available && module[0] == '\0'; /* linked static: built in */
+}
+
 int main(void)
 {
     double x[N][D], w[D], y[N], expected[D] = {0}, got[D] = {0};
@@ -78,6 +102,10 @@ int main(void)
     printf("%s; headers %s\n", yg_build_info(), YG_VERSION_STRING);
     if (!check_cuda_module()) {
         fprintf(stderr, "the CUDA module was not found where it should be\n");
+        return 1;
+    }
+    if (!check_mpi_module()) {
+        fprintf(stderr, "the MPI backend was not where it should be\n");
         return 1;
     }
     if (strcmp(yg_version(), YG_VERSION_STRING) != 0) {

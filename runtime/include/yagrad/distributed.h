@@ -128,7 +128,13 @@ typedef struct yg_process_group_options {
     const int *cuda_device;
 } yg_process_group_options;
 
-/* Whether yagrad was built with MPI.  Cannot fail. */
+/* Whether process groups can be made: yagrad was built with MPI and its
+ * MPI backend is there.  With libyagrad.so the backend is a module,
+ * libyagrad_mpi.so.<soversion>, that the first call of this header's
+ * functions (this one included) loads, once per process: from the path
+ * in $YG_MPI_MODULE when set, else from libyagrad.so's folder, else by
+ * the dynamic loader's search; a program that never calls them maps no
+ * MPI library.  libyagrad.a holds the backend itself.  Cannot fail. */
 bool yg_distributed_is_available(void);
 
 /* Whether yagrad was built with NCCL (a GPU is still needed to create an
@@ -142,8 +148,10 @@ bool yg_distributed_nccl_is_available(void);
  * also joins an NCCL communicator on its CUDA device (see above).
  *   options: nullable, borrowed (NULL: defaults)
  *   out:     out: new group, release with yg_process_group_release
- * Returns: YG_ERR_NOT_IMPLEMENTED when built without MPI, or for NCCL
- *          when built without NCCL ("... built without NCCL ...");
+ * Returns: YG_ERR_NOT_IMPLEMENTED when built without MPI, when the MPI
+ *          module could not be loaded ("process_group_create: yagrad's
+ *          MPI backend module could not be loaded (<the loader's
+ *          reason>)"), or for NCCL when built without NCCL ("... built without NCCL ...");
  *          YG_ERR_DEVICE for NCCL when no CUDA device is usable ("... no
  *          CUDA device ...") or cuda_device is out of range;
  *          YG_ERR_IO for NCCL when NCCL fails (ncclGetErrorString's
