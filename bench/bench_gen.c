@@ -6,11 +6,11 @@
  * Stages are timed in-process (gen's sources are compiled into this
  * program, main.c excepted) and the whole tool is timed end to end by
  * running the yagrad-gen executable into a scratch directory (process
- * start, libclang, kernel-header check, emission, write-if-changed).
+ * start, libclang, emission, write-if-changed).
  * Output: one JSON line per measurement, median of the runs, e.g.
  *   {"bench":"gen","stage":"full_exec","median_ms":41.2,"runs":15,"ops":130,
  *    "derivatives":57}
- * Usage: bench_gen GEN_EXE SPECS_DIR RUNTIME_DIR [runs]
+ * Usage: bench_gen GEN_EXE SPECS_DIR [runs]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,16 +46,14 @@ typedef enum stage {
     STAGE_LOAD,    /* YAML loading only: the reference */
     STAGE_RESOLVE, /* + signatures and model */
     STAGE_ANALYSE, /* + libclang formula and pointwise analysis */
-    STAGE_KERNELS, /* + kernel header check */
     STAGE_EMIT,    /* + every emitter (in memory) */
 } stage;
 
-static const char *const stage_names[] = {"load_yaml", "resolve", "analyse", "check_kernels",
-                                          "emit"};
+static const char *const stage_names[] = {"load_yaml", "resolve", "analyse", "emit"};
 
 /* One in-process run up to stage s; returns its time in ms. */
-static double run_stage(stage s, const char *native, const char *derivs, const char *runtime,
-                        int *n_ops, int *n_derivs)
+static double run_stage(stage s, const char *native, const char *derivs, int *n_ops,
+                        int *n_derivs)
 {
     gen_model model = {0};
     double t0 = now_ms();
@@ -67,8 +65,6 @@ static double run_stage(stage s, const char *native, const char *derivs, const c
         gen_model_resolve(&model);
     if (s >= STAGE_ANALYSE)
         gen_analyse(&model);
-    if (s >= STAGE_KERNELS)
-        gen_check_kernels(&model, runtime, NULL, 0);
     if (s >= STAGE_EMIT) {
         free(gen_emit_ops_h(&model));
         free(gen_emit_generated_int_h(&model));
@@ -90,7 +86,7 @@ static double run_stage(stage s, const char *native, const char *derivs, const c
 }
 
 /* Runs the executable once; returns its wall time in ms, or -1. */
-static double run_exec(const char *gen, const char *specs, const char *runtime, const char *out)
+static double run_exec(const char *gen, const char *specs, const char *out)
 {
     double t0 = now_ms();
     pid_t pid = fork();
@@ -99,7 +95,7 @@ static double run_exec(const char *gen, const char *specs, const char *runtime, 
         return -1;
     if (pid == 0) {
         freopen("/dev/null", "w", stderr);
-        execl(gen, gen, "--runtime", runtime, specs, out, (char *)NULL);
+        execl(gen, gen, specs, out, (char *)NULL);
         _exit(127);
     }
     int status;
@@ -110,12 +106,12 @@ static double run_exec(const char *gen, const char *specs, const char *runtime, 
 
 int main(int argc, char **argv)
 {
-    if (argc < 4) {
-        fputs("usage: bench_gen GEN_EXE SPECS_DIR RUNTIME_DIR [runs]\n", stderr);
+    if (argc < 3) {
+        fputs("usage: bench_gen GEN_EXE SPECS_DIR [runs]\n", stderr);
         return 2;
     }
-    const char *gen = argv[1], *specs = argv[2], *runtime = argv[3];
-    int runs = argc > 4 ? atoi(argv[4]) : 15;
+    const char *gen = argv[1], *specs = argv[2];
+    int runs = argc > 3 ? atoi(argv[3]) : 15;
     if (runs < 1 || runs > 1000)
         runs = 15;
     char *native = gen_xprintf("%s/native_functions.yaml", specs);
@@ -125,9 +121,9 @@ int main(int argc, char **argv)
     int n_ops = 0, n_derivs = 0;
 
     for (int s = STAGE_LOAD; s <= STAGE_EMIT; s++) {
-        run_stage((stage)s, native, derivs, runtime, &n_ops, &n_derivs); /* warm-up */
+        run_stage((stage)s, native, derivs, &n_ops, &n_derivs); /* warm-up */
         for (int i = 0; i < runs; i++)
-            t[i] = run_stage((stage)s, native, derivs, runtime, &n_ops, &n_derivs);
+            t[i] = run_stage((stage)s, native, derivs, &n_ops, &n_derivs);
         printf("{\"bench\":\"gen\",\"stage\":\"%s\",\"median_ms\":%.3f,\"runs\":%d,\"ops\":%d,"
                "\"derivatives\":%d,\"errors\":%d}\n",
                stage_names[s], median(t, runs), runs, n_ops, n_derivs, gen_error_count());
@@ -137,9 +133,9 @@ int main(int argc, char **argv)
         return 1;
     }
     /* The first run writes every file; later ones find them unchanged. */
-    double first = run_exec(gen, specs, runtime, out);
+    double first = run_exec(gen, specs, out);
     for (int i = 0; i < runs; i++)
-        t[i] = run_exec(gen, specs, runtime, out);
+        t[i] = run_exec(gen, specs, out);
     bool ok = first >= 0;
     for (int i = 0; i < runs; i++)
         ok &= t[i] >= 0;

@@ -4,7 +4,7 @@
 #
 # gen splits its output by the `- section: <name>` items of the YAML
 # (gen/gen.h, docs/spec-reference.md "Output"): per section api/, nodes/,
-# boxed/, graph_grad/, include/yagrad/ops_<section>.h and, when the section has an op with
+# boxed/, graph_grad/, onnx/, decls/, include/yagrad/ops_<section>.h and, when the section has an op with
 # a `pointwise:` key, kernels/, loops/ (compiled once per CPU capability) and
 # cuda/ (built by nvcc with the CUDA backend).  This reads the same facts from the lines
 # that start a section item or a pointwise key (the block layout the specs
@@ -25,7 +25,8 @@ function(yg_gen_files yaml out_var)
     if(line MATCHES "^- section:[ ]*([a-z0-9_]+)")
       set(section ${CMAKE_MATCH_1})
       list(APPEND files include/yagrad/ops_${section}.h api/${section}.c nodes/${section}.h
-           nodes/${section}.c boxed/${section}.c graph_grad/${section}.c onnx/${section}.c)
+           nodes/${section}.c boxed/${section}.c graph_grad/${section}.c onnx/${section}.c
+           decls/${section}.h)
     elseif(NOT section STREQUAL "")
       list(APPEND with_kernels ${section})
     endif()

@@ -1319,28 +1319,24 @@ char *gen_emit_api_c(const gen_model *model, int section)
                 " */\n"
                 GEN_OPS_INCLUDES
                 "\n"
-                "#include \"autograd/node.h\"\n"
-                "#include \"composite/composite.h\"\n",
+                "#include \"autograd/node.h\"\n",
                 sec, sec, sec);
-    /* A structured op includes its meta function, and one whose CUDA
-     * implementation is the module's, the registry that finds it. */
-    bool structured = false, module = false;
+    /* A section with an op whose CUDA implementation is the module's
+     * includes the registry that finds it. */
+    bool module = false;
     for (int i = 0; i < model->n_ops; i++)
-        if (model->ops[i].valid && model->ops[i].section == section) {
-            structured |= model->ops[i].structured;
+        if (model->ops[i].valid && model->ops[i].section == section)
             module |= cuda_in_module(&model->ops[i]);
-        }
     if (module)
         gen_sb_puts(&sb, "#include \"core/backend.h\"\n");
-    gen_sb_puts(&sb, "#include \"core/core.h\"\n"
-                     "#include \"core/observer.h\"\n"
-                     "#include \"cpu/cpu.h\"\n"
-                     "#include \"generated_int.h\"\n");
+    gen_sb_printf(&sb, "#include \"core/core.h\"\n"
+                       "#include \"core/observer.h\"\n"
+                       "#include \"cpu/cpu.h\"\n"
+                       "#include \"decls/%s.h\"\n"
+                       "#include \"generated_int.h\"\n", sec);
     const char *pw = model->sections[section].has_pointwise ? sec : NULL;
     if (pw != NULL)
         gen_sb_printf(&sb, "#include \"kernels/%s.h\"\n", pw);
-    if (structured)
-        gen_sb_puts(&sb, "#include \"meta/meta.h\"\n");
     gen_sb_printf(&sb, "#include \"nodes/%s.h\"\n", sec);
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];

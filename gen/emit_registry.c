@@ -202,3 +202,64 @@ char *gen_emit_kernels_h(const gen_model *model, int section)
     gen_sb_printf(&sb, "\n#endif /* YAGRAD_GENERATED_KERNELS_%s_H */\n", sec);
     return gen_sb_take(&sb);
 }
+
+/* The declaration "yg_status name(params);" of one handwritten function. */
+static void emit_decl(gen_sb *sb, const gen_op *op, const char *name, bool impl)
+{
+    gen_params params;
+    if (impl)
+        gen_op_params_impl(op, &params);
+    else
+        gen_op_params_kernel(op, &params);
+    char *prefix = gen_xprintf("yg_status %s(", name);
+    gen_emit_call_decl(sb, prefix, &params, false, ";");
+    free(prefix);
+    gen_params_free(&params);
+}
+
+char *gen_emit_decls_h(const gen_model *model, int section)
+{
+    gen_sb sb = {0};
+    const char *sec = model->sections[section].name;
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_printf(&sb,
+                  "/*\n"
+                  " * decls/%s.h - the handwritten functions behind the ops of section\n"
+                  " * %s, declared from their YAML entries: each op's meta function\n"
+                  " * (meta/meta.h's contract) and device implementations (`dispatch:`,\n"
+                  " * cpu/cpu.h's and cuda/ops.h's contracts), or its composite\n"
+                  " * (composite/composite.h's).  A file that defines one includes this\n"
+                  " * header, so the compiler checks the definition against the YAML.\n"
+                  " * Not public API.\n"
+                  " */\n"
+                  "#ifndef YAGRAD_GENERATED_DECLS_%s_H\n#define YAGRAD_GENERATED_DECLS_%s_H\n\n"
+                  "#include \"core/core.h\"\n#include \"yagrad/ops_%s.h\"\n",
+                  sec, sec, sec, sec, sec);
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid || op->section != section || op->kind == GEN_OP_POINTWISE)
+            continue;
+        bool cuda = op->cuda_kernel != NULL && op->cpu_kernel != NULL &&
+                    strcmp(op->cuda_kernel, op->cpu_kernel) != 0;
+        gen_sb_puts(&sb, "\n");
+        gen_emit_schema_only(&sb, "", op->func);
+        if (op->kind == GEN_OP_COMPOSITE) {
+            char *name = gen_xprintf("yg__composite_%s", op->cname);
+            emit_decl(&sb, op, name, false);
+            free(name);
+            continue;
+        }
+        if (op->structured) {
+            char *meta = gen_xprintf("yg__meta_%s", op->cname);
+            emit_decl(&sb, op, meta, false);
+            free(meta);
+        }
+        if (op->cpu_kernel != NULL)
+            emit_decl(&sb, op, op->cpu_kernel, op->structured);
+        if (cuda)
+            emit_decl(&sb, op, op->cuda_kernel, op->structured);
+    }
+    gen_sb_printf(&sb, "\n#endif /* YAGRAD_GENERATED_DECLS_%s_H */\n", sec);
+    return gen_sb_take(&sb);
+}

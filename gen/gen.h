@@ -1,8 +1,7 @@
 /*
  * gen.h - the model yagrad-gen builds from the specs and the interfaces of
  * its stages: load (yaml_load.c), parse signatures (schema.c), analyse
- * formulas with libclang (formula_*.c), check kernel headers (kernels.c) and
- * emit (emit_*.c) through a string builder that writes files only when their
+ * formulas with libclang (formula_*.c) and emit (emit_*.c) through a string builder that writes files only when their
  * text changed (out.c).  Errors are collected by diag.c.  The spec language
  * and the error catalogue are documented in docs/spec-reference.md.
  *
@@ -398,11 +397,6 @@ gen_op *gen_model_find_cname(const gen_model *model, const char *cname);
  * reports located errors, infers saves and lowers formulas. */
 void gen_analyse(gen_model *model);
 
-/* kernels.c: checks dispatch and composite names against the kernel
- * headers under runtime_dir with libclang. */
-void gen_check_kernels(const gen_model *model, const char *runtime_dir,
-                       const char *const *include_dirs, int n_include_dirs);
-
 /* Output is split by section (the `- section:` items of
  * native_functions.yaml, grouped by meaning) so that editing one op
  * recompiles one or two files, not the library, and each file stays short
@@ -426,6 +420,9 @@ char *gen_emit_loops_c(const gen_model *model, int section);
 char *gen_emit_cuda_cu(const gen_model *model, int section);
 char *gen_emit_generated_int_h(const gen_model *model);
 char *gen_emit_kernels_h(const gen_model *model, int section);
+/* decls/<section>.h: the declarations of the handwritten functions (meta,
+ * device implementations, composites) behind the section's ops. */
+char *gen_emit_decls_h(const gen_model *model, int section);
 char *gen_emit_enums_h(const gen_model *model);
 /* emit_options.c: the short form yg_<op>_opt of an op with several
  * defaulted arguments (its options struct and function). */

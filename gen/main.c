@@ -1,12 +1,12 @@
 /*
  * main.c - the driver of yagrad-gen:
- *   yagrad-gen [--runtime RUNTIME_DIR [--include DIR]...] SPECS_DIR OUT_DIR
+ *   yagrad-gen SPECS_DIR OUT_DIR
  *   yagrad-gen --list-outputs SPECS_DIR
  * loads SPECS_DIR/native_functions.yaml and SPECS_DIR/derivatives.yaml,
  * checks and analyses them, and writes the generated sources into OUT_DIR.
- * With --runtime, the dispatch kernels and composite implementations are
- * checked against RUNTIME_DIR/cpu/cpu.h and RUNTIME_DIR/composite/
- * composite.h (--include adds include directories for those headers).
+ * gen reads no runtime source: it declares the handwritten functions the
+ * YAML names (decls/<section>.h), and the compiler checks their
+ * definitions against those declarations.
  * OUT_DIR belongs to gen: .c/.h files there that it did not write are
  * removed, so an old layout never lingers.  --list-outputs prints the
  * paths of the files gen would write, one a line, and writes nothing.
@@ -201,6 +201,12 @@ static char *onnx_c(const gen_model *m, const gen_onnx_map *o, int s)
     return gen_emit_onnx_c(m, o, s);
 }
 
+static char *decls_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    return gen_emit_decls_h(m, s);
+}
+
 static char *kernels_h(const gen_model *m, const gen_onnx_map *o, int s)
 {
     (void)o;
@@ -245,6 +251,7 @@ static const output_kind output_kinds[] = {
     {"boxed/%s.c", PER_SECTION, boxed_c},
     {"graph_grad/%s.c", PER_SECTION, graph_grad_c},
     {"onnx/%s.c", PER_SECTION, onnx_c},
+    {"decls/%s.h", PER_SECTION, decls_h},
     {"kernels/%s.h", PER_POINTWISE_SECTION, kernels_h},
     {"kernels/%s.c", PER_POINTWISE_SECTION, kernels_c},
     {"loops/%s.c", PER_POINTWISE_SECTION, loops_c},
@@ -311,7 +318,7 @@ static void list_one(void *ctx, const char *path, const output_kind *kind, int s
 
 static int usage(void)
 {
-    fputs("usage: yagrad-gen [--runtime RUNTIME_DIR [--include DIR]...] SPECS_DIR OUT_DIR\n"
+    fputs("usage: yagrad-gen SPECS_DIR OUT_DIR\n"
           "       yagrad-gen --list-outputs SPECS_DIR\n",
           stderr);
     return 2;
@@ -319,9 +326,6 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-    const char *runtime_dir = NULL;
-    const char *includes[16];
-    int n_includes = 0;
     const char *positional[2];
     int n_positional = 0;
     gen_model model = {0};
@@ -332,10 +336,6 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--list-outputs") == 0)
             list = true;
-        else if (strcmp(argv[i], "--runtime") == 0 && i + 1 < argc)
-            runtime_dir = argv[++i];
-        else if (strcmp(argv[i], "--include") == 0 && i + 1 < argc && n_includes < 16)
-            includes[n_includes++] = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return usage();
         else if (n_positional < 2)
@@ -366,8 +366,6 @@ int main(int argc, char **argv)
         goto out;
     }
     gen_analyse(&model);
-    if (runtime_dir != NULL)
-        gen_check_kernels(&model, runtime_dir, includes, n_includes);
     onnx = gen_onnx_check(&model);
     if (gen_error_count() > 0)
         goto out;

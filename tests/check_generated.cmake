@@ -13,7 +13,7 @@
 #
 # Inputs: GEN, SRC (generated/), ROOT (the source tree), WORK, BUILD.
 file(REMOVE_RECURSE ${WORK})
-execute_process(COMMAND ${GEN} --runtime runtime specs ${WORK}
+execute_process(COMMAND ${GEN} specs ${WORK}
                 WORKING_DIRECTORY ${ROOT}
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)

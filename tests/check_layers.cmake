@@ -34,6 +34,7 @@ set(YG_UNIT_RULES
   runtime/core/=core                 # tensors, storage, status, sizes, allocator, RNG
   runtime/cpu/=cpu                   # the CPU backend and its per-ISA loops
   generated/loops/=cpu
+  generated/decls/=decls             # the per-op functions' declarations, from the YAML
   runtime/meta/=meta                 # what every device shares of a kernel: checks, result shapes, row geometry
   runtime/cuda/=cuda                 # the CUDA backend and its launchers
   generated/cuda/=cuda
@@ -71,6 +72,7 @@ set(YG_BUILT_HEADERS
 set(YG_LEVELS
   public
   core
+  decls
   meta
   cpu,cuda
   kernels
@@ -88,28 +90,32 @@ set(YG_LEVELS
 set(YG_ALLOW_public "")
 # core: the tensor and its services, over the public types only.
 set(YG_ALLOW_core public)
+# decls: the declarations of the handwritten per-op functions (meta,
+# device implementations, composites) that gen writes from the YAML, for
+# the files that define and call them.
+set(YG_ALLOW_decls core public)
 # meta: the device-neutral half of the kernels (the structured ops' meta
 # functions, argument checks both devices share, the row geometry of
 # reductions), over core.
-set(YG_ALLOW_meta core public)
+set(YG_ALLOW_meta decls core public)
 # cpu, cuda: backends over core; neither knows the other.
-set(YG_ALLOW_cpu meta core public)
-set(YG_ALLOW_cuda meta core public)
+set(YG_ALLOW_cpu meta decls core public)
+set(YG_ALLOW_cuda meta decls core public)
 # kernels: pick a backend per device (cuDNN, conv/cudnn.c, is the CUDA
 # backend's).
-set(YG_ALLOW_kernels cpu cuda meta core public)
+set(YG_ALLOW_kernels cpu cuda meta decls core public)
 # autograd: the engine accumulates and seeds gradients with the
 # device-independent kernels (yg__kernel_copy_/fill_/zero_ of cpu/cpu.h, the
 # generated add of kernels/arithmetic.h); it never touches a backend's
 # device code, so no cuda.
-set(YG_ALLOW_autograd kernels cpu meta core public)
+set(YG_ALLOW_autograd kernels cpu meta decls core public)
 # ops: a wrapper checks, dispatches to a kernel or composite and records
 # the backward node: everything below.
-set(YG_ALLOW_ops autograd kernels cpu cuda meta core public)
+set(YG_ALLOW_ops autograd kernels cpu cuda meta decls core public)
 # jit.*: everything below ops (jit/ir/ir.h interns kinds from the op registry,
 # generated_int.h; diff_graph.c makes an autograd node; the fuser emits
 # vecmath calls and launches on CUDA), and inside jit only downwards:
-set(YG_JIT_BELOW ops autograd kernels cpu cuda meta core public)
+set(YG_JIT_BELOW ops autograd kernels cpu cuda meta decls core public)
 # jit.ir (jit/ir/): graphs, kinds, text, and boxing: an op called from a
 # graph node's inputs and attributes.  The generated boxed functions take a
 # yg_ir_node and only jit calls them (the interpreter, constant

@@ -14,10 +14,10 @@
 #include "yagrad/ops_activations.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/activations.h"
 #include "generated_int.h"
 #include "kernels/activations.h"
 #include "nodes/activations.h"

@@ -14,10 +14,10 @@
 #include "yagrad/ops_activations_backward.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/activations_backward.h"
 #include "generated_int.h"
 #include "kernels/activations_backward.h"
 #include "nodes/activations_backward.h"

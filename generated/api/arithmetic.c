@@ -14,10 +14,10 @@
 #include "yagrad/ops_arithmetic.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/arithmetic.h"
 #include "generated_int.h"
 #include "kernels/arithmetic.h"
 #include "nodes/arithmetic.h"

@@ -14,11 +14,11 @@
 #include "yagrad/ops_average_pooling.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/average_pooling.h"
 #include "generated_int.h"
 #include "nodes/average_pooling.h"
 

@@ -14,10 +14,10 @@
 #include "yagrad/ops_blend.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/blend.h"
 #include "generated_int.h"
 #include "kernels/blend.h"
 #include "nodes/blend.h"

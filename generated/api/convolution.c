@@ -14,10 +14,10 @@
 #include "yagrad/ops_convolution.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/convolution.h"
 #include "generated_int.h"
 #include "nodes/convolution.h"
 

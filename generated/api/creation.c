@@ -14,10 +14,10 @@
 #include "yagrad/ops_creation.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/creation.h"
 #include "generated_int.h"
 #include "nodes/creation.h"
 

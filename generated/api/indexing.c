@@ -14,13 +14,12 @@
 #include "yagrad/ops_indexing.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/indexing.h"
 #include "generated_int.h"
-#include "meta/meta.h"
 #include "nodes/indexing.h"
 
 typedef yg_status (*index_select_fn)(const yg_tensor *self,

@@ -15,10 +15,10 @@
 #include "yagrad/ops_views.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/inplace_arithmetic.h"
 #include "generated_int.h"
 #include "kernels/inplace_arithmetic.h"
 #include "nodes/inplace_arithmetic.h"

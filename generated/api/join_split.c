@@ -14,13 +14,12 @@
 #include "yagrad/ops_join_split.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/join_split.h"
 #include "generated_int.h"
-#include "meta/meta.h"
 #include "nodes/join_split.h"
 
 /* Runs yg_repeat with tracing paused and records it as one node

@@ -14,13 +14,12 @@
 #include "yagrad/ops_layers.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/layers.h"
 #include "generated_int.h"
-#include "meta/meta.h"
 #include "nodes/layers.h"
 
 typedef yg_status (*embedding_fn)(const yg_tensor *weight,

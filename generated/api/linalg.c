@@ -14,13 +14,12 @@
 #include "yagrad/ops_linalg.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/linalg.h"
 #include "generated_int.h"
-#include "meta/meta.h"
 #include "nodes/linalg.h"
 
 typedef yg_status (*mm_fn)(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out);

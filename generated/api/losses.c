@@ -14,13 +14,12 @@
 #include "yagrad/ops_losses.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/losses.h"
 #include "generated_int.h"
-#include "meta/meta.h"
 #include "nodes/losses.h"
 
 typedef yg_status (*nll_loss_fn)(const yg_tensor *self,

@@ -14,10 +14,10 @@
 #include "yagrad/ops_math_backward.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/math_backward.h"
 #include "generated_int.h"
 #include "kernels/math_backward.h"
 #include "nodes/math_backward.h"

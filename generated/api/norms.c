@@ -14,13 +14,12 @@
 #include "yagrad/ops_norms.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/norms.h"
 #include "generated_int.h"
-#include "meta/meta.h"
 #include "nodes/norms.h"
 
 /* Runs yg_layer_norm with tracing paused and records it as one node

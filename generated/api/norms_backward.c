@@ -14,13 +14,12 @@
 #include "yagrad/ops_norms_backward.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/norms_backward.h"
 #include "generated_int.h"
-#include "meta/meta.h"
 #include "nodes/norms_backward.h"
 
 /* Runs yg_native_layer_norm_backward with tracing paused and records it as one node

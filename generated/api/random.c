@@ -14,13 +14,12 @@
 #include "yagrad/ops_random.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/random.h"
 #include "generated_int.h"
-#include "meta/meta.h"
 #include "nodes/random.h"
 
 typedef yg_status (*rand_fn)(const int64_t *size,

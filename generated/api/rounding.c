@@ -14,10 +14,10 @@
 #include "yagrad/ops_rounding.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/rounding.h"
 #include "generated_int.h"
 #include "kernels/rounding.h"
 #include "nodes/rounding.h"

@@ -14,13 +14,12 @@
 #include "yagrad/ops_softmax.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/softmax.h"
 #include "generated_int.h"
-#include "meta/meta.h"
 #include "nodes/softmax.h"
 
 typedef yg_status (*log_softmax_fn)(const yg_tensor *self, int64_t dim, yg_tensor **out);

@@ -14,10 +14,10 @@
 #include "yagrad/ops_trigonometric.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/trigonometric.h"
 #include "generated_int.h"
 #include "kernels/trigonometric.h"
 #include "nodes/trigonometric.h"

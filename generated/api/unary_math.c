@@ -14,10 +14,10 @@
 #include "yagrad/ops_unary_math.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/unary_math.h"
 #include "generated_int.h"
 #include "kernels/unary_math.h"
 #include "nodes/unary_math.h"

@@ -38,6 +38,7 @@
 
 #include "autograd/node.h"
 #include "cpu/cpu.h"
+#include "decls/inplace_fill.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_blend.h"
 #include "yagrad/ops_views.h"

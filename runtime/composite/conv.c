@@ -21,6 +21,8 @@
  * kernel), grad_bias a sum; all of them differentiate again.
  */
 #include "conv/conv.h"
+#include "decls/convolution.h"
+#include "decls/convolution_general.h"
 
 #include "composite/composite.h"
 #include "yagrad/ops_sums.h"

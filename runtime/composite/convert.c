@@ -10,6 +10,7 @@
  * for the shared case.
  */
 #include "composite/composite.h"
+#include "decls/dtype_conversion.h"
 #include "yagrad/ops_dtype_conversion.h"
 
 yg_status yg__composite_to_dtype(const yg_tensor *self,

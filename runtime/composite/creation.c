@@ -20,10 +20,12 @@
  * their own names.
  */
 #include "composite/composite.h"
+#include "decls/creation.h"
+#include "decls/random.h"
 #include "yagrad/ops_arithmetic.h"
-#include "yagrad/ops_views.h"
 #include "yagrad/ops_creation.h"
 #include "yagrad/ops_random.h"
+#include "yagrad/ops_views.h"
 
 static const yg_dtype *dtype_or(const yg_dtype *dtype, const yg_tensor *self)
 {

@@ -17,9 +17,11 @@
  * overwritten positions zeroed: they no longer depend on self.
  */
 #include "composite/composite.h"
-#include "yagrad/ops_padding.h"
-#include "yagrad/ops_indexing.h"
+#include "decls/advanced_indexing.h"
+#include "decls/indexing.h"
 #include "yagrad/ops_advanced_indexing.h"
+#include "yagrad/ops_indexing.h"
+#include "yagrad/ops_padding.h"
 
 #include <inttypes.h>
 #include <stdio.h>

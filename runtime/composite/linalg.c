@@ -17,9 +17,10 @@
  * their own names.
  */
 #include "composite/composite.h"
+#include "decls/linalg.h"
 #include "yagrad/ops_arithmetic.h"
-#include "yagrad/ops_sums.h"
 #include "yagrad/ops_linalg.h"
+#include "yagrad/ops_sums.h"
 #include "yagrad/ops_views.h"
 
 #include <inttypes.h>

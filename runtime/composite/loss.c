@@ -17,16 +17,17 @@
  * their own names.
  */
 #include "composite/composite.h"
+#include "decls/losses.h"
+#include "yagrad/ops_activations.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_blend.h"
 #include "yagrad/ops_comparison.h"
-#include "yagrad/ops_unary_math.h"
-#include "yagrad/ops_activations.h"
-#include "yagrad/ops_rounding.h"
-#include "yagrad/ops_sums.h"
-#include "yagrad/ops_views.h"
-#include "yagrad/ops_softmax.h"
 #include "yagrad/ops_losses.h"
+#include "yagrad/ops_rounding.h"
+#include "yagrad/ops_softmax.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_views.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -25,9 +25,10 @@
  */
 #include "composite/composite.h"
 #include "composite/norm_int.h"
+#include "decls/norms.h"
 #include "yagrad/autograd.h"
-#include "yagrad/ops_norms.h"
 #include "yagrad/ops_dtype_conversion.h"
+#include "yagrad/ops_norms.h"
 
 #include <inttypes.h>
 #include <stdio.h>

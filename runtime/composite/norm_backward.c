@@ -26,13 +26,14 @@
  */
 #include "composite/composite.h"
 #include "composite/norm_int.h"
+#include "decls/norms_backward.h"
 #include "yagrad/ops_arithmetic.h"
-#include "yagrad/ops_unary_math.h"
-#include "yagrad/ops_sums.h"
-#include "yagrad/ops_statistics.h"
-#include "yagrad/ops_views.h"
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_norms_backward.h"
+#include "yagrad/ops_statistics.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_views.h"
 
 /* grad_input, grad_weight and grad_bias from the differentiable formulas:
  * the group is dims[0..n_dims) (kept with keepdim), the others other[..];

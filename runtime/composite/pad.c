@@ -8,6 +8,7 @@
  * generated wrapper prefixes it).
  */
 #include "composite/composite.h"
+#include "decls/padding.h"
 #include "yagrad/ops_padding.h"
 
 

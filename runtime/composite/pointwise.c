@@ -12,9 +12,12 @@
  * an error naming the op.
  */
 #include "composite/composite.h"
+#include "decls/arithmetic.h"
+#include "decls/math_backward.h"
+#include "decls/rounding.h"
 #include "yagrad/ops_arithmetic.h"
-#include "yagrad/ops_unary_math.h"
 #include "yagrad/ops_rounding.h"
+#include "yagrad/ops_unary_math.h"
 
 #include <string.h>
 

@@ -18,12 +18,16 @@
  * generated wrapper prefixes it).
  */
 #include "composite/composite.h"
-#include "yagrad/ops_views.h"
+#include "decls/adaptive_average_pooling.h"
+#include "decls/average_pooling.h"
+#include "decls/pooling.h"
+#include "decls/resampling.h"
+#include "yagrad/ops_adaptive_average_pooling.h"
+#include "yagrad/ops_average_pooling.h"
 #include "yagrad/ops_indexing.h"
 #include "yagrad/ops_pooling.h"
-#include "yagrad/ops_average_pooling.h"
-#include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
+#include "yagrad/ops_views.h"
 
 #include <inttypes.h>
 #include <stdio.h>

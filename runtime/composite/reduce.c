@@ -17,14 +17,18 @@
  * their own names.
  */
 #include "composite/composite.h"
+#include "decls/cumulative.h"
+#include "decls/extrema.h"
+#include "decls/statistics.h"
+#include "decls/sums.h"
 #include "yagrad/ops_arithmetic.h"
-#include "yagrad/ops_unary_math.h"
-#include "yagrad/ops_sums.h"
 #include "yagrad/ops_cumulative.h"
 #include "yagrad/ops_extrema.h"
-#include "yagrad/ops_views.h"
-#include "yagrad/ops_join_split.h"
 #include "yagrad/ops_indexing.h"
+#include "yagrad/ops_join_split.h"
+#include "yagrad/ops_sums.h"
+#include "yagrad/ops_unary_math.h"
+#include "yagrad/ops_views.h"
 
 #include <inttypes.h>
 #include <stdio.h>

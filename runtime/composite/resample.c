@@ -13,8 +13,9 @@
  * generated wrapper prefixes it).
  */
 #include "composite/composite.h"
-#include "yagrad/ops_views.h"
+#include "decls/resampling.h"
 #include "yagrad/ops_resampling.h"
+#include "yagrad/ops_views.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -21,13 +21,14 @@
  */
 #include "composite/composite.h"
 #include "cpu/cpu.h"
-#include "yagrad/ops_arithmetic.h"
-#include "yagrad/ops_trigonometric.h"
+#include "decls/layers.h"
 #include "yagrad/ops_activations.h"
 #include "yagrad/ops_activations_backward.h"
-#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_join_split.h"
 #include "yagrad/ops_layers.h"
+#include "yagrad/ops_linalg.h"
+#include "yagrad/ops_trigonometric.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -15,10 +15,14 @@
  * for input [2, 3] with 6 elements").
  */
 #include "composite/composite.h"
-#include "yagrad/ops_views.h"
-#include "yagrad/ops_slicing.h"
+#include "decls/join_split.h"
+#include "decls/padding.h"
+#include "decls/slicing.h"
+#include "decls/views.h"
 #include "yagrad/ops_join_split.h"
 #include "yagrad/ops_padding.h"
+#include "yagrad/ops_slicing.h"
+#include "yagrad/ops_views.h"
 
 #include <inttypes.h>
 #include <stdio.h>

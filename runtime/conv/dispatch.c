@@ -16,6 +16,7 @@
  */
 #include "conv/conv.h"
 #include "cpu/cpu.h"
+#include "decls/convolution_general.h"
 #include "yagrad/ops_sums.h"
 
 /* A contiguous copy (or a shared reference) of the nullable t. */

@@ -15,6 +15,7 @@
  * iterator runs the CUDA loops of cuda/copy.cu instead.
  */
 #include "cpu/cpu.h"
+#include "decls/inplace_fill.h"
 
 #define DEFINE_FILL_LOOP(NAME, T)                                                                  \
     static void NAME(char **p, const int64_t *s, int64_t n, const double *scalars) {               \

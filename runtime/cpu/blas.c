@@ -46,6 +46,7 @@
  * the fix off entirely.
  */
 #include "cpu/cpu.h"
+#include "decls/linalg.h"
 #include "meta/matmul.h"
 
 #include <cblas.h>

@@ -17,6 +17,7 @@
  * the iterator runs the same expressions from cuda/compare.cu.
  */
 #include "cpu/cpu.h"
+#include "decls/comparison.h"
 
 /* Loop over n elements of compute type T: ptrs[0] is the bool output. */
 #define DEFINE_BINARY_LOOP(NAME, T, EXPR)                                                          \

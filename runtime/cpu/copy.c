@@ -17,9 +17,10 @@
  * A tensor of another device is copied there by the same rules, by its
  * backend's copy (core/backend.h; the CUDA module's yg__cuda_copy).
  */
+#include "core/backend.h"
 #include "cpu/cpu.h"
 #include "cpu/cpu_int.h"
-#include "core/backend.h"
+#include "decls/dtype_conversion.h"
 
 #include <inttypes.h>
 #include <stdint.h>

@@ -20,6 +20,8 @@
 #include <string.h>
 
 #include "cpu/cpu_int.h"
+#include "decls/creation.h"
+#include "decls/inplace_fill.h"
 
 yg_status yg__creation_check_value(const char *op, const char *name, double v, yg_dtype dtype)
 {

@@ -23,6 +23,8 @@
  * order (deterministic, bit for bit).
  */
 #include "cpu/cpu.h"
+#include "decls/indexing.h"
+#include "decls/layers.h"
 
 #include <inttypes.h>
 #include <stdio.h>

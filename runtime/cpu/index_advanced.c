@@ -28,6 +28,7 @@
  * last write, deterministically).
  */
 #include "cpu/cpu.h"
+#include "decls/advanced_indexing.h"
 #include "meta/index_plan.h"
 
 #include <string.h>

@@ -26,6 +26,8 @@
  */
 #include "cpu/cpu_int.h"
 #include "cpu/vec/kernels.h"
+#include "decls/losses.h"
+#include "decls/softmax.h"
 #include "yagrad/enums.h"
 
 #include <inttypes.h>

@@ -39,6 +39,8 @@
  */
 #include "cpu/cpu_int.h"
 #include "cpu/vec/kernels.h"
+#include "decls/norms.h"
+#include "decls/norms_backward.h"
 #include "meta/norm.h"
 
 #include <inttypes.h>

@@ -13,6 +13,9 @@
  * addressed by hand here.
  */
 #include "cpu/cpu.h"
+#include "decls/inplace_fill.h"
+#include "decls/padding.h"
+#include "decls/slicing.h"
 #include "meta/pad.h"
 
 #include <inttypes.h>

@@ -29,6 +29,10 @@
  * (double accumulation, the same window order, results rounded once) and
  * its order of additions, so both devices agree to the bit.
  */
+#include "decls/adaptive_average_pooling.h"
+#include "decls/average_pooling.h"
+#include "decls/pooling.h"
+#include "decls/resampling.h"
 #include "meta/pool.h"
 
 #include "cpu/cpu_int.h"

@@ -30,6 +30,7 @@
 
 #include "core/rng.h"
 #include "cpu/cpu_int.h"
+#include "decls/random.h"
 
 /* Below this many elements one thread draws them all; above it the work
  * is split into chunks of RANDOM_GRAIN elements (one Philox block costs

@@ -25,6 +25,7 @@
  * contiguous rows, which cuda/reduce.cu sums (the same accumulators).
  */
 #include "cpu/cpu.h"
+#include "decls/sums.h"
 #include "meta/rows.h"
 
 #include <inttypes.h>

@@ -19,6 +19,7 @@
  * rows with these rules (cuda/rows.cu).
  */
 #include "cpu/cpu_int.h"
+#include "decls/extrema.h"
 
 #include <inttypes.h>
 #include <math.h>

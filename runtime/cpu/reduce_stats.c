@@ -20,8 +20,10 @@
  * rows in the same passes and compute the gradients of prod and norm with
  * the loops below (cuda/rows.cu).
  */
-#include "cpu/cpu_int.h"
 #include "core/norm_grad.h"
+#include "cpu/cpu_int.h"
+#include "decls/statistics.h"
+#include "decls/sums.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -11,6 +11,7 @@
  */
 #include "cpu/cpu.h"
 #include "cpu/vec/kernels.h"
+#include "decls/layers.h"
 
 yg_status yg__cpu_lstm_cell_gates_out(const yg_tensor *input_gates,
                                       const yg_tensor *hidden_gates,

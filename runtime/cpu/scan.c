@@ -18,6 +18,7 @@
  * Each line costs O(n).
  */
 #include "cpu/cpu_int.h"
+#include "decls/cumulative.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -16,6 +16,10 @@
  */
 #include "cpu/cpu.h"
 #include "cpu/cpu_int.h"
+#include "decls/inplace_fill.h"
+#include "decls/join_split.h"
+#include "decls/slicing.h"
+#include "decls/views.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -15,6 +15,7 @@
  * and *out_len 0.
  */
 #include "cpu/cpu.h"
+#include "decls/join_split.h"
 
 #include <inttypes.h>
 #include <stdio.h>

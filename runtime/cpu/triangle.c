@@ -13,6 +13,7 @@
  * memset.
  */
 #include "cpu/cpu.h"
+#include "decls/indexing.h"
 #include "meta/triangle.h"
 
 #include <string.h>

@@ -16,6 +16,7 @@
  * contraction), the gradient gathering per input element what the loop
  * below scatters, so both devices agree to the bit.
  */
+#include "decls/resampling.h"
 #include "meta/upsample.h"
 
 #include "cpu/cpu_int.h"

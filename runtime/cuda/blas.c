@@ -13,6 +13,7 @@
  */
 #include "core/core.h"
 #include "cuda/cuda.h"
+#include "decls/linalg.h"
 #include "meta/matmul.h"
 
 #include <cublas_v2.h>

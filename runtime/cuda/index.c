@@ -9,6 +9,8 @@
  */
 #include "core/core.h"
 #include "cuda/cuda.h"
+#include "decls/indexing.h"
+#include "decls/layers.h"
 
 #include <stdlib.h>
 #include <string.h>

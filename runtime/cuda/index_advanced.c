@@ -8,6 +8,7 @@
  * order, or keep the CPU's last write, deterministically).
  */
 #include "cuda/cuda.h"
+#include "decls/advanced_indexing.h"
 
 #include "core/core.h"
 #include "meta/index_plan.h"

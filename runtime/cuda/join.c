@@ -4,6 +4,7 @@
  * the result meta/join.c made, with the copy kernel of cuda/copy.cu.
  */
 #include "cuda/cuda.h"
+#include "decls/join_split.h"
 
 #include "core/core.h"
 

@@ -6,6 +6,7 @@
  * sees a bad one.
  */
 #include "cuda/cuda.h"
+#include "decls/losses.h"
 
 #include "core/core.h"
 

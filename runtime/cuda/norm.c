@@ -7,6 +7,8 @@
  * checked.
  */
 #include "cuda/cuda.h"
+#include "decls/norms.h"
+#include "decls/norms_backward.h"
 
 #include "core/core.h"
 #include "meta/norm.h"

@@ -7,6 +7,8 @@
  * then this module's implementation (cuda/index.c).
  */
 #include "cuda/cuda.h"
+#include "decls/indexing.h"
+#include "decls/padding.h"
 
 #include "core/core.h"
 #include "meta/meta.h"

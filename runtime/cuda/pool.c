@@ -23,6 +23,10 @@
  * device first.  (Max pooling's gradient, through the indices, is
  * composite/pool.c's, over gather_backward.)
  */
+#include "decls/adaptive_average_pooling.h"
+#include "decls/average_pooling.h"
+#include "decls/pooling.h"
+#include "decls/resampling.h"
 #include "meta/pool.h"
 
 #include "cuda/cuda.h"

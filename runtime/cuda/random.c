@@ -6,6 +6,7 @@
  * counters, so a GPU holds the CPU's values.
  */
 #include "cuda/cuda.h"
+#include "decls/random.h"
 
 #include "core/core.h"
 #include "core/rng.h"

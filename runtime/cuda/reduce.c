@@ -13,6 +13,10 @@
  */
 #include "cuda/cuda.h"
 #include "cuda/rows.h"
+#include "decls/cumulative.h"
+#include "decls/extrema.h"
+#include "decls/statistics.h"
+#include "decls/sums.h"
 
 #include <math.h>
 

@@ -4,6 +4,7 @@
  * results meta/rnn.c made with the kernels of cuda/rnn.cu.
  */
 #include "cuda/cuda.h"
+#include "decls/layers.h"
 
 #include "core/core.h"
 

@@ -4,6 +4,7 @@
  * result meta/softmax.c made, with the kernel of cuda/softmax.cu.
  */
 #include "cuda/cuda.h"
+#include "decls/softmax.h"
 
 #include "core/core.h"
 

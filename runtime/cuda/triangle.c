@@ -6,6 +6,7 @@
  * of cpu/triangle.c).
  */
 #include "cuda/cuda.h"
+#include "decls/indexing.h"
 
 #include "core/core.h"
 #include "meta/triangle.h"

@@ -13,6 +13,7 @@
  * and the result is rounded once into the input's dtype, so both devices
  * agree to the bit.
  */
+#include "decls/resampling.h"
 #include "meta/upsample.h"
 
 #include "core/core.h"

@@ -6,6 +6,8 @@
  * no implementation ever sees a bad one; the results are contiguous (the
  * scatters': a copy of self; the gradients': zeros).
  */
+#include "decls/indexing.h"
+#include "decls/layers.h"
 #include "meta/meta.h"
 
 #include "core/core.h"

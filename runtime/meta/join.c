@@ -3,6 +3,7 @@
  * checked against tensor 0 (the messages of the former composite), the
  * result made once, of the promoted dtype.
  */
+#include "decls/join_split.h"
 #include "meta/meta.h"
 
 #include "core/core.h"

@@ -3,6 +3,7 @@
  * (meta/meta.h): their checks, every target's range among them, and
  * their result, for every device.
  */
+#include "decls/losses.h"
 #include "meta/meta.h"
 
 #include "core/core.h"

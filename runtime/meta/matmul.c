@@ -11,6 +11,7 @@
  * first.  bmm runs one gemm per batch entry, on 2-D views of the
  * operands, so strided batches are read in place too.
  */
+#include "decls/linalg.h"
 #include "meta/matmul.h"
 #include "meta/meta.h"
 

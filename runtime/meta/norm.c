@@ -6,6 +6,8 @@
  * kernels add rows into them); a result whose grad_input_mask entry is
  * false is not made (NULL).
  */
+#include "decls/norms.h"
+#include "decls/norms_backward.h"
 #include "meta/meta.h"
 #include "meta/norm.h"
 

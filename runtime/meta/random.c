@@ -4,6 +4,7 @@
  * an implementation reserves any counter of the generator, so a call
  * that fails leaves the generator untouched.
  */
+#include "decls/random.h"
 #include "meta/meta.h"
 
 #include "core/core.h"

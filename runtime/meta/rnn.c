@@ -3,6 +3,7 @@
  * gradient (meta/meta.h): their checks and their results, for every
  * device.
  */
+#include "decls/layers.h"
 #include "meta/meta.h"
 
 #include "core/core.h"

@@ -3,6 +3,7 @@
  * their backwards (meta/meta.h): their checks and their result, for every
  * device.
  */
+#include "decls/softmax.h"
 #include "meta/meta.h"
 
 #include "core/core.h"

@@ -4,6 +4,7 @@
  * elements outside the triangle the implementations zero (cpu/triangle.c,
  * cuda/triangle.c).
  */
+#include "decls/indexing.h"
 #include "meta/meta.h"
 
 #include "core/core.h"

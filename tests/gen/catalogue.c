@@ -14,10 +14,6 @@
  * a line "--- <name>":
  *   --- native_functions.yaml      written to WORK_DIR/specs/ (empty if absent)
  *   --- derivatives.yaml           written to WORK_DIR/specs/ (empty if absent)
- *   --- runtime/<path>.h           kernel headers; with any of them gen runs
- *                                  with --runtime WORK_DIR/runtime (a missing
- *                                  cpu/cpu.h or composite/composite.h is
- *                                  written empty)
  *   --- expected                   gen's exact stderr (the last section)
  * Keeping each case in one file keeps the YAML, the kernel headers and the
  * message a reviewer must check side by side.
@@ -181,7 +177,6 @@ int main(int argc, char **argv)
 {
     section sections[MAX_SECTIONS];
     char path[8192];
-    bool has_runtime = false;
 
     bool update = argc > 1 && strcmp(argv[1], "--update") == 0;
     if (update) {
@@ -212,26 +207,18 @@ int main(int argc, char **argv)
         const section *s = &sections[i];
         if (strcmp(s->name, "expected") == 0)
             continue;
-        if (strncmp(s->name, "runtime/", 8) == 0)
-            has_runtime = true;
-        else if (strcmp(s->name, "native_functions.yaml") != 0 &&
-                 strcmp(s->name, "derivatives.yaml") != 0) {
+        if (strcmp(s->name, "native_functions.yaml") != 0 &&
+            strcmp(s->name, "derivatives.yaml") != 0) {
             fprintf(stderr, "catalogue: unknown section '%s' in %s\n", s->name, case_file);
             return 2;
         }
-        if (strncmp(s->name, "runtime/", 8) == 0)
-            snprintf(path, sizeof(path), "%s/%s", work, s->name);
-        else
-            snprintf(path, sizeof(path), "%s/specs/%s", work, s->name);
+        snprintf(path, sizeof(path), "%s/specs/%s", work, s->name);
         make_dirs(path, false);
         if (!write_file(path, s->text, s->len))
             return 2;
     }
-    const char *defaults[] = {"specs/native_functions.yaml", "specs/derivatives.yaml",
-                              "runtime/cpu/cpu.h", "runtime/composite/composite.h"};
-    for (int i = 0; i < 4; i++) {
-        if (i >= 2 && !has_runtime)
-            break;
+    const char *defaults[] = {"specs/native_functions.yaml", "specs/derivatives.yaml"};
+    for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof(path), "%s/%s", work, defaults[i]);
         if (access(path, F_OK) != 0) {
             make_dirs(path, false);
@@ -239,14 +226,12 @@ int main(int argc, char **argv)
         }
     }
 
-    char specs[4096], out[4096], runtime[4096], err[4096];
+    char specs[4096], out[4096], err[4096];
     snprintf(specs, sizeof(specs), "%s/specs", work);
     snprintf(out, sizeof(out), "%s/out", work);
-    snprintf(runtime, sizeof(runtime), "%s/runtime", work);
     snprintf(err, sizeof(err), "%s/stderr.txt", work);
-    char *gen_argv[] = {(char *)gen, "--runtime", runtime, specs, out, NULL};
-    char *gen_argv_plain[] = {(char *)gen, specs, out, NULL};
-    int rc = run(has_runtime ? gen_argv : gen_argv_plain, err);
+    char *gen_argv[] = {(char *)gen, specs, out, NULL};
+    int rc = run(gen_argv, err);
 
     size_t actual_len = 0;
     char *actual = read_file(err, &actual_len);

@@ -35,8 +35,7 @@ foreach(run base plus shifted)
     set(specs ${WORK}/specs_${run})
   endif()
   execute_process(
-    COMMAND ${GEN} --runtime tests/gen/golden/runtime --include runtime --include runtime/include
-            ${specs} ${WORK}/${run}
+    COMMAND ${GEN} ${specs} ${WORK}/${run}
     WORKING_DIRECTORY ${SRC}
     RESULT_VARIABLE rc
     ERROR_VARIABLE err)

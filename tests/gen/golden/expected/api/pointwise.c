@@ -15,10 +15,10 @@
 #include "yagrad/ops_structured.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/pointwise.h"
 #include "generated_int.h"
 #include "kernels/pointwise.h"
 #include "nodes/pointwise.h"

@@ -14,14 +14,13 @@
 #include "yagrad/ops_structured.h"
 
 #include "autograd/node.h"
-#include "composite/composite.h"
 #include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
+#include "decls/structured.h"
 #include "generated_int.h"
 #include "kernels/structured.h"
-#include "meta/meta.h"
 #include "nodes/structured.h"
 
 typedef yg_status (*clone_fn)(const yg_tensor *self, yg_tensor **out);
