@@ -62,7 +62,8 @@ static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)
         gen_sb_printf(sb, "    yg_device %s;\n    int32_t %s_index;\n", s->field, s->field);
         break;
     case GEN_SAVE_VALUE:
-        /* A ScalarType? argument: its value and whether it was given. */
+        /* An optional (int?, float?, Scalar?, ScalarType?) argument: its
+         * value and whether it was given. */
         if (d->op->schema.args[s->arg_index].nullable)
             gen_sb_printf(sb, "    bool has_%s;\n", s->field);
         gen_sb_printf(sb, "    %s %s;\n", value_type(&d->op->schema.args[s->arg_index]), s->field);

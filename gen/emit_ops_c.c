@@ -900,7 +900,7 @@ static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
             break;
         case GEN_SAVE_VALUE:
             if (nullable) {
-                /* ScalarType?, the only nullable type formulas read */
+                /* int?, float?, Scalar? or ScalarType?: given or not */
                 gen_sb_printf(sb,
                               "%snode->has_%s = %s != NULL;\n"
                               "%sif (%s != NULL)\n%s    node->%s = *%s;\n",

@@ -180,7 +180,14 @@ static void sym_arg(gen_formula_ctx *fc, CXCursor a, const gen_arg *p, gen_sb *o
     case GEN_T_FLOAT:
     case GEN_T_SCALAR: {
         if (p->nullable) {
-            fail(fc, a, "an optional scalar argument");
+            /* An optional argument of the op, passed on: set when given. */
+            int index = name != NULL ? gen__arg_index(fop, name) : -1;
+            if (index < 0 || !fop->schema.args[index].nullable || p->enum_id > 0) {
+                fail(fc, a, "an optional scalar argument that is not one of the op's");
+                break;
+            }
+            gen_sb_printf(out, "%sif (%s != NULL)\n%s    yg__df_%s(s, n, \"%s\", *%s);\n", ind,
+                          name, ind, p->type == GEN_T_INT ? "int" : "float", p->name, name);
             break;
         }
         char *text = gen__lower_scalar(fc, a);

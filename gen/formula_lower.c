@@ -342,6 +342,28 @@ static void lower_int_list(gen_formula_ctx *fc, CXCursor c, strv *args)
     strv_push(args, gen_xstrdup("0"));
 }
 
+/* An argument for an optional scalar parameter (int?, float?, Scalar?):
+ * an optional argument of the op, passed on as given (the node saved it
+ * with whether it was given). */
+static char *lower_optional_scalar(gen_formula_ctx *fc, CXCursor c)
+{
+    c = gen__cursor_strip(c);
+    if (clang_getCursorKind(c) == CXCursor_DeclRefExpr) {
+        char *name = gen__cursor_name(c);
+        int index = gen__arg_index(fc->d->op, name);
+        char *r = NULL;
+        if (index >= 0 && fc->d->op->schema.args[index].nullable)
+            r = gen_xprintf("node->has_%s ? &node->%s : NULL", name, name);
+        free(name);
+        if (r != NULL)
+            return r;
+    }
+    gen__formula_error_at(fc, c, "an optional (int?, float?, Scalar?) parameter takes an optional "
+                                 "argument of the op, passed on as it is%s",
+                          "");
+    return gen_xstrdup("NULL");
+}
+
 /* A ScalarType argument: dtype(<tensor>) (the node's saved <tensor>_dtype,
  * or the dtype of grad itself) or a ScalarType argument of the op (a
  * ScalarType? one as a pointer to the node's copy, or NULL when it was not
@@ -499,6 +521,11 @@ static void lower_args(gen_formula_ctx *fc, CXCursor c, const gen_op *op, strv *
         }
         if (op->schema.args[i].type == GEN_T_DEVICE && !op->schema.args[i].nullable) {
             strv_push(&args, lower_device(fc, a));
+            continue;
+        }
+        if (p->nullable &&
+            (p->type == GEN_T_INT || p->type == GEN_T_FLOAT || p->type == GEN_T_SCALAR)) {
+            strv_push(&args, lower_optional_scalar(fc, a));
             continue;
         }
         if (!gen__formula_readable(&op->schema.args[i])) {

@@ -300,8 +300,8 @@ void gen__formula_infer(gen_formula_ctx *fc, CXCursor c, CXCursor parent)
                 add_save(fc, c, name, GEN_SAVE_TENSOR_LIST, -1);
         } else if (index >= 0 && !gen__formula_readable(&fc->d->op->schema.args[index])) {
             gen__formula_error_at(fc, c, "formulas cannot read '%s' yet: its type is not one of "
-                                    "Tensor, Tensor[], int, int[], float, bool, Scalar and "
-                                    "ScalarType",
+                                    "Tensor, Tensor[], int, int?, int[], float, float?, bool, "
+                                    "Scalar, Scalar?, ScalarType and ScalarType?",
                              name);
         } else if (index >= 0) {
             add_save(fc, c, name,
@@ -404,11 +404,10 @@ bool gen__formula_readable(const gen_arg *a)
     case GEN_T_INT_LIST:
     case GEN_T_BOOL:
     case GEN_T_SCALAR_TYPE:
-        return true;
     case GEN_T_INT:
     case GEN_T_FLOAT:
     case GEN_T_SCALAR:
-        return !a->nullable;
+        return true;
     default:
         return false;
     }

@@ -2387,7 +2387,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool3d",
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
-                  " int divisor_override=0) -> Tensor",
+                  " int? divisor_override=None) -> Tensor",
         .location = "specs/native_functions.yaml:2088",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
@@ -2396,7 +2396,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool3d_backward",
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
-                  " bool count_include_pad, int divisor_override) -> Tensor",
+                  " bool count_include_pad, int? divisor_override) -> Tensor",
         .location = "specs/native_functions.yaml:2095",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
@@ -2474,7 +2474,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
-                  " float scales_h=0.0, float scales_w=0.0) -> Tensor",
+                  " float? scales_h=None, float? scales_w=None) -> Tensor",
         .location = "specs/native_functions.yaml:2173",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
@@ -2482,7 +2482,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
-                  " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
+                  " bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
         .location = "specs/native_functions.yaml:2180",
         .kind = "kernel",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
@@ -2490,14 +2490,14 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_bilinear2d_to",
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
-                  " float scales_h=0.0, float scales_w=0.0) -> Tensor",
+                  " float? scales_h=None, float? scales_w=None) -> Tensor",
         .location = "specs/native_functions.yaml:2187",
         .kind = "composite",
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "interpolate",
-        .schema = "interpolate(Tensor self, int[] size=[], float scale_factor=0.0,"
+        .schema = "interpolate(Tensor self, int[] size=[], float? scale_factor=None,"
                   " InterpolationMode mode=nearest, bool align_corners=False) -> Tensor",
         .location = "specs/native_functions.yaml:2205",
         .kind = "composite",
@@ -4131,7 +4131,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "avg_pool3d",
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
-                  " int divisor_override=0) -> Tensor",
+                  " int? divisor_override=None) -> Tensor",
         .location = "specs/derivatives.yaml:853",
         .n_inputs = 1,
         .inputs = avg_pool3d_derivative_inputs,
@@ -4140,7 +4140,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "avg_pool3d_backward",
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
-                  " bool count_include_pad, int divisor_override) -> Tensor",
+                  " bool count_include_pad, int? divisor_override) -> Tensor",
         .location = "specs/derivatives.yaml:857",
         .n_inputs = 1,
         .inputs = avg_pool3d_backward_derivative_inputs,
@@ -4190,7 +4190,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
-                  " float scales_h=0.0, float scales_w=0.0) -> Tensor",
+                  " float? scales_h=None, float? scales_w=None) -> Tensor",
         .location = "specs/derivatives.yaml:886",
         .n_inputs = 1,
         .inputs = upsample_bilinear2d_derivative_inputs,
@@ -4198,7 +4198,7 @@ const yg_derivative_info yg__derivatives[] = {
     {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
-                  " bool align_corners, float scales_h=0.0, float scales_w=0.0) -> Tensor",
+                  " bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
         .location = "specs/derivatives.yaml:891",
         .n_inputs = 1,
         .inputs = upsample_bilinear2d_backward_derivative_inputs,

@@ -417,13 +417,13 @@ static const resample_case resample_cases[] = {
 static yg_status resample(const resample_case *rc, const yg_tensor *x, yg_tensor **y) {
     if (!rc->bilinear)
         return yg_upsample_nearest2d(x, rc->out, rc->out_len, y);
-    return yg_upsample_bilinear2d(x, rc->out, rc->out_len, rc->align, rc->sh, rc->sw, y);
+    return yg_upsample_bilinear2d(x, rc->out, rc->out_len, rc->align, (rc->sh) > 0 ? &(double){rc->sh} : NULL, (rc->sw) > 0 ? &(double){rc->sw} : NULL, y);
 }
 
 static yg_status resample_backward(const resample_case *rc, const yg_tensor *g, yg_tensor **gx) {
     if (!rc->bilinear)
         return yg_upsample_nearest2d_backward(g, rc->in, rc->ndim, gx);
-    return yg_upsample_bilinear2d_backward(g, rc->in, rc->ndim, rc->align, rc->sh, rc->sw, gx);
+    return yg_upsample_bilinear2d_backward(g, rc->in, rc->ndim, rc->align, (rc->sh) > 0 ? &(double){rc->sh} : NULL, (rc->sw) > 0 ? &(double){rc->sw} : NULL, gx);
 }
 
 /* A random cpu tensor of sizes (ndim of them) and its cuda:0 copy; with
@@ -499,13 +499,13 @@ static void test_upsampling_gradients_of_empty_planes_as_the_cpu(void **state) {
     yg_release(gx);
     yg_release(dgx);
     gx = dgx = NULL;
-    yg_status st = yg_upsample_bilinear2d_backward(g, xs, 4, false, 0, 0, &gx);
+    yg_status st = yg_upsample_bilinear2d_backward(g, xs, 4, false, NULL, NULL, &gx);
     assert_int_equal(st, YG_ERR_SHAPE);
     char want[256];
     snprintf(want, sizeof want, "%s", yg_last_error());
     printf("cpu: %s\n", want);
     YG_EXPECT_ERROR(
-        yg_upsample_bilinear2d_backward(dg, xs, 4, false, 0, 0, &dgx), YG_ERR_SHAPE, want);
+        yg_upsample_bilinear2d_backward(dg, xs, 4, false, NULL, NULL, &dgx), YG_ERR_SHAPE, want);
     assert_null(dgx);
     yg_release(g);
     yg_release(dg);

@@ -528,7 +528,7 @@ static yg_status losses_forward(void *ctx,
         st = yg_pad(inputs[0], (const int64_t[]){1, 1}, 2, YG_PAD_MODE_REPLICATE, 0, &outputs[2]);
     if (st == YG_OK)
         st = yg_interpolate(
-            inputs[2], NULL, 0, 1.5, YG_INTERPOLATION_MODE_BILINEAR, false, &outputs[3]);
+            inputs[2], NULL, 0, &(double){1.5}, YG_INTERPOLATION_MODE_BILINEAR, false, &outputs[3]);
     return st;
 }
 

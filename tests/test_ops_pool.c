@@ -634,7 +634,7 @@ static void test_avg_pool3d_matches_naive_windows_for_each_option(void **state) 
                                        3,
                                        c->ceil_mode,
                                        c->count_include_pad,
-                                       c->divisor,
+                                       c->divisor != 0 ? &(int64_t){c->divisor} : NULL,
                                        &y));
                 YG_EXPECT_CLOSE(y, os, 5, ev, tol, tol);
                 assert_int_equal(yg_tensor_dtype(y), nd_dtypes[di]);
@@ -829,17 +829,25 @@ static void test_new_pools_reject_bad_arguments(void **state) {
                     "max_pool3d: ",
                     "max_pool3d_with_indices: stride must be at least 1, got [0]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_avg_pool3d(x, k2, 1, NULL, 0, p2, 1, false, true, 0, &y),
+    YG_EXPECT_ERROR(yg_avg_pool3d(x, k2, 1, NULL, 0, p2, 1, false, true, NULL, &y),
                     YG_ERR_INVALID_ARGUMENT,
                     "avg_pool3d: padding [2, 2, 2] must be at most half of kernel_size");
-    YG_EXPECT_ERROR(yg_avg_pool3d(x2, k2, 1, NULL, 0, p0, 1, false, true, 0, &y),
+    YG_EXPECT_ERROR(yg_avg_pool3d(x, k2, 1, NULL, 0, p0, 1, false, true, &(int64_t){0}, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "avg_pool3d: divisor_override must not be 0");
+    YG_EXPECT_ERROR(
+        yg_avg_pool3d_backward(x, (const int64_t[]){1, 1, 4, 4, 4}, 5, k2, 1, NULL, 0, p0, 1, false,
+                               true, &(int64_t){0}, &y),
+        YG_ERR_INVALID_ARGUMENT,
+        "avg_pool3d_backward: divisor_override must not be 0");
+    YG_EXPECT_ERROR(yg_avg_pool3d(x2, k2, 1, NULL, 0, p0, 1, false, true, NULL, &y),
                     YG_ERR_SHAPE,
                     "avg_pool3d: expected self of 4 or 5 dims ([C, D, H, W] or [N, C, D, H, W]), "
                     "got [2, 3]");
-    YG_EXPECT_ERROR(yg_avg_pool3d(xi, k2, 1, NULL, 0, p0, 1, false, true, 0, &y),
+    YG_EXPECT_ERROR(yg_avg_pool3d(xi, k2, 1, NULL, 0, p0, 1, false, true, NULL, &y),
                     YG_ERR_DTYPE,
                     "avg_pool3d: unsupported dtype int64 for self");
-    YG_EXPECT_ERROR(yg_avg_pool3d(x, k4, 1, NULL, 0, p0, 1, false, true, 0, &y),
+    YG_EXPECT_ERROR(yg_avg_pool3d(x, k4, 1, NULL, 0, p0, 1, false, true, NULL, &y),
                     YG_ERR_SHAPE,
                     "avg_pool3d: input of 2 x 3 x 3 is too small for the window (output would "
                     "be 0 x 0 x 0)");
@@ -878,7 +886,7 @@ static void test_new_pools_reject_bad_arguments(void **state) {
     }
     /* the backward checks grad_output against the pooled output */
     YG_CHECK(yg_tensor_zeros(gsz, 5, YG_FLOAT32, &g));
-    YG_EXPECT_ERROR(yg_avg_pool3d_backward(g, s5, 5, k2, 1, NULL, 0, p0, 1, false, true, 0, &y),
+    YG_EXPECT_ERROR(yg_avg_pool3d_backward(g, s5, 5, k2, 1, NULL, 0, p0, 1, false, true, NULL, &y),
                     YG_ERR_SHAPE,
                     "avg_pool3d_backward: grad_output [1, 1, 1, 1, 2] does not match the pooled "
                     "output (1 x 1 x 1 per plane)");

@@ -134,16 +134,16 @@ static void test_upsample_bilinear2d_matches_naive_interpolation(void **state) {
                     double *xv = yg_test_values(x);
                     naive_bilinear(xv, 6, 5, 6, oh, ow, align, sh, sw, e);
                     if (sh > 0)
-                        YG_CHECK(yg_upsample_bilinear2d(x, NULL, 0, align, sh, sw, &y));
+                        YG_CHECK(yg_upsample_bilinear2d(x, NULL, 0, align, (sh) > 0 ? &(double){sh} : NULL, (sw) > 0 ? &(double){sw} : NULL, &y));
                     else
-                        YG_CHECK(yg_upsample_bilinear2d(x, o2, 2, align, 0, 0, &y));
+                        YG_CHECK(yg_upsample_bilinear2d(x, o2, 2, align, NULL, NULL, &y));
                     YG_EXPECT_CLOSE(y, os, 4, e, tol, tol);
                     assert_int_equal(yg_tensor_dtype(y), dtypes[di]);
                     yg_release(y);
                     /* output_size and scales together: the size is
                      * output_size, the mapping uses the scales */
                     if (sh > 0) {
-                        YG_CHECK(yg_upsample_bilinear2d(x, o2, 2, align, sh, sw, &y));
+                        YG_CHECK(yg_upsample_bilinear2d(x, o2, 2, align, (sh) > 0 ? &(double){sh} : NULL, (sw) > 0 ? &(double){sw} : NULL, &y));
                         YG_EXPECT_CLOSE(y, os, 4, e, tol, tol);
                         yg_release(y);
                     }
@@ -164,14 +164,14 @@ static void test_upsample_bilinear2d_gives_pytorch_known_answers(void **state) {
         0, 0.25, 0.75, 1, 0.5, 0.75, 1.25, 1.5, 1.5, 1.75, 2.25, 2.5, 2, 2.25, 2.75, 3};
     yg_tensor *x = yg_test_tensor(YG_FLOAT64, s, 4, v), *y = NULL;
     (void)state;
-    YG_CHECK(yg_upsample_bilinear2d(x, o3, 1, true, 0, 0, &y));
+    YG_CHECK(yg_upsample_bilinear2d(x, o3, 1, true, NULL, NULL, &y));
     YG_EXPECT_CLOSE(y, s3, 4, e3, 1e-15, 0);
     yg_release(y);
-    YG_CHECK(yg_upsample_bilinear2d(x, o4, 1, false, 0, 0, &y));
+    YG_CHECK(yg_upsample_bilinear2d(x, o4, 1, false, NULL, NULL, &y));
     YG_EXPECT_CLOSE(y, s4, 4, e4, 1e-15, 0);
     yg_release(y);
     /* scale_factor=2 gives the same mapping as size 4 */
-    YG_CHECK(yg_upsample_bilinear2d(x, NULL, 0, false, 2.0, 2.0, &y));
+    YG_CHECK(yg_upsample_bilinear2d(x, NULL, 0, false, &(double){2.0}, &(double){2.0}, &y));
     YG_EXPECT_CLOSE(y, s4, 4, e4, 1e-15, 0);
     yg_release(y);
     yg_release(x);
@@ -191,11 +191,11 @@ static void test_upsample_bilinear2d_gradient_is_the_naive_adjoint(void **state)
             double *gv = yg_test_values(g);
             naive_bilinear_backward(gv, 2, 4, 5, 7, 3, align, e);
             YG_CHECK(yg_tensor_set_requires_grad(x, true));
-            YG_CHECK(yg_upsample_bilinear2d(x, o, 2, align, 0, 0, &y));
+            YG_CHECK(yg_upsample_bilinear2d(x, o, 2, align, NULL, NULL, &y));
             YG_CHECK(yg_backward(y, g, false));
             YG_CHECK(yg_tensor_grad(x, &gx));
             YG_EXPECT_CLOSE(gx, sizes, 3, e, tol, tol);
-            YG_CHECK(yg_upsample_bilinear2d_backward(g, sizes, 3, align, 0, 0, &gb));
+            YG_CHECK(yg_upsample_bilinear2d_backward(g, sizes, 3, align, NULL, NULL, &gb));
             YG_EXPECT_CLOSE(gb, sizes, 3, e, tol, tol);
             free(gv);
             yg_release(gb);
@@ -278,7 +278,7 @@ static void test_interpolate_is_the_upsample_op_of_its_mode(void **state) {
     yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 4, -1, 1, 3), *x3 = NULL;
     yg_tensor *a = NULL, *b = NULL, *y = NULL;
     (void)state;
-    YG_CHECK(yg_interpolate(x, to, 2, 0, YG_INTERPOLATION_MODE_NEAREST, false, &a));
+    YG_CHECK(yg_interpolate(x, to, 2, NULL, YG_INTERPOLATION_MODE_NEAREST, false, &a));
     YG_CHECK(yg_upsample_nearest2d(x, to, 2, &b));
     double *va = yg_test_values(b);
     YG_EXPECT_CLOSE(a, s_to, 4, va, 0, 0);
@@ -294,43 +294,47 @@ static void test_interpolate_is_the_upsample_op_of_its_mode(void **state) {
     yg_release(a);
     yg_release(b);
     /* bilinear by scale passes the scale on (coordinates by 1 / scale) */
-    YG_CHECK(yg_interpolate(x, NULL, 0, 2.5, YG_INTERPOLATION_MODE_BILINEAR, false, &a));
-    YG_CHECK(yg_upsample_bilinear2d(x, NULL, 0, false, 2.5, 2.5, &b));
+    YG_CHECK(yg_interpolate(x, NULL, 0, &(double){2.5}, YG_INTERPOLATION_MODE_BILINEAR, false, &a));
+    YG_CHECK(yg_upsample_bilinear2d(x, NULL, 0, false, &(double){2.5}, &(double){2.5}, &b));
     va = yg_test_values(b);
     YG_EXPECT_CLOSE(a, s_scaled, 4, va, 0, 0);
     free(va);
     yg_release(a);
     yg_release(b);
-    YG_CHECK(yg_interpolate(x, (const int64_t[]){6}, 1, 0, YG_INTERPOLATION_MODE_BILINEAR, true, &a));
-    YG_CHECK(yg_upsample_bilinear2d(x, (const int64_t[]){6, 6}, 2, true, 0, 0, &b));
+    YG_CHECK(yg_interpolate(x, (const int64_t[]){6}, 1, NULL, YG_INTERPOLATION_MODE_BILINEAR, true, &a));
+    YG_CHECK(yg_upsample_bilinear2d(x, (const int64_t[]){6, 6}, 2, true, NULL, NULL, &b));
     va = yg_test_values(b);
     YG_EXPECT_CLOSE(a, s_six, 4, va, 0, 0);
     free(va);
     yg_release(a);
     yg_release(b);
     /* errors name the op and the values */
-    YG_EXPECT_ERROR(yg_interpolate(x, to, 2, 2.0, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+    YG_EXPECT_ERROR(yg_interpolate(x, to, 2, &(double){2.0}, YG_INTERPOLATION_MODE_NEAREST, false, &y),
                     YG_ERR_INVALID_ARGUMENT,
-                    "interpolate: give either size or a positive scale_factor, not both (size of 2 "
-                    "entries, scale_factor 2)");
-    YG_EXPECT_ERROR(yg_interpolate(x, NULL, 0, 0, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+                    "interpolate: give either size or scale_factor, not both (size of 2 "
+                    "entries, scale_factor given)");
+    YG_EXPECT_ERROR(yg_interpolate(x, NULL, 0, NULL, YG_INTERPOLATION_MODE_NEAREST, false, &y),
                     YG_ERR_INVALID_ARGUMENT,
-                    "interpolate: give either size or a positive scale_factor, not neither");
-    YG_EXPECT_ERROR(yg_interpolate(x, s, 3, 0, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+                    "interpolate: give either size or scale_factor, not neither (size of 0 "
+                    "entries, scale_factor None)");
+    YG_EXPECT_ERROR(yg_interpolate(x, NULL, 0, &(double){0}, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "interpolate: scale_factor must be positive, got 0");
+    YG_EXPECT_ERROR(yg_interpolate(x, s, 3, NULL, YG_INTERPOLATION_MODE_NEAREST, false, &y),
                     YG_ERR_INVALID_ARGUMENT,
                     "interpolate: size must have 1 or 2 entries ([s] for [s, s], or [oh, ow]), got 3");
-    YG_EXPECT_ERROR(yg_interpolate(x, to, 2, 0, YG_INTERPOLATION_MODE_NEAREST, true, &y),
+    YG_EXPECT_ERROR(yg_interpolate(x, to, 2, NULL, YG_INTERPOLATION_MODE_NEAREST, true, &y),
                     YG_ERR_INVALID_ARGUMENT,
                     "interpolate: align_corners applies to mode bilinear only");
-    YG_EXPECT_ERROR(yg_interpolate(x, to, 2, 0, (yg_interpolation_mode)2, false, &y),
+    YG_EXPECT_ERROR(yg_interpolate(x, to, 2, NULL, (yg_interpolation_mode)2, false, &y),
                     YG_ERR_INVALID_ARGUMENT,
                     "interpolate: mode must be nearest (0) or bilinear (1), not 2");
-    YG_EXPECT_ERROR(yg_interpolate(x, NULL, 0, 1e300, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+    YG_EXPECT_ERROR(yg_interpolate(x, NULL, 0, &(double){1e300}, YG_INTERPOLATION_MODE_NEAREST, false, &y),
                     YG_ERR_SHAPE,
                     "interpolate: self [2, 3, 4, 5] times scale_factor 1e+300 overflows int64");
     YG_CHECK(yg_select(x, 0, 0, &x3));
     YG_CHECK(yg_select(x3, 0, 0, &a));
-    YG_EXPECT_ERROR(yg_interpolate(a, to, 2, 0, YG_INTERPOLATION_MODE_NEAREST, false, &y),
+    YG_EXPECT_ERROR(yg_interpolate(a, to, 2, NULL, YG_INTERPOLATION_MODE_NEAREST, false, &y),
                     YG_ERR_SHAPE,
                     "interpolate: expected self of 3 or 4 dims ([C, H, W] or [N, C, H, W]), got [4, 5]");
     assert_null(y);
@@ -349,30 +353,37 @@ static void test_resampling_rejects_bad_arguments(void **state) {
     YG_CHECK(yg_tensor_zeros(s4, 4, YG_INT64, &xi));
     YG_CHECK(yg_tensor_zeros(s5, 4, YG_FLOAT64, &x5));
     YG_EXPECT_ERROR(
-        yg_upsample_bilinear2d(x2, o03 + 1, 1, false, 0, 0, &y),
+        yg_upsample_bilinear2d(x2, o03 + 1, 1, false, NULL, NULL, &y),
         YG_ERR_SHAPE,
         "upsample_bilinear2d: expected self of 3 or 4 dims ([C, H, W] or [N, C, H, W]), "
         "got [3, 4]");
     assert_null(y);
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d(xi, o03 + 1, 1, false, 0, 0, &y),
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d(xi, o03 + 1, 1, false, NULL, NULL, &y),
                     YG_ERR_DTYPE,
                     "upsample_bilinear2d: unsupported dtype int64 for self");
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, o03, 2, true, 0, 0, &y),
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, o03, 2, true, NULL, NULL, &y),
                     YG_ERR_INVALID_ARGUMENT,
                     "upsample_bilinear2d: output size must be at least 1, got 0 x 3");
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, o123, 3, true, 0, 0, &y),
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, o123, 3, true, NULL, NULL, &y),
                     YG_ERR_INVALID_ARGUMENT,
                     "upsample_bilinear2d: output_size must have 0, 1 or 2 entries, got [1, 2, 3]");
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, NULL, 0, false, 0, 2, &y),
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, NULL, 0, false, NULL, &(double){2}, &y),
                     YG_ERR_INVALID_ARGUMENT,
-                    "upsample_bilinear2d: output_size is empty, so scales_h must be positive and "
-                    "finite, got 0");
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, NULL, 0, false, 2, 0.25, &y),
+                    "upsample_bilinear2d: output_size is empty, so scales_h must be given");
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, NULL, 0, false, &(double){0}, &(double){2}, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "upsample_bilinear2d: scales_h must be positive and finite when given, got 0");
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d_backward(x, (const int64_t[]){1, 3, 1, 1}, 4, false,
+                                                    NULL, &(double){-1}, &y),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "upsample_bilinear2d_backward: scales_w must be positive and finite when "
+                    "given, got -1");
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d(x, NULL, 0, false, &(double){2}, &(double){0.25}, &y),
                     YG_ERR_INVALID_ARGUMENT,
                     "upsample_bilinear2d: output size must be at least 1, got 4 x 0");
     assert_null(y);
     YG_CHECK(yg_tensor_zeros(gs, 4, YG_FLOAT32, &g));
-    YG_EXPECT_ERROR(yg_upsample_bilinear2d_backward(g, s4, 4, false, 0, 0, &y),
+    YG_EXPECT_ERROR(yg_upsample_bilinear2d_backward(g, s4, 4, false, NULL, NULL, &y),
                     YG_ERR_SHAPE,
                     "upsample_bilinear2d_backward: grad_output [1, 2, 2, 2] does not match the "
                     "leading dims of self_sizes [1, 3, 2, 2]");

@@ -556,7 +556,7 @@ typedef yg_status (*avg_pool3d_fn)(const yg_tensor *self,
                                    int64_t padding_len,
                                    bool ceil_mode,
                                    bool count_include_pad,
-                                   int64_t divisor_override,
+                                   const int64_t *divisor_override,
                                    yg_tensor **out);
 
 /* yg__cuda_avg_pool3d is the CUDA module's: found there by name on first use,
@@ -570,7 +570,7 @@ static yg_status avg_pool3d_cuda(const yg_tensor *self,
                                  int64_t padding_len,
                                  bool ceil_mode,
                                  bool count_include_pad,
-                                 int64_t divisor_override,
+                                 const int64_t *divisor_override,
                                  yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_avg_pool3d", NULL};
@@ -607,7 +607,7 @@ static yg_status avg_pool3d_record(const yg_tensor *self,
                                    int64_t padding_len,
                                    bool ceil_mode,
                                    bool count_include_pad,
-                                   int64_t divisor_override,
+                                   const int64_t *divisor_override,
                                    yg_tensor *result)
 {
     yg_node *base = NULL;
@@ -633,7 +633,9 @@ static yg_status avg_pool3d_record(const yg_tensor *self,
         goto out;
     node->ceil_mode = ceil_mode;
     node->count_include_pad = count_include_pad;
-    node->divisor_override = divisor_override;
+    node->has_divisor_override = divisor_override != NULL;
+    if (divisor_override != NULL)
+        node->divisor_override = *divisor_override;
     st = yg__set_history(result, base, 0);
 out:
     yg__node_release(base);
@@ -651,7 +653,7 @@ static yg_status avg_pool3d_traced(const yg_tensor *self,
                                    int64_t padding_len,
                                    bool ceil_mode,
                                    bool count_include_pad,
-                                   int64_t divisor_override,
+                                   const int64_t *divisor_override,
                                    yg_tensor **out)
 {
     yg_status st;
@@ -678,13 +680,14 @@ static yg_status avg_pool3d_traced(const yg_tensor *self,
     yg__obs_attr_ints("padding", padding, padding_len);
     yg__obs_attr_int("ceil_mode", ceil_mode);
     yg__obs_attr_int("count_include_pad", count_include_pad);
-    yg__obs_attr_int("divisor_override", divisor_override);
+    if (divisor_override != NULL)
+        yg__obs_attr_int("divisor_override", *divisor_override);
     yg__obs_output(out, NULL);
     return yg__obs_end_node();
 }
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
+ *   bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
 yg_status yg_avg_pool3d(const yg_tensor *self,
                         const int64_t *kernel_size,
                         int64_t kernel_size_len,
@@ -694,7 +697,7 @@ yg_status yg_avg_pool3d(const yg_tensor *self,
                         int64_t padding_len,
                         bool ceil_mode,
                         bool count_include_pad,
-                        int64_t divisor_override,
+                        const int64_t *divisor_override,
                         yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -766,7 +769,7 @@ yg_status yg_avg_pool3d_opt(const yg_tensor *self,
         o->padding.set ? o->padding.len : 1,
         o->ceil_mode.set ? o->ceil_mode.value : false,
         o->count_include_pad.set ? o->count_include_pad.value : true,
-        o->divisor_override.set ? o->divisor_override.value : 0,
+        o->divisor_override.set ? &o->divisor_override.value : NULL,
         out);
 }
 
@@ -781,7 +784,7 @@ typedef yg_status (*avg_pool3d_backward_fn)(const yg_tensor *grad_output,
                                             int64_t padding_len,
                                             bool ceil_mode,
                                             bool count_include_pad,
-                                            int64_t divisor_override,
+                                            const int64_t *divisor_override,
                                             yg_tensor **out);
 
 /* yg__cuda_avg_pool3d_backward is the CUDA module's: found there by name on first use,
@@ -797,7 +800,7 @@ static yg_status avg_pool3d_backward_cuda(const yg_tensor *grad_output,
                                           int64_t padding_len,
                                           bool ceil_mode,
                                           bool count_include_pad,
-                                          int64_t divisor_override,
+                                          const int64_t *divisor_override,
                                           yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_avg_pool3d_backward", NULL};
@@ -836,7 +839,7 @@ static yg_status avg_pool3d_backward_record(const yg_tensor *grad_output,
                                             int64_t padding_len,
                                             bool ceil_mode,
                                             bool count_include_pad,
-                                            int64_t divisor_override,
+                                            const int64_t *divisor_override,
                                             yg_tensor *result)
 {
     yg_node *base = NULL;
@@ -865,7 +868,9 @@ static yg_status avg_pool3d_backward_record(const yg_tensor *grad_output,
         goto out;
     node->ceil_mode = ceil_mode;
     node->count_include_pad = count_include_pad;
-    node->divisor_override = divisor_override;
+    node->has_divisor_override = divisor_override != NULL;
+    if (divisor_override != NULL)
+        node->divisor_override = *divisor_override;
     st = yg__set_history(result, base, 0);
 out:
     yg__node_release(base);
@@ -885,7 +890,7 @@ static yg_status avg_pool3d_backward_traced(const yg_tensor *grad_output,
                                             int64_t padding_len,
                                             bool ceil_mode,
                                             bool count_include_pad,
-                                            int64_t divisor_override,
+                                            const int64_t *divisor_override,
                                             yg_tensor **out)
 {
     yg_status st;
@@ -915,13 +920,14 @@ static yg_status avg_pool3d_backward_traced(const yg_tensor *grad_output,
     yg__obs_attr_ints("padding", padding, padding_len);
     yg__obs_attr_int("ceil_mode", ceil_mode);
     yg__obs_attr_int("count_include_pad", count_include_pad);
-    yg__obs_attr_int("divisor_override", divisor_override);
+    if (divisor_override != NULL)
+        yg__obs_attr_int("divisor_override", *divisor_override);
     yg__obs_output(out, NULL);
     return yg__obs_end_node();
 }
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
 yg_status yg_avg_pool3d_backward(const yg_tensor *grad_output,
                                  const int64_t *self_sizes,
                                  int64_t self_sizes_len,
@@ -933,7 +939,7 @@ yg_status yg_avg_pool3d_backward(const yg_tensor *grad_output,
                                  int64_t padding_len,
                                  bool ceil_mode,
                                  bool count_include_pad,
-                                 int64_t divisor_override,
+                                 const int64_t *divisor_override,
                                  yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {grad_output};

@@ -282,8 +282,8 @@ typedef yg_status (*upsample_bilinear2d_fn)(const yg_tensor *self,
                                             const int64_t *output_size,
                                             int64_t output_size_len,
                                             bool align_corners,
-                                            double scales_h,
-                                            double scales_w,
+                                            const double *scales_h,
+                                            const double *scales_w,
                                             yg_tensor **out);
 
 /* yg__cuda_upsample_bilinear2d is the CUDA module's: found there by name on first use,
@@ -292,8 +292,8 @@ static yg_status upsample_bilinear2d_cuda(const yg_tensor *self,
                                           const int64_t *output_size,
                                           int64_t output_size_len,
                                           bool align_corners,
-                                          double scales_h,
-                                          double scales_w,
+                                          const double *scales_h,
+                                          const double *scales_w,
                                           yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_upsample_bilinear2d", NULL};
@@ -319,8 +319,8 @@ static const upsample_bilinear2d_fn upsample_bilinear2d_kernels[YG_DEVICE_COUNT_
  * gradient that reads it is wanted. */
 static yg_status upsample_bilinear2d_record(const yg_tensor *self,
                                             bool align_corners,
-                                            double scales_h,
-                                            double scales_w,
+                                            const double *scales_h,
+                                            const double *scales_w,
                                             yg_tensor *result)
 {
     yg_node *base = NULL;
@@ -340,8 +340,12 @@ static yg_status upsample_bilinear2d_record(const yg_tensor *self,
         goto out;
     yg__saved_sizes_save(&node->self_sizes, self);
     node->align_corners = align_corners;
-    node->scales_h = scales_h;
-    node->scales_w = scales_w;
+    node->has_scales_h = scales_h != NULL;
+    if (scales_h != NULL)
+        node->scales_h = *scales_h;
+    node->has_scales_w = scales_w != NULL;
+    if (scales_w != NULL)
+        node->scales_w = *scales_w;
     st = yg__set_history(result, base, 0);
 out:
     yg__node_release(base);
@@ -354,8 +358,8 @@ static yg_status upsample_bilinear2d_traced(const yg_tensor *self,
                                             const int64_t *output_size,
                                             int64_t output_size_len,
                                             bool align_corners,
-                                            double scales_h,
-                                            double scales_w,
+                                            const double *scales_h,
+                                            const double *scales_w,
                                             yg_tensor **out)
 {
     yg_status st;
@@ -375,20 +379,22 @@ static yg_status upsample_bilinear2d_traced(const yg_tensor *self,
     yg__obs_input(self);
     yg__obs_attr_ints("output_size", output_size, output_size_len);
     yg__obs_attr_int("align_corners", align_corners);
-    yg__obs_attr_float("scales_h", scales_h);
-    yg__obs_attr_float("scales_w", scales_w);
+    if (scales_h != NULL)
+        yg__obs_attr_float("scales_h", *scales_h);
+    if (scales_w != NULL)
+        yg__obs_attr_float("scales_w", *scales_w);
     yg__obs_output(out, NULL);
     return yg__obs_end_node();
 }
 
-/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor */
 yg_status yg_upsample_bilinear2d(const yg_tensor *self,
                                  const int64_t *output_size,
                                  int64_t output_size_len,
                                  bool align_corners,
-                                 double scales_h,
-                                 double scales_w,
+                                 const double *scales_h,
+                                 const double *scales_w,
                                  yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {self};
@@ -441,8 +447,8 @@ yg_status yg_upsample_bilinear2d_opt(const yg_tensor *self,
         output_size,
         output_size_len,
         align_corners,
-        o->scales_h.set ? o->scales_h.value : 0.0,
-        o->scales_w.set ? o->scales_w.value : 0.0,
+        o->scales_h.set ? &o->scales_h.value : NULL,
+        o->scales_w.set ? &o->scales_w.value : NULL,
         out);
 }
 
@@ -450,8 +456,8 @@ typedef yg_status (*upsample_bilinear2d_backward_fn)(const yg_tensor *grad_outpu
                                                      const int64_t *self_sizes,
                                                      int64_t self_sizes_len,
                                                      bool align_corners,
-                                                     double scales_h,
-                                                     double scales_w,
+                                                     const double *scales_h,
+                                                     const double *scales_w,
                                                      yg_tensor **out);
 
 /* yg__cuda_upsample_bilinear2d_backward is the CUDA module's: found there by name on first use,
@@ -460,8 +466,8 @@ static yg_status upsample_bilinear2d_backward_cuda(const yg_tensor *grad_output,
                                                    const int64_t *self_sizes,
                                                    int64_t self_sizes_len,
                                                    bool align_corners,
-                                                   double scales_h,
-                                                   double scales_w,
+                                                   const double *scales_h,
+                                                   const double *scales_w,
                                                    yg_tensor **out)
 {
     static yg_kernel_ref ref = {"yg__cuda_upsample_bilinear2d_backward", NULL};
@@ -487,8 +493,8 @@ static const upsample_bilinear2d_backward_fn upsample_bilinear2d_backward_kernel
  * gradient that reads it is wanted. */
 static yg_status upsample_bilinear2d_backward_record(const yg_tensor *grad_output,
                                                      bool align_corners,
-                                                     double scales_h,
-                                                     double scales_w,
+                                                     const double *scales_h,
+                                                     const double *scales_w,
                                                      yg_tensor *result)
 {
     yg_node *base = NULL;
@@ -508,8 +514,12 @@ static yg_status upsample_bilinear2d_backward_record(const yg_tensor *grad_outpu
         goto out;
     yg__saved_sizes_save(&node->grad_output_sizes, grad_output);
     node->align_corners = align_corners;
-    node->scales_h = scales_h;
-    node->scales_w = scales_w;
+    node->has_scales_h = scales_h != NULL;
+    if (scales_h != NULL)
+        node->scales_h = *scales_h;
+    node->has_scales_w = scales_w != NULL;
+    if (scales_w != NULL)
+        node->scales_w = *scales_w;
     st = yg__set_history(result, base, 0);
 out:
     yg__node_release(base);
@@ -522,8 +532,8 @@ static yg_status upsample_bilinear2d_backward_traced(const yg_tensor *grad_outpu
                                                      const int64_t *self_sizes,
                                                      int64_t self_sizes_len,
                                                      bool align_corners,
-                                                     double scales_h,
-                                                     double scales_w,
+                                                     const double *scales_h,
+                                                     const double *scales_w,
                                                      yg_tensor **out)
 {
     yg_status st;
@@ -543,20 +553,22 @@ static yg_status upsample_bilinear2d_backward_traced(const yg_tensor *grad_outpu
     yg__obs_input(grad_output);
     yg__obs_attr_ints("self_sizes", self_sizes, self_sizes_len);
     yg__obs_attr_int("align_corners", align_corners);
-    yg__obs_attr_float("scales_h", scales_h);
-    yg__obs_attr_float("scales_w", scales_w);
+    if (scales_h != NULL)
+        yg__obs_attr_float("scales_h", *scales_h);
+    if (scales_w != NULL)
+        yg__obs_attr_float("scales_w", *scales_w);
     yg__obs_output(out, NULL);
     return yg__obs_end_node();
 }
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+ *   float? scales_h=None, float? scales_w=None) -> Tensor */
 yg_status yg_upsample_bilinear2d_backward(const yg_tensor *grad_output,
                                           const int64_t *self_sizes,
                                           int64_t self_sizes_len,
                                           bool align_corners,
-                                          double scales_h,
-                                          double scales_w,
+                                          const double *scales_h,
+                                          const double *scales_w,
                                           yg_tensor **out)
 {
     const yg_tensor *inputs[1] = {grad_output};
@@ -616,8 +628,8 @@ yg_status yg_upsample_bilinear2d_backward_opt(
         self_sizes,
         self_sizes_len,
         align_corners,
-        o->scales_h.set ? o->scales_h.value : 0.0,
-        o->scales_w.set ? o->scales_w.value : 0.0,
+        o->scales_h.set ? &o->scales_h.value : NULL,
+        o->scales_w.set ? &o->scales_w.value : NULL,
         out);
 }
 
@@ -627,8 +639,8 @@ static yg_status upsample_bilinear2d_to_traced(const yg_tensor *self,
                                                const int64_t *sizes,
                                                int64_t sizes_len,
                                                bool align_corners,
-                                               double scales_h,
-                                               double scales_w,
+                                               const double *scales_h,
+                                               const double *scales_w,
                                                yg_tensor **out)
 {
     yg_status st;
@@ -642,20 +654,22 @@ static yg_status upsample_bilinear2d_to_traced(const yg_tensor *self,
     yg__obs_input(self);
     yg__obs_attr_ints("sizes", sizes, sizes_len);
     yg__obs_attr_int("align_corners", align_corners);
-    yg__obs_attr_float("scales_h", scales_h);
-    yg__obs_attr_float("scales_w", scales_w);
+    if (scales_h != NULL)
+        yg__obs_attr_float("scales_h", *scales_h);
+    if (scales_w != NULL)
+        yg__obs_attr_float("scales_w", *scales_w);
     yg__obs_output(out, NULL);
     return yg__obs_end_node();
 }
 
-/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor */
 yg_status yg_upsample_bilinear2d_to(const yg_tensor *self,
                                     const int64_t *sizes,
                                     int64_t sizes_len,
                                     bool align_corners,
-                                    double scales_h,
-                                    double scales_w,
+                                    const double *scales_h,
+                                    const double *scales_w,
                                     yg_tensor **out)
 {
     yg_status st;
@@ -696,8 +710,8 @@ yg_status yg_upsample_bilinear2d_to_opt(const yg_tensor *self,
         sizes,
         sizes_len,
         align_corners,
-        o->scales_h.set ? o->scales_h.value : 0.0,
-        o->scales_w.set ? o->scales_w.value : 0.0,
+        o->scales_h.set ? &o->scales_h.value : NULL,
+        o->scales_w.set ? &o->scales_w.value : NULL,
         out);
 }
 
@@ -706,7 +720,7 @@ yg_status yg_upsample_bilinear2d_to_opt(const yg_tensor *self,
 static yg_status interpolate_traced(const yg_tensor *self,
                                     const int64_t *size,
                                     int64_t size_len,
-                                    double scale_factor,
+                                    const double *scale_factor,
                                     yg_interpolation_mode mode,
                                     bool align_corners,
                                     yg_tensor **out)
@@ -721,19 +735,20 @@ static yg_status interpolate_traced(const yg_tensor *self,
     yg__obs_begin_node("interpolate");
     yg__obs_input(self);
     yg__obs_attr_ints("size", size, size_len);
-    yg__obs_attr_float("scale_factor", scale_factor);
+    if (scale_factor != NULL)
+        yg__obs_attr_float("scale_factor", *scale_factor);
     yg__obs_attr_str("mode", yg_interpolation_mode_name(mode));
     yg__obs_attr_int("align_corners", align_corners);
     yg__obs_output(out, NULL);
     return yg__obs_end_node();
 }
 
-/* interpolate(Tensor self, int[] size=[], float scale_factor=0.0,
+/* interpolate(Tensor self, int[] size=[], float? scale_factor=None,
  *   InterpolationMode mode=nearest, bool align_corners=False) -> Tensor */
 yg_status yg_interpolate(const yg_tensor *self,
                          const int64_t *size,
                          int64_t size_len,
-                         double scale_factor,
+                         const double *scale_factor,
                          yg_interpolation_mode mode,
                          bool align_corners,
                          yg_tensor **out)
@@ -764,7 +779,7 @@ yg_status yg_interpolate_opt(const yg_tensor *self,
         self,
         o->size.set ? o->size.items : NULL,
         o->size.set ? o->size.len : 0,
-        o->scale_factor.set ? o->scale_factor.value : 0.0,
+        o->scale_factor.set ? &o->scale_factor.value : NULL,
         o->mode.set ? o->mode.value : 0,
         o->align_corners.set ? o->align_corners.value : false,
         out);

@@ -113,7 +113,7 @@ yg_status yg__boxed_avg_pool1d(const yg_ir_node *node,
 }
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
+ *   bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
 yg_boxed_impl yg__boxed_avg_pool3d; /* listed in boxed/table.c */
 yg_status yg__boxed_avg_pool3d(const yg_ir_node *node,
                                yg_tensor *const *in,
@@ -126,7 +126,8 @@ yg_status yg__boxed_avg_pool3d(const yg_ir_node *node,
     yg_box_ints padding = {0};
     bool ceil_mode = false;
     bool count_include_pad = false;
-    int64_t divisor_override = 0;
+    int64_t divisor_override_buf = 0;
+    const int64_t *divisor_override = NULL;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "kernel_size", NULL, YG_BOX_REQUIRED, 0, &kernel_size));
@@ -134,7 +135,7 @@ yg_status yg__boxed_avg_pool3d(const yg_ir_node *node,
     YG_RETURN_IF_ERROR(yg__box_ints(node, "padding", padding_default, 1, 0, &padding));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "ceil_mode", &(const bool){false}, &ceil_mode));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "count_include_pad", &(const bool){true}, &count_include_pad));
-    YG_RETURN_IF_ERROR(yg__box_int(node, "divisor_override", &(const int64_t){0}, &divisor_override));
+    YG_RETURN_IF_ERROR(yg__box_int_opt(node, "divisor_override", NULL, &divisor_override_buf, &divisor_override));
     return yg_avg_pool3d(in[0],
                          kernel_size.items,
                          kernel_size.len,
@@ -149,7 +150,7 @@ yg_status yg__boxed_avg_pool3d(const yg_ir_node *node,
 }
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
 yg_boxed_impl yg__boxed_avg_pool3d_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_avg_pool3d_backward(const yg_ir_node *node,
                                         yg_tensor *const *in,
@@ -162,7 +163,8 @@ yg_status yg__boxed_avg_pool3d_backward(const yg_ir_node *node,
     yg_box_ints padding = {0};
     bool ceil_mode = false;
     bool count_include_pad = false;
-    int64_t divisor_override = 0;
+    int64_t divisor_override_buf = 0;
+    const int64_t *divisor_override = NULL;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "self_sizes", NULL, YG_BOX_REQUIRED, 0, &self_sizes));
@@ -171,7 +173,7 @@ yg_status yg__boxed_avg_pool3d_backward(const yg_ir_node *node,
     YG_RETURN_IF_ERROR(yg__box_ints(node, "padding", NULL, YG_BOX_REQUIRED, 0, &padding));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "ceil_mode", NULL, &ceil_mode));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "count_include_pad", NULL, &count_include_pad));
-    YG_RETURN_IF_ERROR(yg__box_int(node, "divisor_override", NULL, &divisor_override));
+    YG_RETURN_IF_ERROR(yg__box_int_opt(node, "divisor_override", NULL, &divisor_override_buf, &divisor_override));
     return yg_avg_pool3d_backward(in[0],
                                   self_sizes.items,
                                   self_sizes.len,

@@ -52,8 +52,8 @@ yg_status yg__boxed_upsample_nearest2d_to(const yg_ir_node *node,
     return yg_upsample_nearest2d_to(in[0], sizes.items, sizes.len, &out[0]);
 }
 
-/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor */
 yg_boxed_impl yg__boxed_upsample_bilinear2d; /* listed in boxed/table.c */
 yg_status yg__boxed_upsample_bilinear2d(const yg_ir_node *node,
                                         yg_tensor *const *in,
@@ -62,14 +62,16 @@ yg_status yg__boxed_upsample_bilinear2d(const yg_ir_node *node,
 {
     yg_box_ints output_size = {0};
     bool align_corners = false;
-    double scales_h = 0;
-    double scales_w = 0;
+    double scales_h_buf = 0;
+    const double *scales_h = NULL;
+    double scales_w_buf = 0;
+    const double *scales_w = NULL;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "output_size", NULL, YG_BOX_REQUIRED, 0, &output_size));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", NULL, &align_corners));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_h", &(const double){0.0}, &scales_h));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_w", &(const double){0.0}, &scales_w));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_h", NULL, &scales_h_buf, &scales_h));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_w", NULL, &scales_w_buf, &scales_w));
     return yg_upsample_bilinear2d(in[0],
                                   output_size.items,
                                   output_size.len,
@@ -80,7 +82,7 @@ yg_status yg__boxed_upsample_bilinear2d(const yg_ir_node *node,
 }
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+ *   float? scales_h=None, float? scales_w=None) -> Tensor */
 yg_boxed_impl yg__boxed_upsample_bilinear2d_backward; /* listed in boxed/table.c */
 yg_status yg__boxed_upsample_bilinear2d_backward(const yg_ir_node *node,
                                                  yg_tensor *const *in,
@@ -89,14 +91,16 @@ yg_status yg__boxed_upsample_bilinear2d_backward(const yg_ir_node *node,
 {
     yg_box_ints self_sizes = {0};
     bool align_corners = false;
-    double scales_h = 0;
-    double scales_w = 0;
+    double scales_h_buf = 0;
+    const double *scales_h = NULL;
+    double scales_w_buf = 0;
+    const double *scales_w = NULL;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "self_sizes", NULL, YG_BOX_REQUIRED, 0, &self_sizes));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", NULL, &align_corners));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_h", &(const double){0.0}, &scales_h));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_w", &(const double){0.0}, &scales_w));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_h", NULL, &scales_h_buf, &scales_h));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_w", NULL, &scales_w_buf, &scales_w));
     return yg_upsample_bilinear2d_backward(in[0],
                                            self_sizes.items,
                                            self_sizes.len,
@@ -106,8 +110,8 @@ yg_status yg__boxed_upsample_bilinear2d_backward(const yg_ir_node *node,
                                            &out[0]);
 }
 
-/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor */
 yg_boxed_impl yg__boxed_upsample_bilinear2d_to; /* listed in boxed/table.c */
 yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
                                            yg_tensor *const *in,
@@ -116,14 +120,16 @@ yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
 {
     yg_box_ints sizes = {0};
     bool align_corners = false;
-    double scales_h = 0;
-    double scales_w = 0;
+    double scales_h_buf = 0;
+    const double *scales_h = NULL;
+    double scales_w_buf = 0;
+    const double *scales_w = NULL;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "sizes", NULL, YG_BOX_REQUIRED, 0, &sizes));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", NULL, &align_corners));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_h", &(const double){0.0}, &scales_h));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_w", &(const double){0.0}, &scales_w));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_h", NULL, &scales_h_buf, &scales_h));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_w", NULL, &scales_w_buf, &scales_w));
     return yg_upsample_bilinear2d_to(in[0],
                                      sizes.items,
                                      sizes.len,
@@ -133,7 +139,7 @@ yg_status yg__boxed_upsample_bilinear2d_to(const yg_ir_node *node,
                                      &out[0]);
 }
 
-/* interpolate(Tensor self, int[] size=[], float scale_factor=0.0,
+/* interpolate(Tensor self, int[] size=[], float? scale_factor=None,
  *   InterpolationMode mode=nearest, bool align_corners=False) -> Tensor */
 yg_boxed_impl yg__boxed_interpolate; /* listed in boxed/table.c */
 yg_status yg__boxed_interpolate(const yg_ir_node *node,
@@ -142,13 +148,14 @@ yg_status yg__boxed_interpolate(const yg_ir_node *node,
                                 yg_tensor **out)
 {
     yg_box_ints size = {0};
-    double scale_factor = 0;
+    double scale_factor_buf = 0;
+    const double *scale_factor = NULL;
     int64_t mode = 0;
     bool align_corners = false;
 
     (void)n_in;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, 0, 0, &size));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scale_factor", &(const double){0.0}, &scale_factor));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scale_factor", NULL, &scale_factor_buf, &scale_factor));
     YG_RETURN_IF_ERROR(yg__box_enum(node, "mode", yg_interpolation_mode_name, &(const int64_t){0}, &mode));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", &(const bool){false}, &align_corners));
     return yg_interpolate(in[0], size.items, size.len, scale_factor, mode, align_corners, &out[0]);

@@ -78,7 +78,7 @@ yg_status yg__composite_avg_pool1d(const yg_tensor *self,
                                    yg_tensor **out);
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
+ *   bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
 yg_status yg__cpu_avg_pool3d(const yg_tensor *self,
                              const int64_t *kernel_size,
                              int64_t kernel_size_len,
@@ -88,7 +88,7 @@ yg_status yg__cpu_avg_pool3d(const yg_tensor *self,
                              int64_t padding_len,
                              bool ceil_mode,
                              bool count_include_pad,
-                             int64_t divisor_override,
+                             const int64_t *divisor_override,
                              yg_tensor **out);
 yg_status yg__cuda_avg_pool3d(const yg_tensor *self,
                               const int64_t *kernel_size,
@@ -99,11 +99,11 @@ yg_status yg__cuda_avg_pool3d(const yg_tensor *self,
                               int64_t padding_len,
                               bool ceil_mode,
                               bool count_include_pad,
-                              int64_t divisor_override,
+                              const int64_t *divisor_override,
                               yg_tensor **out);
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
 yg_status yg__cpu_avg_pool3d_backward(const yg_tensor *grad_output,
                                       const int64_t *self_sizes,
                                       int64_t self_sizes_len,
@@ -115,7 +115,7 @@ yg_status yg__cpu_avg_pool3d_backward(const yg_tensor *grad_output,
                                       int64_t padding_len,
                                       bool ceil_mode,
                                       bool count_include_pad,
-                                      int64_t divisor_override,
+                                      const int64_t *divisor_override,
                                       yg_tensor **out);
 yg_status yg__cuda_avg_pool3d_backward(const yg_tensor *grad_output,
                                        const int64_t *self_sizes,
@@ -128,7 +128,7 @@ yg_status yg__cuda_avg_pool3d_backward(const yg_tensor *grad_output,
                                        int64_t padding_len,
                                        bool ceil_mode,
                                        bool count_include_pad,
-                                       int64_t divisor_override,
+                                       const int64_t *divisor_override,
                                        yg_tensor **out);
 
 #endif /* YAGRAD_GENERATED_DECLS_average_pooling_H */

@@ -40,56 +40,56 @@ yg_status yg__composite_upsample_nearest2d_to(const yg_tensor *self,
                                               int64_t sizes_len,
                                               yg_tensor **out);
 
-/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor */
 yg_status yg__cpu_upsample_bilinear2d(const yg_tensor *self,
                                       const int64_t *output_size,
                                       int64_t output_size_len,
                                       bool align_corners,
-                                      double scales_h,
-                                      double scales_w,
+                                      const double *scales_h,
+                                      const double *scales_w,
                                       yg_tensor **out);
 yg_status yg__cuda_upsample_bilinear2d(const yg_tensor *self,
                                        const int64_t *output_size,
                                        int64_t output_size_len,
                                        bool align_corners,
-                                       double scales_h,
-                                       double scales_w,
+                                       const double *scales_h,
+                                       const double *scales_w,
                                        yg_tensor **out);
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+ *   float? scales_h=None, float? scales_w=None) -> Tensor */
 yg_status yg__cpu_upsample_bilinear2d_backward(const yg_tensor *grad_output,
                                                const int64_t *self_sizes,
                                                int64_t self_sizes_len,
                                                bool align_corners,
-                                               double scales_h,
-                                               double scales_w,
+                                               const double *scales_h,
+                                               const double *scales_w,
                                                yg_tensor **out);
 yg_status yg__cuda_upsample_bilinear2d_backward(const yg_tensor *grad_output,
                                                 const int64_t *self_sizes,
                                                 int64_t self_sizes_len,
                                                 bool align_corners,
-                                                double scales_h,
-                                                double scales_w,
+                                                const double *scales_h,
+                                                const double *scales_w,
                                                 yg_tensor **out);
 
-/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor */
 yg_status yg__composite_upsample_bilinear2d_to(const yg_tensor *self,
                                                const int64_t *sizes,
                                                int64_t sizes_len,
                                                bool align_corners,
-                                               double scales_h,
-                                               double scales_w,
+                                               const double *scales_h,
+                                               const double *scales_w,
                                                yg_tensor **out);
 
-/* interpolate(Tensor self, int[] size=[], float scale_factor=0.0,
+/* interpolate(Tensor self, int[] size=[], float? scale_factor=None,
  *   InterpolationMode mode=nearest, bool align_corners=False) -> Tensor */
 yg_status yg__composite_interpolate(const yg_tensor *self,
                                     const int64_t *size,
                                     int64_t size_len,
-                                    double scale_factor,
+                                    const double *scale_factor,
                                     int64_t mode,
                                     bool align_corners,
                                     yg_tensor **out);

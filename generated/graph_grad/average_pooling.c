@@ -75,7 +75,7 @@ yg_status yg__graph_grad_avg_pool2d_backward(yg_df *s, const yg_ir_node *node)
 }
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
+ *   bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
 yg_graph_grad_impl yg__graph_grad_avg_pool3d; /* listed in graph_grad/table.c */
 yg_status yg__graph_grad_avg_pool3d(yg_df *s, const yg_ir_node *node)
 {
@@ -85,7 +85,8 @@ yg_status yg__graph_grad_avg_pool3d(yg_df *s, const yg_ir_node *node)
     yg_box_ints padding = {0};
     bool ceil_mode = false;
     bool count_include_pad = false;
-    int64_t divisor_override = 0;
+    int64_t divisor_override_buf = 0;
+    const int64_t *divisor_override = NULL;
     yg_ir_node *n = NULL;
 
     YG_RETURN_IF_ERROR(yg__box_ints(node, "kernel_size", NULL, YG_BOX_REQUIRED, 0, &kernel_size));
@@ -93,7 +94,7 @@ yg_status yg__graph_grad_avg_pool3d(yg_df *s, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "padding", padding_default, 1, 0, &padding));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "ceil_mode", &(const bool){false}, &ceil_mode));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "count_include_pad", &(const bool){true}, &count_include_pad));
-    YG_RETURN_IF_ERROR(yg__box_int(node, "divisor_override", &(const int64_t){0}, &divisor_override));
+    YG_RETURN_IF_ERROR(yg__box_int_opt(node, "divisor_override", NULL, &divisor_override_buf, &divisor_override));
     if (yg__df_needs(s, 0)) {
         /* self: avg_pool3d_backward(grad, sizes(self), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
         n = yg__df_op(s, "avg_pool3d_backward", 1);
@@ -104,7 +105,8 @@ yg_status yg__graph_grad_avg_pool3d(yg_df *s, const yg_ir_node *node)
         yg__df_ints(s, n, "padding", padding.items, padding.len);
         yg__df_int(s, n, "ceil_mode", ceil_mode);
         yg__df_int(s, n, "count_include_pad", count_include_pad);
-        yg__df_int(s, n, "divisor_override", divisor_override);
+        if (divisor_override != NULL)
+            yg__df_int(s, n, "divisor_override", *divisor_override);
         yg_ir_value *avg_pool3d_backward_tmp0 = yg__df_out(s, n, 0);
         yg__df_set_grad(s, 0, avg_pool3d_backward_tmp0);
     }
@@ -112,7 +114,7 @@ yg_status yg__graph_grad_avg_pool3d(yg_df *s, const yg_ir_node *node)
 }
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
 yg_graph_grad_impl yg__graph_grad_avg_pool3d_backward; /* listed in graph_grad/table.c */
 yg_status yg__graph_grad_avg_pool3d_backward(yg_df *s, const yg_ir_node *node)
 {
@@ -121,7 +123,8 @@ yg_status yg__graph_grad_avg_pool3d_backward(yg_df *s, const yg_ir_node *node)
     yg_box_ints padding = {0};
     bool ceil_mode = false;
     bool count_include_pad = false;
-    int64_t divisor_override = 0;
+    int64_t divisor_override_buf = 0;
+    const int64_t *divisor_override = NULL;
     yg_ir_node *n = NULL;
 
     YG_RETURN_IF_ERROR(yg__box_ints(node, "kernel_size", NULL, YG_BOX_REQUIRED, 0, &kernel_size));
@@ -129,7 +132,7 @@ yg_status yg__graph_grad_avg_pool3d_backward(yg_df *s, const yg_ir_node *node)
     YG_RETURN_IF_ERROR(yg__box_ints(node, "padding", NULL, YG_BOX_REQUIRED, 0, &padding));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "ceil_mode", NULL, &ceil_mode));
     YG_RETURN_IF_ERROR(yg__box_bool(node, "count_include_pad", NULL, &count_include_pad));
-    YG_RETURN_IF_ERROR(yg__box_int(node, "divisor_override", NULL, &divisor_override));
+    YG_RETURN_IF_ERROR(yg__box_int_opt(node, "divisor_override", NULL, &divisor_override_buf, &divisor_override));
     if (yg__df_needs(s, 0)) {
         /* grad_output: avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
         n = yg__df_op(s, "avg_pool3d", 1);
@@ -139,7 +142,8 @@ yg_status yg__graph_grad_avg_pool3d_backward(yg_df *s, const yg_ir_node *node)
         yg__df_ints(s, n, "padding", padding.items, padding.len);
         yg__df_int(s, n, "ceil_mode", ceil_mode);
         yg__df_int(s, n, "count_include_pad", count_include_pad);
-        yg__df_int(s, n, "divisor_override", divisor_override);
+        if (divisor_override != NULL)
+            yg__df_int(s, n, "divisor_override", *divisor_override);
         yg_ir_value *avg_pool3d_tmp0 = yg__df_out(s, n, 0);
         yg__df_set_grad(s, 0, avg_pool3d_tmp0);
     }

@@ -44,27 +44,31 @@ yg_status yg__graph_grad_upsample_nearest2d_backward(yg_df *s, const yg_ir_node 
     return yg__df_status(s);
 }
 
-/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor */
 yg_graph_grad_impl yg__graph_grad_upsample_bilinear2d; /* listed in graph_grad/table.c */
 yg_status yg__graph_grad_upsample_bilinear2d(yg_df *s, const yg_ir_node *node)
 {
     bool align_corners = false;
-    double scales_h = 0;
-    double scales_w = 0;
+    double scales_h_buf = 0;
+    const double *scales_h = NULL;
+    double scales_w_buf = 0;
+    const double *scales_w = NULL;
     yg_ir_node *n = NULL;
 
     YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", NULL, &align_corners));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_h", &(const double){0.0}, &scales_h));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_w", &(const double){0.0}, &scales_w));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_h", NULL, &scales_h_buf, &scales_h));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_w", NULL, &scales_w_buf, &scales_w));
     if (yg__df_needs(s, 0)) {
         /* self: upsample_bilinear2d_backward(grad, sizes(self), align_corners, scales_h, scales_w) */
         n = yg__df_op(s, "upsample_bilinear2d_backward", 1);
         yg__df_in(s, n, yg__df_grad(s, 0));
         yg__df_sizes(s, n, "self_sizes", 0);
         yg__df_int(s, n, "align_corners", align_corners);
-        yg__df_float(s, n, "scales_h", scales_h);
-        yg__df_float(s, n, "scales_w", scales_w);
+        if (scales_h != NULL)
+            yg__df_float(s, n, "scales_h", *scales_h);
+        if (scales_w != NULL)
+            yg__df_float(s, n, "scales_w", *scales_w);
         yg_ir_value *upsample_bilinear2d_backward_tmp0 = yg__df_out(s, n, 0);
         yg__df_set_grad(s, 0, upsample_bilinear2d_backward_tmp0);
     }
@@ -72,26 +76,30 @@ yg_status yg__graph_grad_upsample_bilinear2d(yg_df *s, const yg_ir_node *node)
 }
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+ *   float? scales_h=None, float? scales_w=None) -> Tensor */
 yg_graph_grad_impl yg__graph_grad_upsample_bilinear2d_backward; /* listed in graph_grad/table.c */
 yg_status yg__graph_grad_upsample_bilinear2d_backward(yg_df *s, const yg_ir_node *node)
 {
     bool align_corners = false;
-    double scales_h = 0;
-    double scales_w = 0;
+    double scales_h_buf = 0;
+    const double *scales_h = NULL;
+    double scales_w_buf = 0;
+    const double *scales_w = NULL;
     yg_ir_node *n = NULL;
 
     YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", NULL, &align_corners));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_h", &(const double){0.0}, &scales_h));
-    YG_RETURN_IF_ERROR(yg__box_double(node, "scales_w", &(const double){0.0}, &scales_w));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_h", NULL, &scales_h_buf, &scales_h));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_w", NULL, &scales_w_buf, &scales_w));
     if (yg__df_needs(s, 0)) {
         /* grad_output: upsample_bilinear2d_to(grad, sizes(grad_output), align_corners, scales_h, scales_w) */
         n = yg__df_op(s, "upsample_bilinear2d_to", 1);
         yg__df_in(s, n, yg__df_grad(s, 0));
         yg__df_sizes(s, n, "sizes", 0);
         yg__df_int(s, n, "align_corners", align_corners);
-        yg__df_float(s, n, "scales_h", scales_h);
-        yg__df_float(s, n, "scales_w", scales_w);
+        if (scales_h != NULL)
+            yg__df_float(s, n, "scales_h", *scales_h);
+        if (scales_w != NULL)
+            yg__df_float(s, n, "scales_w", *scales_w);
         yg_ir_value *upsample_bilinear2d_to_tmp0 = yg__df_out(s, n, 0);
         yg__df_set_grad(s, 0, upsample_bilinear2d_to_tmp0);
     }

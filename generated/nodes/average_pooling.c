@@ -124,7 +124,7 @@ const yg_node_vtable yg__avg_pool2d_backward_backward_vtable = {
 };
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
+ *   bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
 static yg_status avg_pool3d_backward_apply(yg_node *base,
                                            yg_tensor *const *grads,
                                            yg_tensor **grad_inputs)
@@ -149,7 +149,7 @@ static yg_status avg_pool3d_backward_apply(yg_node *base,
                                     node->padding.len,
                                     node->ceil_mode,
                                     node->count_include_pad,
-                                    node->divisor_override,
+                                    node->has_divisor_override ? &node->divisor_override : NULL,
                                     &grad_self);
         if (st != YG_OK)
             goto out;
@@ -180,7 +180,7 @@ const yg_node_vtable yg__avg_pool3d_backward_vtable = {
 };
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
 static yg_status avg_pool3d_backward_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -203,7 +203,7 @@ static yg_status avg_pool3d_backward_backward_apply(yg_node *base,
                            node->padding.len,
                            node->ceil_mode,
                            node->count_include_pad,
-                           node->divisor_override,
+                           node->has_divisor_override ? &node->divisor_override : NULL,
                            &grad_grad_output);
         if (st != YG_OK)
             goto out;

@@ -39,7 +39,7 @@ typedef struct avg_pool2d_backward_backward {
 extern const yg_node_vtable yg__avg_pool2d_backward_backward_vtable;
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor */
+ *   bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
 typedef struct avg_pool3d_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
@@ -48,12 +48,13 @@ typedef struct avg_pool3d_backward {
     yg_saved_int_list padding;
     bool ceil_mode;
     bool count_include_pad;
+    bool has_divisor_override;
     int64_t divisor_override;
 } avg_pool3d_backward;
 extern const yg_node_vtable yg__avg_pool3d_backward_vtable;
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor */
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
 typedef struct avg_pool3d_backward_backward {
     yg_node base;
     yg_saved_int_list kernel_size;
@@ -61,6 +62,7 @@ typedef struct avg_pool3d_backward_backward {
     yg_saved_int_list padding;
     bool ceil_mode;
     bool count_include_pad;
+    bool has_divisor_override;
     int64_t divisor_override;
 } avg_pool3d_backward_backward;
 extern const yg_node_vtable yg__avg_pool3d_backward_backward_vtable;

@@ -86,8 +86,8 @@ const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable = {
     .release_saved = NULL, /* nothing to release */
 };
 
-/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor */
 static yg_status upsample_bilinear2d_backward_apply(yg_node *base,
                                                     yg_tensor *const *grads,
                                                     yg_tensor **grad_inputs)
@@ -104,8 +104,8 @@ static yg_status upsample_bilinear2d_backward_apply(yg_node *base,
                                              node->self_sizes.sizes,
                                              node->self_sizes.ndim,
                                              node->align_corners,
-                                             node->scales_h,
-                                             node->scales_w,
+                                             node->has_scales_h ? &node->scales_h : NULL,
+                                             node->has_scales_w ? &node->scales_w : NULL,
                                              &grad_self);
         if (st != YG_OK)
             goto out;
@@ -127,7 +127,7 @@ const yg_node_vtable yg__upsample_bilinear2d_backward_vtable = {
 };
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+ *   float? scales_h=None, float? scales_w=None) -> Tensor */
 static yg_status upsample_bilinear2d_backward_backward_apply(yg_node *base,
                                                              yg_tensor *const *grads,
                                                              yg_tensor **grad_inputs)
@@ -144,8 +144,8 @@ static yg_status upsample_bilinear2d_backward_backward_apply(yg_node *base,
                                        node->grad_output_sizes.sizes,
                                        node->grad_output_sizes.ndim,
                                        node->align_corners,
-                                       node->scales_h,
-                                       node->scales_w,
+                                       node->has_scales_h ? &node->scales_h : NULL,
+                                       node->has_scales_w ? &node->scales_w : NULL,
                                        &grad_grad_output);
         if (st != YG_OK)
             goto out;

@@ -27,24 +27,28 @@ typedef struct upsample_nearest2d_backward_backward {
 } upsample_nearest2d_backward_backward;
 extern const yg_node_vtable yg__upsample_nearest2d_backward_backward_vtable;
 
-/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor */
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor */
 typedef struct upsample_bilinear2d_backward {
     yg_node base;
     yg_saved_sizes self_sizes;
     bool align_corners;
+    bool has_scales_h;
     double scales_h;
+    bool has_scales_w;
     double scales_w;
 } upsample_bilinear2d_backward;
 extern const yg_node_vtable yg__upsample_bilinear2d_backward_vtable;
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor */
+ *   float? scales_h=None, float? scales_w=None) -> Tensor */
 typedef struct upsample_bilinear2d_backward_backward {
     yg_node base;
     yg_saved_sizes grad_output_sizes;
     bool align_corners;
+    bool has_scales_h;
     double scales_h;
+    bool has_scales_w;
     double scales_w;
 } upsample_bilinear2d_backward_backward;
 extern const yg_node_vtable yg__upsample_bilinear2d_backward_backward_vtable;

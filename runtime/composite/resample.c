@@ -26,8 +26,8 @@ yg_status yg__composite_upsample_bilinear2d_to(const yg_tensor *self,
                                                const int64_t *sizes,
                                                int64_t sizes_len,
                                                bool align_corners,
-                                               double scales_h,
-                                               double scales_w,
+                                               const double *scales_h,
+                                               const double *scales_w,
                                                yg_tensor **out) {
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__check_to_sizes(self, sizes, sizes_len, 2));
@@ -38,7 +38,7 @@ yg_status yg__composite_upsample_bilinear2d_to(const yg_tensor *self,
 yg_status yg__composite_interpolate(const yg_tensor *self,
                                     const int64_t *size,
                                     int64_t size_len,
-                                    double scale_factor,
+                                    const double *scale_factor,
                                     int64_t mode,
                                     bool align_corners,
                                     yg_tensor **out) {
@@ -47,13 +47,16 @@ yg_status yg__composite_interpolate(const yg_tensor *self,
     char buf[128];
 
     *out = NULL;
-    if (by_scale == !(scale_factor > 0))
+    if (by_scale == (scale_factor == NULL))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "give either size or a positive scale_factor, not %s (size of %" PRId64
-                        " entries, scale_factor %g)",
+                        "give either size or scale_factor, not %s (size of %" PRId64
+                        " entries, scale_factor %s)",
                         by_scale ? "neither" : "both",
                         size_len,
-                        scale_factor);
+                        scale_factor == NULL ? "None" : "given");
+    if (scale_factor != NULL && !(*scale_factor > 0))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "scale_factor must be positive, got %g",
+                        *scale_factor);
     if (size_len > 2)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "size must have 1 or 2 entries ([s] for [s, s], or [oh, ow]), got %" PRId64,
@@ -65,18 +68,18 @@ yg_status yg__composite_interpolate(const yg_tensor *self,
                         "expected self of 3 or 4 dims ([C, H, W] or [N, C, H, W]), got %s",
                         yg_tensor_format_sizes(self, buf, sizeof buf));
     if (mode == YG_INTERPOLATION_MODE_BILINEAR) {
-        double s = by_scale ? scale_factor : 0;
-        return yg_upsample_bilinear2d(self, size, size_len, align_corners, s, s, out);
+        return yg_upsample_bilinear2d(
+            self, size, size_len, align_corners, scale_factor, scale_factor, out);
     }
     for (int64_t i = 0; i < 2 && !by_scale; i++)
         to[i] = size[size_len == 1 ? 0 : i];
     for (int64_t i = 0; i < 2 && by_scale; i++) {
-        double v = floor((double)yg_tensor_size(self, nd - 2 + i) * scale_factor);
+        double v = floor((double)yg_tensor_size(self, nd - 2 + i) * *scale_factor);
         if (!(v < 9223372036854775807.0))
             return yg__fail(YG_ERR_SHAPE,
                             "self %s times scale_factor %g overflows int64",
                             yg_tensor_format_sizes(self, buf, sizeof buf),
-                            scale_factor);
+                            *scale_factor);
         to[i] = (int64_t)v;
     }
     return yg_upsample_nearest2d(self, to, 2, out);

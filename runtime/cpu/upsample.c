@@ -33,8 +33,8 @@ yg_status yg__cpu_upsample_bilinear2d(const yg_tensor *self,
                                       const int64_t *output_size,
                                       int64_t output_size_len,
                                       bool align_corners,
-                                      double scales_h,
-                                      double scales_w,
+                                      const double *scales_h,
+                                      const double *scales_w,
                                       yg_tensor **out) {
     const char *op = "upsample_bilinear2d";
     int64_t planes, ih, iw, o[2] = {0, 0}, sizes[4];
@@ -83,8 +83,8 @@ yg_status yg__cpu_upsample_bilinear2d_backward(const yg_tensor *grad_output,
                                                const int64_t *self_sizes,
                                                int64_t self_sizes_len,
                                                bool align_corners,
-                                               double scales_h,
-                                               double scales_w,
+                                               const double *scales_h,
+                                               const double *scales_w,
                                                yg_tensor **out) {
     const char *op = "upsample_bilinear2d_backward";
     int64_t planes, ih, iw, o[2] = {0, 0};
@@ -95,7 +95,7 @@ yg_status yg__cpu_upsample_bilinear2d_backward(const yg_tensor *grad_output,
 
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__upsample_bilinear_backward_geometry(
-        op, grad_output, self_sizes, self_sizes_len, &planes, &ih, &iw, o));
+        op, grad_output, self_sizes, self_sizes_len, scales_h, scales_w, &planes, &ih, &iw, o));
     int64_t oh = o[0], ow = o[1];
     st = yg__upsample_bilinear_taps(ih, iw, oh, ow, align_corners, scales_h, scales_w, &t, &tbytes);
     if (st == YG_OK)

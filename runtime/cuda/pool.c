@@ -540,8 +540,10 @@ yg_status yg__cuda_avg_pool3d(const yg_tensor *self,
                               int64_t padding_len,
                               bool ceil_mode,
                               bool count_include_pad,
-                              int64_t divisor_override,
+                              const int64_t *divisor_override,
                               yg_tensor **out) {
+    int64_t divisor;
+    YG_RETURN_IF_ERROR(yg__pool_divisor("avg_pool3d", divisor_override, &divisor));
     return avg_pool_run("avg_pool3d",
                         3,
                         self,
@@ -556,7 +558,7 @@ yg_status yg__cuda_avg_pool3d(const yg_tensor *self,
                         padding_len,
                         ceil_mode,
                         count_include_pad,
-                        divisor_override,
+                        divisor,
                         out);
 }
 
@@ -571,8 +573,10 @@ yg_status yg__cuda_avg_pool3d_backward(const yg_tensor *grad_output,
                                        int64_t padding_len,
                                        bool ceil_mode,
                                        bool count_include_pad,
-                                       int64_t divisor_override,
+                                       const int64_t *divisor_override,
                                        yg_tensor **out) {
+    int64_t divisor;
+    YG_RETURN_IF_ERROR(yg__pool_divisor("avg_pool3d_backward", divisor_override, &divisor));
     return avg_pool_run("avg_pool3d_backward",
                         3,
                         NULL,
@@ -587,7 +591,7 @@ yg_status yg__cuda_avg_pool3d_backward(const yg_tensor *grad_output,
                         padding_len,
                         ceil_mode,
                         count_include_pad,
-                        divisor_override,
+                        divisor,
                         out);
 }
 

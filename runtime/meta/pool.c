@@ -319,3 +319,10 @@ void yg__pool_result_sizes(const int64_t *sizes,
     for (int i = 0; i < nsp; i++)
         s[ndim - nsp + i] = sp[3 - nsp + i];
 }
+
+yg_status yg__pool_divisor(const char *op, const int64_t *divisor_override, int64_t *out) {
+    *out = divisor_override != NULL ? *divisor_override : 0;
+    if (divisor_override != NULL && *divisor_override == 0)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: divisor_override must not be 0", op);
+    return YG_OK;
+}

@@ -100,6 +100,11 @@ yg_status yg__pool_backward_geometry(const char *op,
 /* The error for max pooling's window o[3] of g, which covers only
  * padding (YG_ERR_SHAPE "<op>: window (1, 2) covers only padding of the
  * 2 x 2 input"): it has no maximum to send a gradient to. */
+/* avg_pool3d's divisor_override (nullable: None) as the kernels take it:
+ * *out = the given divisor, or 0 for None.  A given 0 fails with
+ * YG_ERR_INVALID_ARGUMENT "<op>: divisor_override must not be 0". */
+yg_status yg__pool_divisor(const char *op, const int64_t *divisor_override, int64_t *out);
+
 yg_status yg__pool_padding_window_error(const char *op, const yg_pool_geom *g, const int64_t o[3]);
 
 /* s (ndim entries) = sizes with the last nsp replaced by the last nsp

@@ -24,10 +24,24 @@
 #include <stdio.h>
 #include <string.h>
 
-static double source_scale(int64_t in, int64_t out, bool align_corners, double scale) {
+static double source_scale(int64_t in, int64_t out, bool align_corners, const double *scale) {
     if (align_corners)
         return out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0;
-    return scale > 0 ? 1.0 / scale : (double)in / (double)out;
+    return scale != NULL ? 1.0 / *scale : (double)in / (double)out;
+}
+
+/* A scale, when given, is positive and finite. */
+static yg_status check_scales(const char *op, const double *scales_h, const double *scales_w) {
+    const double *s[2] = {scales_h, scales_w};
+    const char *names[2] = {"scales_h", "scales_w"};
+    for (int i = 0; i < 2; i++)
+        if (s[i] != NULL && (!(*s[i] > 0) || !isfinite(*s[i])))
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: %s must be positive and finite when given, got %g",
+                            op,
+                            names[i],
+                            *s[i]);
+    return YG_OK;
 }
 
 static yg_lerp_tap tap(int64_t dst, int64_t in, double scale, bool align_corners) {
@@ -90,17 +104,23 @@ static yg_status check_input(const char *op,
     return YG_OK;
 }
 
-/* The output size of one dim from a scale: floor(in * scale), as PyTorch
- * computes it in double. */
+/* The output size of one dim from a scale (checked by check_scales):
+ * floor(in * scale), as PyTorch computes it in double. */
 static yg_status
-scaled_size(const char *op, const char *name, int64_t in, double scale, int64_t *o) {
-    if (!(scale > 0) || !isfinite(scale) || (double)in * scale >= 9.0e18)
+scaled_size(const char *op, const char *name, int64_t in, const double *scale, int64_t *o) {
+    if (scale == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: output_size is empty, so %s must be positive and finite, got %g",
+                        "%s: output_size is empty, so %s must be given",
                         op,
+                        name);
+    if ((double)in * *scale >= 9.0e18)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: %" PRId64 " times %s %g overflows int64",
+                        op,
+                        in,
                         name,
-                        scale);
-    *o = (int64_t)((double)in * scale);
+                        *scale);
+    *o = (int64_t)((double)in * *scale);
     return YG_OK;
 }
 
@@ -111,8 +131,8 @@ static yg_status output_hw(const char *op,
                            int64_t output_size_len,
                            int64_t ih,
                            int64_t iw,
-                           double scales_h,
-                           double scales_w,
+                           const double *scales_h,
+                           const double *scales_w,
                            int64_t o[2]) {
     char buf[128];
     if (output_size_len == 0) {
@@ -149,12 +169,13 @@ yg_status yg__upsample_bilinear_geometry(const char *op,
                                          const yg_tensor *self,
                                          const int64_t *output_size,
                                          int64_t output_size_len,
-                                         double scales_h,
-                                         double scales_w,
+                                         const double *scales_h,
+                                         const double *scales_w,
                                          int64_t *planes,
                                          int64_t *ih,
                                          int64_t *iw,
                                          int64_t o[2]) {
+    YG_RETURN_IF_ERROR(check_scales(op, scales_h, scales_w));
     YG_RETURN_IF_ERROR(check_input(op, self->sizes, self->ndim, self->dtype, planes, ih, iw));
     return output_hw(op, output_size, output_size_len, *ih, *iw, scales_h, scales_w, o);
 }
@@ -163,12 +184,16 @@ yg_status yg__upsample_bilinear_backward_geometry(const char *op,
                                                   const yg_tensor *grad_output,
                                                   const int64_t *self_sizes,
                                                   int64_t self_sizes_len,
+                                                  const double *scales_h,
+                                                  const double *scales_w,
                                                   int64_t *planes,
                                                   int64_t *ih,
                                                   int64_t *iw,
                                                   int64_t o[2]) {
     int64_t nd = self_sizes_len;
     char gbuf[128], sbuf[128];
+
+    YG_RETURN_IF_ERROR(check_scales(op, scales_h, scales_w));
 
     YG_RETURN_IF_ERROR(
         check_input(op, self_sizes, self_sizes_len, grad_output->dtype, planes, ih, iw));
@@ -190,8 +215,8 @@ yg_status yg__upsample_bilinear_taps(int64_t ih,
                                      int64_t oh,
                                      int64_t ow,
                                      bool align_corners,
-                                     double scales_h,
-                                     double scales_w,
+                                     const double *scales_h,
+                                     const double *scales_w,
                                      yg_lerp_tap **taps,
                                      size_t *nbytes) {
     int64_t bytes;

@@ -35,14 +35,15 @@ extern "C" {
 /* upsample_bilinear2d: checks self (floating, [C, H, W] or [N, C, H, W],
  * no empty plane) and its output size, from output_size (1 or 2 entries)
  * or, when output_size is empty, floor(in * scale) per dim (both scales
- * then positive and finite); each output size in [1, 2^59].  Gives the
- * planes (N C), ih, iw and o = {oh, ow}. */
+ * then given); each output size in [1, 2^59].  A scale (nullable: None)
+ * is positive and finite when given.  Gives the planes (N C), ih, iw and
+ * o = {oh, ow}. */
 yg_status yg__upsample_bilinear_geometry(const char *op,
                                          const yg_tensor *self,
                                          const int64_t *output_size,
                                          int64_t output_size_len,
-                                         double scales_h,
-                                         double scales_w,
+                                         const double *scales_h,
+                                         const double *scales_w,
                                          int64_t *planes,
                                          int64_t *ih,
                                          int64_t *iw,
@@ -51,12 +52,14 @@ yg_status yg__upsample_bilinear_geometry(const char *op,
 /* Its gradient: checks self_sizes as self above (with grad_output's
  * dtype), and that grad_output has the leading dims of self_sizes and a
  * non-empty plane ("<op>: grad_output [..] does not match the leading
- * dims of self_sizes [..]").  Gives the planes, ih, iw and o = {oh, ow},
- * grad_output's plane. */
+ * dims of self_sizes [..]"), and the scales as above.  Gives the planes,
+ * ih, iw and o = {oh, ow}, grad_output's plane. */
 yg_status yg__upsample_bilinear_backward_geometry(const char *op,
                                                   const yg_tensor *grad_output,
                                                   const int64_t *self_sizes,
                                                   int64_t self_sizes_len,
+                                                  const double *scales_h,
+                                                  const double *scales_w,
                                                   int64_t *planes,
                                                   int64_t *ih,
                                                   int64_t *iw,
@@ -64,7 +67,8 @@ yg_status yg__upsample_bilinear_backward_geometry(const char *op,
 
 /* The taps of every output row and column, in one host allocation: *taps
  * holds oh row taps, then ow column taps, and is released with
- * yg__free(*taps, *nbytes).  Fails with YG_ERR_OUT_OF_MEMORY
+ * yg__free(*taps, *nbytes).  A source coordinate is the output's divided
+ * by its scale when given (checked), else scaled by in / out.  Fails with YG_ERR_OUT_OF_MEMORY
  * ("upsample_bilinear2d: out of memory for oh + ow interpolation
  * weights"), *taps NULL. */
 yg_status yg__upsample_bilinear_taps(int64_t ih,
@@ -72,8 +76,8 @@ yg_status yg__upsample_bilinear_taps(int64_t ih,
                                      int64_t oh,
                                      int64_t ow,
                                      bool align_corners,
-                                     double scales_h,
-                                     double scales_w,
+                                     const double *scales_h,
+                                     const double *scales_w,
                                      yg_lerp_tap **taps,
                                      size_t *nbytes);
 

@@ -383,12 +383,12 @@ static yg_status f_adaptive3d_to(yg_tensor *const *x, yg_tensor **o)
 static yg_status f_bilinear_to(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t sizes[] = {1, 2, 5, 7};
-    return yg_upsample_bilinear2d_to(x[0], sizes, 4, true, 0, 0, o);
+    return yg_upsample_bilinear2d_to(x[0], sizes, 4, true, NULL, NULL, o);
 }
 static yg_status f_bilinear_to_scales(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t sizes[] = {2, 5, 9};
-    return yg_upsample_bilinear2d_to(x[0], sizes, 3, false, 1.7, 2.3, o);
+    return yg_upsample_bilinear2d_to(x[0], sizes, 3, false, &(double){1.7}, &(double){2.3}, o);
 }
 
 const sample opinfo_backward_samples[] = {

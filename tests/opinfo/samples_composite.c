@@ -272,8 +272,8 @@ static yg_status f_adaptive_avg_pool1d(yg_tensor *const *x, yg_tensor **o)
 static yg_status f_pixel_shuffle(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_shuffle(x[0], 2, o); }
 static yg_status f_interp_nearest(yg_tensor *const *x, yg_tensor **o) { return yg_interpolate_opt(x[0], &(yg_interpolate_options){.size = YG_INTS(5, 7)}, o); }
 static yg_status f_interp_nearest_scale(yg_tensor *const *x, yg_tensor **o) { return yg_interpolate_opt(x[0], &(yg_interpolate_options){.scale_factor = YG_SET(2.5)}, o); }
-static yg_status f_interp_bilinear(yg_tensor *const *x, yg_tensor **o) { return yg_interpolate(x[0], (const int64_t[]){4}, 1, 0, YG_INTERPOLATION_MODE_BILINEAR, true, o); }
-static yg_status f_interp_bilinear_scale(yg_tensor *const *x, yg_tensor **o) { return yg_interpolate(x[0], NULL, 0, 1.5, YG_INTERPOLATION_MODE_BILINEAR, false, o); }
+static yg_status f_interp_bilinear(yg_tensor *const *x, yg_tensor **o) { return yg_interpolate(x[0], (const int64_t[]){4}, 1, NULL, YG_INTERPOLATION_MODE_BILINEAR, true, o); }
+static yg_status f_interp_bilinear_scale(yg_tensor *const *x, yg_tensor **o) { return yg_interpolate(x[0], NULL, 0, &(double){1.5}, YG_INTERPOLATION_MODE_BILINEAR, false, o); }
 static yg_status f_pixel_unshuffle(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_unshuffle(x[0], 2, o); }
 static yg_status f_pixel_shuffle_3(yg_tensor *const *x, yg_tensor **o) { return yg_pixel_shuffle(x[0], 3, o); }
 static yg_status f_channel_shuffle(yg_tensor *const *x, yg_tensor **o) { return yg_channel_shuffle(x[0], 3, o); }

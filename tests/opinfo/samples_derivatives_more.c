@@ -373,22 +373,22 @@ static yg_status f_adaptive_max_idx(yg_tensor *const *x, yg_tensor **o)
     yg_release(i);
     return st;
 }
-static yg_status f_avg_pool3d(yg_tensor *const *x, yg_tensor **o) { return yg_avg_pool3d(x[0], pl_k3, 1, pl_s2, 1, pl_p1, 1, false, true, 0, o); }
-static yg_status f_avg_pool3d_ceil(yg_tensor *const *x, yg_tensor **o) { return yg_avg_pool3d(x[0], pl_k2, 1, pl_s2, 1, pl_p1, 1, true, false, 0, o); }
+static yg_status f_avg_pool3d(yg_tensor *const *x, yg_tensor **o) { return yg_avg_pool3d(x[0], pl_k3, 1, pl_s2, 1, pl_p1, 1, false, true, NULL, o); }
+static yg_status f_avg_pool3d_ceil(yg_tensor *const *x, yg_tensor **o) { return yg_avg_pool3d(x[0], pl_k2, 1, pl_s2, 1, pl_p1, 1, true, false, NULL, o); }
 static yg_status f_avg_pool3d_div(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t k[] = {2, 3, 2}, s[] = {1, 2, 2};
-    return yg_avg_pool3d(x[0], k, 3, s, 3, pl_p0, 1, false, true, 5, o);
+    return yg_avg_pool3d(x[0], k, 3, s, 3, pl_p0, 1, false, true, &(int64_t){5}, o);
 }
 static yg_status f_avg_pool3d_bw(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t ss[] = {2, 3, 5, 6};
-    return yg_avg_pool3d_backward(x[0], ss, 4, pl_k3, 1, pl_s2, 1, pl_p1, 1, false, true, 0, o);
+    return yg_avg_pool3d_backward(x[0], ss, 4, pl_k3, 1, pl_s2, 1, pl_p1, 1, false, true, NULL, o);
 }
 static yg_status f_avg_pool3d_bw_div(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t ss[] = {1, 4, 5, 5};
-    return yg_avg_pool3d_backward(x[0], ss, 4, pl_k2, 1, pl_s2, 1, pl_p1, 1, true, false, 3, o);
+    return yg_avg_pool3d_backward(x[0], ss, 4, pl_k2, 1, pl_s2, 1, pl_p1, 1, true, false, &(int64_t){3}, o);
 }
 static yg_status f_adaptive3d(yg_tensor *const *x, yg_tensor **o)
 {
@@ -401,29 +401,29 @@ static yg_status f_adaptive3d_bw(yg_tensor *const *x, yg_tensor **o)
     return yg_adaptive_avg_pool3d_backward(x[0], ss, 4, o);
 }
 static const int64_t pl_o57[] = {5, 7};
-static yg_status f_bilinear_ac(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], pl_o57, 2, true, 0, 0, o); }
-static yg_status f_bilinear(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], pl_o57, 2, false, 0, 0, o); }
+static yg_status f_bilinear_ac(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], pl_o57, 2, true, NULL, NULL, o); }
+static yg_status f_bilinear(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], pl_o57, 2, false, NULL, NULL, o); }
 static yg_status f_bilinear_down(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t os[] = {2, 3};
-    return yg_upsample_bilinear2d(x[0], os, 2, false, 0, 0, o);
+    return yg_upsample_bilinear2d(x[0], os, 2, false, NULL, NULL, o);
 }
-static yg_status f_bilinear_scales(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], NULL, 0, false, 1.7, 2.3, o); }
-static yg_status f_bilinear_scales_ac(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], NULL, 0, true, 1.7, 2.3, o); }
+static yg_status f_bilinear_scales(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], NULL, 0, false, &(double){1.7}, &(double){2.3}, o); }
+static yg_status f_bilinear_scales_ac(yg_tensor *const *x, yg_tensor **o) { return yg_upsample_bilinear2d(x[0], NULL, 0, true, &(double){1.7}, &(double){2.3}, o); }
 static yg_status f_bilinear_bw(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t ss[] = {1, 2, 3, 3};
-    return yg_upsample_bilinear2d_backward(x[0], ss, 4, false, 0, 0, o);
+    return yg_upsample_bilinear2d_backward(x[0], ss, 4, false, NULL, NULL, o);
 }
 static yg_status f_bilinear_bw_ac(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t ss[] = {2, 3, 4};
-    return yg_upsample_bilinear2d_backward(x[0], ss, 3, true, 0, 0, o);
+    return yg_upsample_bilinear2d_backward(x[0], ss, 3, true, NULL, NULL, o);
 }
 static yg_status f_bilinear_bw_scales(yg_tensor *const *x, yg_tensor **o)
 {
     const int64_t ss[] = {2, 3, 4};
-    return yg_upsample_bilinear2d_backward(x[0], ss, 3, false, 1.7, 2.3, o);
+    return yg_upsample_bilinear2d_backward(x[0], ss, 3, false, &(double){1.7}, &(double){2.3}, o);
 }
 
 const sample opinfo_derivative_more_samples[] = {

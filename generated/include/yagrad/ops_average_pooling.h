@@ -126,25 +126,25 @@ YG_NODISCARD yg_status yg_avg_pool1d_opt(
     yg_tensor **out);                      /* out: new ref */
 
 /* avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0],
- *   bool ceil_mode=False, bool count_include_pad=True, int divisor_override=0) -> Tensor
+ *   bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
  *
- * divisor_override, when not 0, divides every window's sum instead of
- * the window size (0 is PyTorch's None, a value PyTorch refuses)
+ * divisor_override, when given, divides every window's sum instead of
+ * the window size (it must not be 0)
  *
  * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_avg_pool3d(
-    const yg_tensor *self,       /* borrowed */
-    const int64_t *kernel_size,  /* borrowed, kernel_size_len entries */
+    const yg_tensor *self,            /* borrowed */
+    const int64_t *kernel_size,       /* borrowed, kernel_size_len entries */
     int64_t kernel_size_len,
-    const int64_t *stride,       /* borrowed, stride_len entries; default [] */
+    const int64_t *stride,            /* borrowed, stride_len entries; default [] */
     int64_t stride_len,
-    const int64_t *padding,      /* borrowed, padding_len entries; default [0] */
+    const int64_t *padding,           /* borrowed, padding_len entries; default [0] */
     int64_t padding_len,
-    bool ceil_mode,              /* default false */
-    bool count_include_pad,      /* default true */
-    int64_t divisor_override,    /* default 0 */
-    yg_tensor **out);            /* out: new ref */
+    bool ceil_mode,                   /* default false */
+    bool count_include_pad,           /* default true */
+    const int64_t *divisor_override,  /* nullable; default NULL */
+    yg_tensor **out);                 /* out: new ref */
 
 /* avg_pool3d with options
  *
@@ -156,7 +156,7 @@ typedef struct yg_avg_pool3d_options {
     yg_opt_ints padding;           /* default [0] */
     yg_opt_bool ceil_mode;         /* default False */
     yg_opt_bool count_include_pad; /* default True */
-    yg_opt_int divisor_override;   /* default 0 */
+    yg_opt_int divisor_override;   /* default None */
 } yg_avg_pool3d_options;
 YG_NODISCARD yg_status yg_avg_pool3d_opt(
     const yg_tensor *self,                 /* borrowed */
@@ -166,7 +166,7 @@ YG_NODISCARD yg_status yg_avg_pool3d_opt(
     yg_tensor **out);                      /* out: new ref */
 
 /* avg_pool3d_backward(Tensor grad_output, int[] self_sizes, int[] kernel_size, int[] stride,
- *   int[] padding, bool ceil_mode, bool count_include_pad, int divisor_override) -> Tensor
+ *   int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
  *
  * The gradient of avg_pool3d (same arguments) in self, of sizes
  * self_sizes.
@@ -174,19 +174,19 @@ YG_NODISCARD yg_status yg_avg_pool3d_opt(
  * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_avg_pool3d_backward(
-    const yg_tensor *grad_output,  /* borrowed */
-    const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
+    const yg_tensor *grad_output,     /* borrowed */
+    const int64_t *self_sizes,        /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
-    const int64_t *kernel_size,    /* borrowed, kernel_size_len entries */
+    const int64_t *kernel_size,       /* borrowed, kernel_size_len entries */
     int64_t kernel_size_len,
-    const int64_t *stride,         /* borrowed, stride_len entries */
+    const int64_t *stride,            /* borrowed, stride_len entries */
     int64_t stride_len,
-    const int64_t *padding,        /* borrowed, padding_len entries */
+    const int64_t *padding,           /* borrowed, padding_len entries */
     int64_t padding_len,
     bool ceil_mode,
     bool count_include_pad,
-    int64_t divisor_override,
-    yg_tensor **out);              /* out: new ref */
+    const int64_t *divisor_override,  /* nullable */
+    yg_tensor **out);                 /* out: new ref */
 
 #ifdef __cplusplus
 }

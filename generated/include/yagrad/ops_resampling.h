@@ -58,14 +58,14 @@ YG_NODISCARD yg_status yg_upsample_nearest2d_to(
     int64_t sizes_len,
     yg_tensor **out);       /* out: new ref */
 
-/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor
+/* upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor
  *
  * bilinear interpolation, PyTorch's formulas: source coordinate
  * i (in - 1) / (out - 1) with align_corners (0 when out is 1), else
  * (i + 0.5) r - 0.5 clamped at 0, with r = 1 / scale when the scale is
- * positive (0, the default, is PyTorch's None), else in / out.
- * output_size [] means floor(in * scale) per dim (both scales > 0 then).
+ * given (it must be positive), else in / out.
+ * output_size [] means floor(in * scale) per dim (both scales given then).
  *
  * Dtypes: float32, float64.
  */
@@ -74,8 +74,8 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d(
     const int64_t *output_size,  /* borrowed, output_size_len entries */
     int64_t output_size_len,
     bool align_corners,
-    double scales_h,             /* default 0.0 */
-    double scales_w,             /* default 0.0 */
+    const double *scales_h,      /* nullable; default NULL */
+    const double *scales_w,      /* nullable; default NULL */
     yg_tensor **out);            /* out: new ref */
 
 /* upsample_bilinear2d with options
@@ -84,8 +84,8 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d(
  * member left zero, means the argument's default (yagrad/options.h).
  */
 typedef struct yg_upsample_bilinear2d_options {
-    yg_opt_float scales_h; /* default 0.0 */
-    yg_opt_float scales_w; /* default 0.0 */
+    yg_opt_float scales_h; /* default None */
+    yg_opt_float scales_w; /* default None */
 } yg_upsample_bilinear2d_options;
 YG_NODISCARD yg_status yg_upsample_bilinear2d_opt(
     const yg_tensor *self,                          /* borrowed */
@@ -96,7 +96,7 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_opt(
     yg_tensor **out);                               /* out: new ref */
 
 /* upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes, bool align_corners,
- *   float scales_h=0.0, float scales_w=0.0) -> Tensor
+ *   float? scales_h=None, float? scales_w=None) -> Tensor
  *
  * The gradient of upsample_bilinear2d (same align_corners and scales) in
  * self, of sizes self_sizes.
@@ -108,8 +108,8 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_backward(
     const int64_t *self_sizes,     /* borrowed, self_sizes_len entries */
     int64_t self_sizes_len,
     bool align_corners,
-    double scales_h,               /* default 0.0 */
-    double scales_w,               /* default 0.0 */
+    const double *scales_h,        /* nullable; default NULL */
+    const double *scales_w,        /* nullable; default NULL */
     yg_tensor **out);              /* out: new ref */
 
 /* upsample_bilinear2d_backward with options
@@ -118,8 +118,8 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_backward(
  * member left zero, means the argument's default (yagrad/options.h).
  */
 typedef struct yg_upsample_bilinear2d_backward_options {
-    yg_opt_float scales_h; /* default 0.0 */
-    yg_opt_float scales_w; /* default 0.0 */
+    yg_opt_float scales_h; /* default None */
+    yg_opt_float scales_w; /* default None */
 } yg_upsample_bilinear2d_backward_options;
 YG_NODISCARD yg_status yg_upsample_bilinear2d_backward_opt(
     const yg_tensor *grad_output,                            /* borrowed */
@@ -129,8 +129,8 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_backward_opt(
     const yg_upsample_bilinear2d_backward_options *options,  /* nullable, borrowed: NULL is all defaults */
     yg_tensor **out);                                        /* out: new ref */
 
-/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float scales_h=0.0,
- *   float scales_w=0.0) -> Tensor
+/* upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners, float? scales_h=None,
+ *   float? scales_w=None) -> Tensor
  *
  * upsample_bilinear2d to the last two entries of sizes (the adjoint of
  * upsample_bilinear2d_backward in grad_output)
@@ -138,13 +138,13 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_backward_opt(
  * Dtypes: float32, float64.
  */
 YG_NODISCARD yg_status yg_upsample_bilinear2d_to(
-    const yg_tensor *self,  /* borrowed */
-    const int64_t *sizes,   /* borrowed, sizes_len entries */
+    const yg_tensor *self,   /* borrowed */
+    const int64_t *sizes,    /* borrowed, sizes_len entries */
     int64_t sizes_len,
     bool align_corners,
-    double scales_h,        /* default 0.0 */
-    double scales_w,        /* default 0.0 */
-    yg_tensor **out);       /* out: new ref */
+    const double *scales_h,  /* nullable; default NULL */
+    const double *scales_w,  /* nullable; default NULL */
+    yg_tensor **out);        /* out: new ref */
 
 /* upsample_bilinear2d_to with options
  *
@@ -152,8 +152,8 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_to(
  * member left zero, means the argument's default (yagrad/options.h).
  */
 typedef struct yg_upsample_bilinear2d_to_options {
-    yg_opt_float scales_h; /* default 0.0 */
-    yg_opt_float scales_w; /* default 0.0 */
+    yg_opt_float scales_h; /* default None */
+    yg_opt_float scales_w; /* default None */
 } yg_upsample_bilinear2d_to_options;
 YG_NODISCARD yg_status yg_upsample_bilinear2d_to_opt(
     const yg_tensor *self,                             /* borrowed */
@@ -163,7 +163,7 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_to_opt(
     const yg_upsample_bilinear2d_to_options *options,  /* nullable, borrowed: NULL is all defaults */
     yg_tensor **out);                                  /* out: new ref */
 
-/* interpolate(Tensor self, int[] size=[], float scale_factor=0.0,
+/* interpolate(Tensor self, int[] size=[], float? scale_factor=None,
  *   InterpolationMode mode=nearest, bool align_corners=False) -> Tensor
  *
  * F.interpolate over the last two dims of [N, C, H, W] or [C, H, W]: to
@@ -173,7 +173,7 @@ YG_NODISCARD yg_status yg_upsample_bilinear2d_to_opt(
  * maps by in / out (PyTorch's recompute_scale_factor=True).
  * align_corners: bilinear only, as in upsample_bilinear2d.
  *
- * Errors: both or neither of size and a positive scale_factor; a size of
+ * Errors: both or neither of size and scale_factor; scale_factor <= 0; a size of
  * more than 2 entries; align_corners with nearest; self of other than 3
  * or 4 dims; an output size beyond int64 or below 1 (the upsample op's).
  *
@@ -183,7 +183,7 @@ YG_NODISCARD yg_status yg_interpolate(
     const yg_tensor *self,       /* borrowed */
     const int64_t *size,         /* borrowed, size_len entries; default [] */
     int64_t size_len,
-    double scale_factor,         /* default 0.0 */
+    const double *scale_factor,  /* nullable; default NULL */
     yg_interpolation_mode mode,  /* default YG_INTERPOLATION_MODE_NEAREST */
     bool align_corners,          /* default false */
     yg_tensor **out);            /* out: new ref */
@@ -195,7 +195,7 @@ YG_NODISCARD yg_status yg_interpolate(
  */
 typedef struct yg_interpolate_options {
     yg_opt_ints size;          /* default [] */
-    yg_opt_float scale_factor; /* default 0.0 */
+    yg_opt_float scale_factor; /* default None */
     yg_opt_int mode;           /* default YG_INTERPOLATION_MODE_NEAREST */
     yg_opt_bool align_corners; /* default False */
 } yg_interpolate_options;
