@@ -7,6 +7,7 @@
  * gradcheck suite fails when a derivative has no sample input) without a
  * hand-kept list that could drift from the YAML.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,14 +32,44 @@ char *gen_emit_generated_int_h(const gen_model *model)
     (void)model;
     gen_sb_puts(&sb,
                 "\n/* ---- registry (registry.c) ---- */\n\n"
-                "/* One op of specs/native_functions.yaml. */\n"
+                "/* How an op is implemented. */\n"
+                "typedef enum yg_op_kind {\n"
+                "    YG_OP_POINTWISE, /* a `pointwise:` expression: generated kernels */\n"
+                "    YG_OP_KERNEL,    /* `dispatch:` kernels */\n"
+                "    YG_OP_COMPOSITE, /* yg__composite_<op>, written with other ops */\n"
+                "} yg_op_kind;\n\n"
+                "/* An op's `tags:`, one bit each (yg_op_info.tags). */\n"
+                "#define YG_OP_TAG_POINTWISE (UINT32_C(1) << 0)\n"
+                "#define YG_OP_TAG_BROADCAST (UINT32_C(1) << 1)\n"
+                "#define YG_OP_TAG_REDUCTION (UINT32_C(1) << 2)\n"
+                "#define YG_OP_TAG_VIEW (UINT32_C(1) << 3)\n"
+                "#define YG_OP_TAG_OPAQUE (UINT32_C(1) << 4)\n\n"
+                "/* What an argument is (yg_op_arg.flags), one bit each. */\n"
+                "#define YG_OP_ARG_TENSOR (1u << 0)    /* Tensor, Tensor?, Tensor[], Tensor?[] */\n"
+                "#define YG_OP_ARG_LIST (1u << 1)      /* Tensor[], Tensor?[]: a node's variadic inputs */\n"
+                "#define YG_OP_ARG_OPTIONAL (1u << 2)  /* a nullable type: Tensor?, int?, ... */\n"
+                "#define YG_OP_ARG_WRITTEN (1u << 3)   /* Tensor(a!): the op writes it */\n"
+                "#define YG_OP_ARG_GENERATOR (1u << 4) /* Generator?: the op draws random numbers */\n\n"
+                "/* One argument of an op's schema, in schema order. */\n"
+                "typedef struct yg_op_arg {\n"
+                "    const char *name;\n"
+                "    unsigned flags; /* YG_OP_ARG_* */\n"
+                "} yg_op_arg;\n\n"
+                "/* One op of specs/native_functions.yaml: its schema as data (the\n"
+                "   text is for messages and printing). */\n"
                 "typedef struct yg_op_info {\n"
                 "    const char *name;     /* \"sum.dim\" */\n"
                 "    const char *schema;   /* the func string */\n"
                 "    const char *location; /* \"specs/native_functions.yaml:42\" */\n"
-                "    const char *kind;     /* \"pointwise\", \"kernel\", \"composite\" */\n"
+                "    yg_op_kind kind;\n"
+                "    uint32_t tags;        /* YG_OP_TAG_* */\n"
                 "    uint32_t dtypes;      /* the claim: YG_DTYPE_BIT(d) for each yg_dtype d\n"
                 "                             its Tensor inputs may have ('dtypes:') */\n"
+                "    const yg_op_arg *args;\n"
+                "    int32_t n_args;\n"
+                "    int32_t n_returns;    /* -1: a Tensor[] return, any number */\n"
+                "    bool returns_view;    /* Tensor(a): the result aliases an argument */\n"
+                "    bool returns_written; /* Tensor(a!): the op writes and returns it */\n"
                 "} yg_op_info;\n\n"
                 "/* The bit of dtype d in yg_op_info.dtypes. */\n"
                 "#define YG_DTYPE_BIT(d) (UINT32_C(1) << (d))\n\n"
@@ -83,6 +114,65 @@ static void put_literal(gen_sb *sb, const char *s)
     gen_sb_puts(sb, "\"");
 }
 
+/* "POINTWISE", "KERNEL", "COMPOSITE". */
+static const char *upper_kind(gen_op_kind kind)
+{
+    return kind == GEN_OP_POINTWISE ? "POINTWISE" : kind == GEN_OP_KERNEL ? "KERNEL" : "COMPOSITE";
+}
+
+/* "static const yg_op_arg <op>_args[] = {{"self", YG_OP_ARG_TENSOR}, ...};" */
+static void emit_op_args(gen_sb *sb, const gen_op *op)
+{
+    gen_sb_printf(sb, "static const yg_op_arg %s_args[] = {\n", op->cname);
+    for (int j = 0; j < op->schema.n_args; j++) {
+        const gen_arg *a = &op->schema.args[j];
+        bool tensor = a->type == GEN_T_TENSOR || a->type == GEN_T_TENSOR_LIST;
+        const char *bits[5];
+        int n = 0;
+        if (tensor)
+            bits[n++] = "YG_OP_ARG_TENSOR";
+        if (a->type == GEN_T_TENSOR_LIST)
+            bits[n++] = "YG_OP_ARG_LIST";
+        if (a->nullable)
+            bits[n++] = "YG_OP_ARG_OPTIONAL";
+        if (a->mutable_)
+            bits[n++] = "YG_OP_ARG_WRITTEN";
+        if (a->type == GEN_T_GENERATOR)
+            bits[n++] = "YG_OP_ARG_GENERATOR";
+        gen_sb_printf(sb, "    {\"%s\", ", a->name);
+        for (int k = 0; k < n; k++)
+            gen_sb_printf(sb, "%s%s", k > 0 ? " | " : "", bits[k]);
+        gen_sb_puts(sb, n == 0 ? "0},\n" : "},\n");
+    }
+    gen_sb_puts(sb, "};\n");
+}
+
+/* An op entry's tags, arguments and returns. */
+static void emit_op_facts(gen_sb *sb, const gen_op *op)
+{
+    gen_sb_puts(sb, "        .tags = ");
+    for (int t = 0; t < op->n_tags; t++) {
+        gen_sb_puts(sb, t > 0 ? " | YG_OP_TAG_" : "YG_OP_TAG_");
+        for (const char *c = op->tags[t]; *c != '\0'; c++)
+            gen_sb_printf(sb, "%c", toupper((unsigned char)*c));
+    }
+    gen_sb_puts(sb, op->n_tags == 0 ? "0,\n" : ",\n");
+    if (op->schema.n_args > 0)
+        gen_sb_printf(sb, "        .args = %s_args,\n        .n_args = %d,\n", op->cname,
+                      op->schema.n_args);
+    bool list = op->schema.n_returns == 1 && op->schema.returns[0].is_list;
+    bool view = false, written = false;
+    for (int r = 0; r < op->schema.n_returns; r++) {
+        written |= op->schema.returns[r].mutable_;
+        view |= op->schema.returns[r].alias != NULL && !op->schema.returns[r].mutable_;
+    }
+    gen_sb_printf(sb, "        .n_returns = %d,\n", list ? -1 : op->schema.n_returns);
+    if (view)
+        gen_sb_puts(sb, "        .returns_view = true,\n");
+    if (written)
+        gen_sb_puts(sb, "        .returns_written = true,\n");
+}
+
 char *gen_emit_registry_c(const gen_model *model)
 {
     gen_sb sb = {0};
@@ -108,6 +198,9 @@ char *gen_emit_registry_c(const gen_model *model)
                 gen_sb_printf(&sb, "%s\"%s\"", k++ > 0 ? ", " : "", d->formulas[j].input);
         gen_sb_puts(&sb, "};\n");
     }
+    for (int i = 0; i < model->n_ops; i++)
+        if (model->ops[i].valid && model->ops[i].schema.n_args > 0)
+            emit_op_args(&sb, &model->ops[i]);
     gen_sb_puts(&sb, "\nconst yg_op_info yg__ops[] = {\n");
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
@@ -115,8 +208,9 @@ char *gen_emit_registry_c(const gen_model *model)
             continue;
         gen_sb_printf(&sb, "    {\n        .name = \"%s\",\n        .schema = ", op->full_name);
         put_literal(&sb, op->func);
-        gen_sb_printf(&sb, ",\n        .location = \"%s:%d\",\n        .kind = \"%s\",\n",
-                      op->loc.file, op->loc.line, gen_kind_name(op->kind));
+        gen_sb_printf(&sb, ",\n        .location = \"%s:%d\",\n        .kind = YG_OP_%s,\n",
+                      op->loc.file, op->loc.line, upper_kind(op->kind));
+        emit_op_facts(&sb, op);
         /* ".dtypes = YG_DTYPE_BIT(YG_FLOAT32) | ...", wrapped at 100 columns */
         gen_sb_puts(&sb, "        .dtypes = ");
         size_t col = 18;

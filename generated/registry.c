@@ -186,13 +186,1634 @@ static const char *const upsample_bilinear2d_derivative_inputs[] = {"self"};
 static const char *const upsample_bilinear2d_backward_derivative_inputs[] = {"grad_output"};
 static const char *const to_copy_derivative_inputs[] = {"self"};
 static const char *const to_device_derivative_inputs[] = {"self"};
+static const yg_op_arg add_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+    {"alpha", 0},
+};
+static const yg_op_arg sub_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+    {"alpha", 0},
+};
+static const yg_op_arg mul_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg div_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg mul_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg div_mode_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+    {"rounding_mode", 0},
+};
+static const yg_op_arg div_trunc_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg div_floor_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg div_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg add__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"other", YG_OP_ARG_TENSOR},
+    {"alpha", 0},
+};
+static const yg_op_arg add_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+    {"alpha", 0},
+};
+static const yg_op_arg sub_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+    {"alpha", 0},
+};
+static const yg_op_arg rsub_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+    {"alpha", 0},
+};
+static const yg_op_arg maximum_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg minimum_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg atan2_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg remainder_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg remainder_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg pow_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"exponent", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg lerp_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"end", YG_OP_ARG_TENSOR},
+    {"weight", 0},
+};
+static const yg_op_arg lerp_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"end", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg addcmul_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"tensor1", YG_OP_ARG_TENSOR},
+    {"tensor2", YG_OP_ARG_TENSOR},
+    {"value", 0},
+};
+static const yg_op_arg addcdiv_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"tensor1", YG_OP_ARG_TENSOR},
+    {"tensor2", YG_OP_ARG_TENSOR},
+    {"value", 0},
+};
+static const yg_op_arg where_args[] = {
+    {"condition", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg where_scalarother_args[] = {
+    {"condition", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg where_scalarself_args[] = {
+    {"condition", YG_OP_ARG_TENSOR},
+    {"self", 0},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg masked_fill_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"mask", YG_OP_ARG_TENSOR},
+    {"value", 0},
+};
+static const yg_op_arg sub__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"other", YG_OP_ARG_TENSOR},
+    {"alpha", 0},
+};
+static const yg_op_arg mul__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg div__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg add_scalar__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"other", 0},
+    {"alpha", 0},
+};
+static const yg_op_arg mul_scalar__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"other", 0},
+};
+static const yg_op_arg div_scalar__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"other", 0},
+};
+static const yg_op_arg addcmul__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"tensor1", YG_OP_ARG_TENSOR},
+    {"tensor2", YG_OP_ARG_TENSOR},
+    {"value", 0},
+};
+static const yg_op_arg addcdiv__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"tensor1", YG_OP_ARG_TENSOR},
+    {"tensor2", YG_OP_ARG_TENSOR},
+    {"value", 0},
+};
+static const yg_op_arg lerp_scalar__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"end", YG_OP_ARG_TENSOR},
+    {"weight", 0},
+};
+static const yg_op_arg relu__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+};
+static const yg_op_arg clamp__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"min", 0},
+    {"max", 0},
+};
+static const yg_op_arg clamp_min__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"min", 0},
+};
+static const yg_op_arg clamp_max__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"max", 0},
+};
+static const yg_op_arg masked_fill__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"mask", YG_OP_ARG_TENSOR},
+    {"value", 0},
+};
+static const yg_op_arg fill__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"value", 0},
+};
+static const yg_op_arg zero__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+};
+static const yg_op_arg copy__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"src", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg eq_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg ne_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg lt_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg le_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg gt_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg ge_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg eq_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg ne_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg lt_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg le_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg gt_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg ge_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg logical_and_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg logical_or_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg logical_xor_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg logical_not_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg neg_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg exp_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg log_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg sqrt_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg pow_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"exponent", 0},
+};
+static const yg_op_arg abs_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg sign_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg expm1_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg log1p_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg log2_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg rsqrt_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg reciprocal_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg tanh_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg sin_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg cos_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg tan_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg erf_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg sigmoid_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg relu_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg gelu_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg gelu_tanh_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg silu_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg elu_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"alpha", 0},
+};
+static const yg_op_arg leaky_relu_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"negative_slope", 0},
+};
+static const yg_op_arg softplus_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"beta", 0},
+    {"threshold", 0},
+};
+static const yg_op_arg hardtanh_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"min_val", 0},
+    {"max_val", 0},
+};
+static const yg_op_arg clamp_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"min", 0},
+    {"max", 0},
+};
+static const yg_op_arg clamp_min_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"min", 0},
+};
+static const yg_op_arg clamp_max_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"max", 0},
+};
+static const yg_op_arg clamp_opt_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"min", YG_OP_ARG_OPTIONAL},
+    {"max", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg floor_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg ceil_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg round_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg trunc_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg tanh_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg sigmoid_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg relu_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg gelu_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg gelu_tanh_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg silu_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg elu_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"alpha", 0},
+};
+static const yg_op_arg leaky_relu_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"negative_slope", 0},
+};
+static const yg_op_arg softplus_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"beta", 0},
+    {"threshold", 0},
+};
+static const yg_op_arg hardtanh_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"min_val", 0},
+    {"max_val", 0},
+};
+static const yg_op_arg pow_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"exponent", 0},
+};
+static const yg_op_arg clamp_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"min", 0},
+    {"max", 0},
+};
+static const yg_op_arg clamp_min_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"min", 0},
+};
+static const yg_op_arg clamp_max_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"max", 0},
+};
+static const yg_op_arg maximum_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg minimum_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg atan2_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+    {"grad_input_mask", 0},
+};
+static const yg_op_arg pow_backward_self_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"exponent", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg pow_backward_exponent_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"exponent", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg sum_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg sum_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg mean_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg mean_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg prod_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg prod_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg prod_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg prod_double_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg sum_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"sizes", 0},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg mean_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"sizes", 0},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg sum_to_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"size", 0},
+};
+static const yg_op_arg cumsum_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg cumprod_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg cumsum_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg cumprod_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg cumprod_jvp_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg cumprod_double_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg amax_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg amin_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg max_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg min_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg max_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg min_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg value_selecting_reduction_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"indices", YG_OP_ARG_TENSOR},
+    {"sizes", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg minmax_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg argmax_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg argmax_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg argmin_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg argmin_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg all_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg all_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg any_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg any_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg var_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"correction", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg std_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"correction", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg var_mean_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"correction", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg var_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"correction", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg norm_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"p", 0},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg norm_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+    {"p", 0},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg logsumexp_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg logsumexp_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg mm_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"mat2", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg mm_mat1_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"mat1", YG_OP_ARG_TENSOR},
+    {"mat2", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg mm_mat2_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"mat1", YG_OP_ARG_TENSOR},
+    {"mat2", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg bmm_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"mat2", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg matmul_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg dot_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"tensor", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg mv_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"vec", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg outer_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"vec2", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg addmm_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"mat1", YG_OP_ARG_TENSOR},
+    {"mat2", YG_OP_ARG_TENSOR},
+    {"beta", 0},
+    {"alpha", 0},
+};
+static const yg_op_arg baddbmm_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"batch1", YG_OP_ARG_TENSOR},
+    {"batch2", YG_OP_ARG_TENSOR},
+    {"beta", 0},
+    {"alpha", 0},
+};
+static const yg_op_arg linear_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg transpose_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim0", 0},
+    {"dim1", 0},
+};
+static const yg_op_arg t_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg view_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"size", 0},
+};
+static const yg_op_arg expand_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"size", 0},
+};
+static const yg_op_arg unsqueeze_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg clone_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg reshape_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"shape", 0},
+};
+static const yg_op_arg squeeze_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg squeeze_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg permute_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dims", 0},
+};
+static const yg_op_arg permute_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"dims", 0},
+};
+static const yg_op_arg flatten_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"start_dim", 0},
+    {"end_dim", 0},
+};
+static const yg_op_arg contiguous_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg select_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"index", 0},
+};
+static const yg_op_arg slice_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"start", 0},
+    {"end", 0},
+    {"step", 0},
+};
+static const yg_op_arg narrow_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"start", 0},
+    {"length", 0},
+};
+static const yg_op_arg select_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"input_sizes", 0},
+    {"dim", 0},
+    {"index", 0},
+};
+static const yg_op_arg slice_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"input_sizes", 0},
+    {"dim", 0},
+    {"start", 0},
+    {"end", 0},
+    {"step", 0},
+};
+static const yg_op_arg repeat_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"repeats", 0},
+};
+static const yg_op_arg cat_args[] = {
+    {"tensors", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST},
+    {"dim", 0},
+};
+static const yg_op_arg stack_args[] = {
+    {"tensors", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST},
+    {"dim", 0},
+};
+static const yg_op_arg flip_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dims", 0},
+};
+static const yg_op_arg split_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"split_size", 0},
+    {"dim", 0},
+};
+static const yg_op_arg split_with_sizes_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"split_sizes", 0},
+    {"dim", 0},
+};
+static const yg_op_arg chunk_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"chunks", 0},
+    {"dim", 0},
+};
+static const yg_op_arg unbind_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg constant_pad_nd_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"pad", 0},
+    {"value", 0},
+};
+static const yg_op_arg constant_pad_nd_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"pad", 0},
+};
+static const yg_op_arg reflection_pad_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"pad", 0},
+};
+static const yg_op_arg reflection_pad_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+    {"pad", 0},
+};
+static const yg_op_arg replication_pad_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"pad", 0},
+};
+static const yg_op_arg replication_pad_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+    {"pad", 0},
+};
+static const yg_op_arg pad_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"pad", 0},
+    {"mode", 0},
+    {"value", 0},
+};
+static const yg_op_arg index_select_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"index", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg index_select_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+    {"dim", 0},
+    {"index", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg gather_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"index", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg gather_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+    {"dim", 0},
+    {"index", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg scatter_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"index", YG_OP_ARG_TENSOR},
+    {"src", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg scatter_value_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"index", YG_OP_ARG_TENSOR},
+    {"value", 0},
+};
+static const yg_op_arg scatter_add_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"index", YG_OP_ARG_TENSOR},
+    {"src", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg scatter_src_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"index", YG_OP_ARG_TENSOR},
+    {"src_sizes", 0},
+};
+static const yg_op_arg tril_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"diagonal", 0},
+};
+static const yg_op_arg triu_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"diagonal", 0},
+};
+static const yg_op_arg index_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"indices", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST | YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg index_put_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"indices", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST | YG_OP_ARG_OPTIONAL},
+    {"values", YG_OP_ARG_TENSOR},
+    {"accumulate", 0},
+};
+static const yg_op_arg index_put__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"indices", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST | YG_OP_ARG_OPTIONAL},
+    {"values", YG_OP_ARG_TENSOR},
+    {"accumulate", 0},
+};
+static const yg_op_arg index_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+    {"indices", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST | YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg index_put_self_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"indices", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST | YG_OP_ARG_OPTIONAL},
+    {"accumulate", 0},
+};
+static const yg_op_arg log_softmax_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg log_softmax_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg log_softmax_jvp_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg softmax_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg softmax_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg softmax_backward_fused_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg nll_loss_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"target", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"reduction", 0},
+    {"ignore_index", 0},
+};
+static const yg_op_arg nll_loss_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"target", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"self_sizes", 0},
+    {"reduction", 0},
+    {"ignore_index", 0},
+};
+static const yg_op_arg mse_loss_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"target", YG_OP_ARG_TENSOR},
+    {"reduction", 0},
+};
+static const yg_op_arg l1_loss_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"target", YG_OP_ARG_TENSOR},
+    {"reduction", 0},
+};
+static const yg_op_arg smooth_l1_loss_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"target", YG_OP_ARG_TENSOR},
+    {"reduction", 0},
+    {"beta", 0},
+};
+static const yg_op_arg binary_cross_entropy_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"target", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"reduction", 0},
+};
+static const yg_op_arg binary_cross_entropy_with_logits_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"target", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"pos_weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"reduction", 0},
+};
+static const yg_op_arg cross_entropy_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"target", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"reduction", 0},
+    {"ignore_index", 0},
+};
+static const yg_op_arg layer_norm_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"normalized_shape", 0},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"eps", 0},
+};
+static const yg_op_arg group_norm_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"num_groups", 0},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"eps", 0},
+};
+static const yg_op_arg batch_norm_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"running_mean", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL | YG_OP_ARG_WRITTEN},
+    {"running_var", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL | YG_OP_ARG_WRITTEN},
+    {"training", 0},
+    {"momentum", 0},
+    {"eps", 0},
+};
+static const yg_op_arg native_layer_norm_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"normalized_shape", 0},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"eps", 0},
+};
+static const yg_op_arg native_batch_norm_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"running_mean", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL | YG_OP_ARG_WRITTEN},
+    {"running_var", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL | YG_OP_ARG_WRITTEN},
+    {"training", 0},
+    {"momentum", 0},
+    {"eps", 0},
+};
+static const yg_op_arg native_layer_norm_backward_args[] = {
+    {"grad_out", YG_OP_ARG_TENSOR},
+    {"input", YG_OP_ARG_TENSOR},
+    {"mean", YG_OP_ARG_TENSOR},
+    {"rstd", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"normalized_shape", 0},
+    {"eps", 0},
+    {"grad_input_mask", 0},
+};
+static const yg_op_arg native_layer_norm_backward_fused_args[] = {
+    {"grad_out", YG_OP_ARG_TENSOR},
+    {"input", YG_OP_ARG_TENSOR},
+    {"mean", YG_OP_ARG_TENSOR},
+    {"rstd", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"normalized_shape", 0},
+    {"grad_input_mask", 0},
+};
+static const yg_op_arg native_batch_norm_backward_args[] = {
+    {"grad_out", YG_OP_ARG_TENSOR},
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"save_mean", YG_OP_ARG_TENSOR},
+    {"save_invstd", YG_OP_ARG_TENSOR},
+    {"training", 0},
+    {"eps", 0},
+    {"grad_input_mask", 0},
+};
+static const yg_op_arg native_batch_norm_backward_fused_args[] = {
+    {"grad_out", YG_OP_ARG_TENSOR},
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"save_mean", YG_OP_ARG_TENSOR},
+    {"save_invstd", YG_OP_ARG_TENSOR},
+    {"training", 0},
+    {"grad_input_mask", 0},
+};
+static const yg_op_arg embedding_args[] = {
+    {"weight", YG_OP_ARG_TENSOR},
+    {"indices", YG_OP_ARG_TENSOR},
+    {"padding_idx", 0},
+};
+static const yg_op_arg embedding_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"indices", YG_OP_ARG_TENSOR},
+    {"weight_sizes", 0},
+    {"padding_idx", 0},
+};
+static const yg_op_arg lstm_cell_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"hx", YG_OP_ARG_TENSOR},
+    {"cx", YG_OP_ARG_TENSOR},
+    {"w_ih", YG_OP_ARG_TENSOR},
+    {"w_hh", YG_OP_ARG_TENSOR},
+    {"b_ih", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"b_hh", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg lstm_cell_gates_args[] = {
+    {"input_gates", YG_OP_ARG_TENSOR},
+    {"hidden_gates", YG_OP_ARG_TENSOR},
+    {"cx", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg lstm_cell_gates_backward_args[] = {
+    {"grad_hy", YG_OP_ARG_TENSOR},
+    {"grad_cy", YG_OP_ARG_TENSOR},
+    {"input_gates", YG_OP_ARG_TENSOR},
+    {"hidden_gates", YG_OP_ARG_TENSOR},
+    {"cx", YG_OP_ARG_TENSOR},
+    {"grad_input_mask", 0},
+};
+static const yg_op_arg lstm_cell_gates_backward_fused_args[] = {
+    {"grad_hy", YG_OP_ARG_TENSOR},
+    {"grad_cy", YG_OP_ARG_TENSOR},
+    {"input_gates", YG_OP_ARG_TENSOR},
+    {"hidden_gates", YG_OP_ARG_TENSOR},
+    {"cx", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg gru_cell_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"hx", YG_OP_ARG_TENSOR},
+    {"w_ih", YG_OP_ARG_TENSOR},
+    {"w_hh", YG_OP_ARG_TENSOR},
+    {"b_ih", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"b_hh", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg scaled_dot_product_attention_args[] = {
+    {"query", YG_OP_ARG_TENSOR},
+    {"key", YG_OP_ARG_TENSOR},
+    {"value", YG_OP_ARG_TENSOR},
+    {"attn_mask", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"is_causal", 0},
+    {"scale", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg conv1d_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"groups", 0},
+};
+static const yg_op_arg conv1d_padding_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"groups", 0},
+};
+static const yg_op_arg conv2d_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"groups", 0},
+};
+static const yg_op_arg conv2d_padding_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"groups", 0},
+};
+static const yg_op_arg conv3d_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"groups", 0},
+};
+static const yg_op_arg conv3d_padding_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"groups", 0},
+};
+static const yg_op_arg conv_transpose1d_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"output_padding", 0},
+    {"groups", 0},
+    {"dilation", 0},
+};
+static const yg_op_arg conv_transpose2d_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"output_padding", 0},
+    {"groups", 0},
+    {"dilation", 0},
+};
+static const yg_op_arg conv_transpose3d_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"output_padding", 0},
+    {"groups", 0},
+    {"dilation", 0},
+};
+static const yg_op_arg convolution_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"transposed", 0},
+    {"output_padding", 0},
+    {"groups", 0},
+};
+static const yg_op_arg convolution_dispatch_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"transposed", 0},
+    {"output_padding", 0},
+    {"groups", 0},
+    {"benchmark", 0},
+    {"deterministic", 0},
+    {"allow_backend_choice", 0},
+};
+static const yg_op_arg convolution_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"transposed", 0},
+    {"output_padding", 0},
+    {"groups", 0},
+    {"output_mask", 0},
+};
+static const yg_op_arg max_pool2d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"ceil_mode", 0},
+};
+static const yg_op_arg max_pool2d_with_indices_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"ceil_mode", 0},
+};
+static const yg_op_arg max_pool2d_with_indices_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"indices", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+};
+static const yg_op_arg max_pool1d_with_indices_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"ceil_mode", 0},
+};
+static const yg_op_arg max_pool1d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"ceil_mode", 0},
+};
+static const yg_op_arg max_pool3d_with_indices_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"ceil_mode", 0},
+};
+static const yg_op_arg max_pool3d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"dilation", 0},
+    {"ceil_mode", 0},
+};
+static const yg_op_arg max_pool3d_with_indices_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"indices", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+};
+static const yg_op_arg adaptive_max_pool2d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"output_size", 0},
+};
+static const yg_op_arg avg_pool2d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"ceil_mode", 0},
+    {"count_include_pad", 0},
+};
+static const yg_op_arg avg_pool2d_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"ceil_mode", 0},
+    {"count_include_pad", 0},
+};
+static const yg_op_arg avg_pool1d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"ceil_mode", 0},
+    {"count_include_pad", 0},
+};
+static const yg_op_arg avg_pool3d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"ceil_mode", 0},
+    {"count_include_pad", 0},
+    {"divisor_override", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg avg_pool3d_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"padding", 0},
+    {"ceil_mode", 0},
+    {"count_include_pad", 0},
+    {"divisor_override", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg adaptive_avg_pool2d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"output_size", 0},
+};
+static const yg_op_arg adaptive_avg_pool2d_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+};
+static const yg_op_arg adaptive_avg_pool2d_to_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"sizes", 0},
+};
+static const yg_op_arg adaptive_avg_pool1d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"output_size", 0},
+};
+static const yg_op_arg adaptive_avg_pool3d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"output_size", 0},
+};
+static const yg_op_arg adaptive_avg_pool3d_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+};
+static const yg_op_arg adaptive_avg_pool3d_to_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"sizes", 0},
+};
+static const yg_op_arg upsample_nearest2d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"output_size", 0},
+};
+static const yg_op_arg upsample_nearest2d_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+};
+static const yg_op_arg upsample_nearest2d_to_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"sizes", 0},
+};
+static const yg_op_arg upsample_bilinear2d_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"output_size", 0},
+    {"align_corners", 0},
+    {"scales_h", YG_OP_ARG_OPTIONAL},
+    {"scales_w", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg upsample_bilinear2d_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+    {"align_corners", 0},
+    {"scales_h", YG_OP_ARG_OPTIONAL},
+    {"scales_w", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg upsample_bilinear2d_to_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"sizes", 0},
+    {"align_corners", 0},
+    {"scales_h", YG_OP_ARG_OPTIONAL},
+    {"scales_w", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg interpolate_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"size", 0},
+    {"scale_factor", YG_OP_ARG_OPTIONAL},
+    {"mode", 0},
+    {"align_corners", 0},
+};
+static const yg_op_arg pixel_shuffle_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"upscale_factor", 0},
+};
+static const yg_op_arg pixel_unshuffle_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"downscale_factor", 0},
+};
+static const yg_op_arg channel_shuffle_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"groups", 0},
+};
+static const yg_op_arg zeros_args[] = {
+    {"size", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg ones_args[] = {
+    {"size", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg full_args[] = {
+    {"size", 0},
+    {"fill_value", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg empty_args[] = {
+    {"size", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg arange_args[] = {
+    {"end", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg arange_start_args[] = {
+    {"start", 0},
+    {"end", 0},
+    {"step", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg linspace_args[] = {
+    {"start", 0},
+    {"end", 0},
+    {"steps", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg eye_args[] = {
+    {"n", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg eye_m_args[] = {
+    {"n", 0},
+    {"m", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg zeros_like_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg ones_like_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg full_like_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"fill_value", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg empty_like_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg rand_args[] = {
+    {"size", 0},
+    {"generator", YG_OP_ARG_OPTIONAL | YG_OP_ARG_GENERATOR},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg randn_args[] = {
+    {"size", 0},
+    {"generator", YG_OP_ARG_OPTIONAL | YG_OP_ARG_GENERATOR},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg randint_args[] = {
+    {"low", 0},
+    {"high", 0},
+    {"size", 0},
+    {"generator", YG_OP_ARG_OPTIONAL | YG_OP_ARG_GENERATOR},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg bernoulli_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"generator", YG_OP_ARG_OPTIONAL | YG_OP_ARG_GENERATOR},
+};
+static const yg_op_arg bernoulli_p_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"p", 0},
+    {"generator", YG_OP_ARG_OPTIONAL | YG_OP_ARG_GENERATOR},
+};
+static const yg_op_arg rand_like_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"generator", YG_OP_ARG_OPTIONAL | YG_OP_ARG_GENERATOR},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg randn_like_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"generator", YG_OP_ARG_OPTIONAL | YG_OP_ARG_GENERATOR},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg dropout_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"p", 0},
+    {"train", 0},
+    {"generator", YG_OP_ARG_OPTIONAL | YG_OP_ARG_GENERATOR},
+};
+static const yg_op_arg to_copy_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dtype", 0},
+};
+static const yg_op_arg to_dtype_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dtype", 0},
+    {"copy", 0},
+};
+static const yg_op_arg to_device_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"device", 0},
+    {"index", 0},
+};
+static const yg_op_arg type_as_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
 
 const yg_op_info yg__ops[] = {
     {
         .name = "add",
         .schema = "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:28",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = add_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -200,7 +1821,11 @@ const yg_op_info yg__ops[] = {
         .name = "sub",
         .schema = "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:34",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = sub_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -208,7 +1833,11 @@ const yg_op_info yg__ops[] = {
         .name = "mul",
         .schema = "mul(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:40",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = mul_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -216,14 +1845,22 @@ const yg_op_info yg__ops[] = {
         .name = "div",
         .schema = "div(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:48",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = div_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.Scalar",
         .schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:55",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = mul_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -231,7 +1868,11 @@ const yg_op_info yg__ops[] = {
         .name = "div.mode",
         .schema = "div.mode(Tensor self, Tensor other, *, RoundingMode rounding_mode) -> Tensor",
         .location = "specs/native_functions.yaml:69",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = div_mode_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -239,7 +1880,11 @@ const yg_op_info yg__ops[] = {
         .name = "div.trunc",
         .schema = "div.trunc(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:76",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = div_trunc_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -247,7 +1892,11 @@ const yg_op_info yg__ops[] = {
         .name = "div.floor",
         .schema = "div.floor(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:85",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = div_floor_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -255,14 +1904,23 @@ const yg_op_info yg__ops[] = {
         .name = "div.Scalar",
         .schema = "div.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:93",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = div_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:100",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = add__args,
+        .n_args = 3,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -270,7 +1928,11 @@ const yg_op_info yg__ops[] = {
         .name = "add.Scalar",
         .schema = "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:107",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = add_scalar_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -278,7 +1940,11 @@ const yg_op_info yg__ops[] = {
         .name = "sub.Scalar",
         .schema = "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:114",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = sub_scalar_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -286,7 +1952,11 @@ const yg_op_info yg__ops[] = {
         .name = "rsub.Scalar",
         .schema = "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:120",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = rsub_scalar_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -294,7 +1964,11 @@ const yg_op_info yg__ops[] = {
         .name = "maximum",
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:130",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = maximum_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -302,7 +1976,11 @@ const yg_op_info yg__ops[] = {
         .name = "minimum",
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:137",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = minimum_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -310,14 +1988,22 @@ const yg_op_info yg__ops[] = {
         .name = "atan2",
         .schema = "atan2(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:144",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = atan2_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "remainder",
         .schema = "remainder(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:151",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = remainder_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -325,7 +2011,11 @@ const yg_op_info yg__ops[] = {
         .name = "remainder.Scalar",
         .schema = "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:160",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = remainder_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -333,21 +2023,33 @@ const yg_op_info yg__ops[] = {
         .name = "pow",
         .schema = "pow(Tensor self, Tensor exponent) -> Tensor",
         .location = "specs/native_functions.yaml:169",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = pow_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp.Scalar",
         .schema = "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
         .location = "specs/native_functions.yaml:178",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = lerp_scalar_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp",
         .schema = "lerp(Tensor self, Tensor end, Tensor weight) -> Tensor",
         .location = "specs/native_functions.yaml:186",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = lerp_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -355,7 +2057,11 @@ const yg_op_info yg__ops[] = {
         .schema = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
         .location = "specs/native_functions.yaml:193",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = addcmul_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -364,14 +2070,22 @@ const yg_op_info yg__ops[] = {
         .schema = "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
         .location = "specs/native_functions.yaml:199",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = addcdiv_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "where",
         .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:210",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = where_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -379,7 +2093,11 @@ const yg_op_info yg__ops[] = {
         .name = "where.ScalarOther",
         .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:217",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = where_scalarother_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -387,7 +2105,11 @@ const yg_op_info yg__ops[] = {
         .name = "where.ScalarSelf",
         .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:224",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = where_scalarself_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -395,7 +2117,11 @@ const yg_op_info yg__ops[] = {
         .name = "masked_fill",
         .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
         .location = "specs/native_functions.yaml:230",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = masked_fill_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -403,7 +2129,12 @@ const yg_op_info yg__ops[] = {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:242",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = sub__args,
+        .n_args = 3,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -411,7 +2142,12 @@ const yg_op_info yg__ops[] = {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:249",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = mul__args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -419,14 +2155,24 @@ const yg_op_info yg__ops[] = {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:256",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = div__args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "add_.Scalar",
         .schema = "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:263",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = add_scalar__args,
+        .n_args = 3,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -434,7 +2180,12 @@ const yg_op_info yg__ops[] = {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:269",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = mul_scalar__args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -442,7 +2193,12 @@ const yg_op_info yg__ops[] = {
         .name = "div_.Scalar",
         .schema = "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:275",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = div_scalar__args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -450,7 +2206,12 @@ const yg_op_info yg__ops[] = {
         .schema = "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
                   " *, Scalar value=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:282",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = addcmul__args,
+        .n_args = 4,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -459,21 +2220,36 @@ const yg_op_info yg__ops[] = {
         .schema = "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
                   " *, Scalar value=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:289",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = addcdiv__args,
+        .n_args = 4,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "lerp_.Scalar",
         .schema = "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:296",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = lerp_scalar__args,
+        .n_args = 3,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:307",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = relu__args,
+        .n_args = 1,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -481,7 +2257,12 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_",
         .schema = "clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:313",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = clamp__args,
+        .n_args = 3,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -489,7 +2270,12 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_min_",
         .schema = "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:319",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = clamp_min__args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -497,7 +2283,12 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_max_",
         .schema = "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:325",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = clamp_max__args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -505,7 +2296,12 @@ const yg_op_info yg__ops[] = {
         .name = "masked_fill_",
         .schema = "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:332",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = masked_fill__args,
+        .n_args = 3,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -513,7 +2309,12 @@ const yg_op_info yg__ops[] = {
         .name = "fill_",
         .schema = "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:339",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = fill__args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -522,7 +2323,12 @@ const yg_op_info yg__ops[] = {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:346",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = zero__args,
+        .n_args = 1,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -531,7 +2337,12 @@ const yg_op_info yg__ops[] = {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:353",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = copy__args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -540,7 +2351,11 @@ const yg_op_info yg__ops[] = {
         .name = "eq",
         .schema = "eq(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:364",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = eq_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -548,7 +2363,11 @@ const yg_op_info yg__ops[] = {
         .name = "ne",
         .schema = "ne(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:372",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = ne_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -556,7 +2375,11 @@ const yg_op_info yg__ops[] = {
         .name = "lt",
         .schema = "lt(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:380",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = lt_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -564,7 +2387,11 @@ const yg_op_info yg__ops[] = {
         .name = "le",
         .schema = "le(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:388",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = le_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -572,7 +2399,11 @@ const yg_op_info yg__ops[] = {
         .name = "gt",
         .schema = "gt(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:396",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = gt_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -580,7 +2411,11 @@ const yg_op_info yg__ops[] = {
         .name = "ge",
         .schema = "ge(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:404",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = ge_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -588,7 +2423,11 @@ const yg_op_info yg__ops[] = {
         .name = "eq.Scalar",
         .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:411",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = eq_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -596,7 +2435,11 @@ const yg_op_info yg__ops[] = {
         .name = "ne.Scalar",
         .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:418",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = ne_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -604,7 +2447,11 @@ const yg_op_info yg__ops[] = {
         .name = "lt.Scalar",
         .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:425",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = lt_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -612,7 +2459,11 @@ const yg_op_info yg__ops[] = {
         .name = "le.Scalar",
         .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:432",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = le_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -620,7 +2471,11 @@ const yg_op_info yg__ops[] = {
         .name = "gt.Scalar",
         .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:439",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = gt_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -628,7 +2483,11 @@ const yg_op_info yg__ops[] = {
         .name = "ge.Scalar",
         .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:446",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = ge_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -636,7 +2495,11 @@ const yg_op_info yg__ops[] = {
         .name = "logical_and",
         .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:456",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = logical_and_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -644,7 +2507,11 @@ const yg_op_info yg__ops[] = {
         .name = "logical_or",
         .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:463",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = logical_or_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -652,7 +2519,11 @@ const yg_op_info yg__ops[] = {
         .name = "logical_xor",
         .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:471",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = logical_xor_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -660,7 +2531,11 @@ const yg_op_info yg__ops[] = {
         .name = "logical_not",
         .schema = "logical_not(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:478",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = logical_not_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -668,7 +2543,11 @@ const yg_op_info yg__ops[] = {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:488",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = neg_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -676,35 +2555,55 @@ const yg_op_info yg__ops[] = {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:494",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = exp_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:500",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = log_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:506",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = sqrt_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow.Scalar",
         .schema = "pow.Scalar(Tensor self, Scalar exponent) -> Tensor",
         .location = "specs/native_functions.yaml:512",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = pow_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "abs",
         .schema = "abs(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:518",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = abs_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -712,7 +2611,11 @@ const yg_op_info yg__ops[] = {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:524",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = sign_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -720,84 +2623,132 @@ const yg_op_info yg__ops[] = {
         .name = "expm1",
         .schema = "expm1(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:530",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = expm1_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log1p",
         .schema = "log1p(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:536",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = log1p_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log2",
         .schema = "log2(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:542",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = log2_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "rsqrt",
         .schema = "rsqrt(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:548",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = rsqrt_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "reciprocal",
         .schema = "reciprocal(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:554",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = reciprocal_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tanh",
         .schema = "tanh(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:563",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = tanh_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sin",
         .schema = "sin(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:569",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = sin_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cos",
         .schema = "cos(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:575",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = cos_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tan",
         .schema = "tan(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:581",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = tan_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "erf",
         .schema = "erf(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:588",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = erf_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sigmoid",
         .schema = "sigmoid(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:597",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = sigmoid_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "relu",
         .schema = "relu(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:603",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = relu_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -805,49 +2756,77 @@ const yg_op_info yg__ops[] = {
         .name = "gelu",
         .schema = "gelu(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:610",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = gelu_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh",
         .schema = "gelu_tanh(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:617",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = gelu_tanh_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu",
         .schema = "silu(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:623",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = silu_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu",
         .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:629",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = elu_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu",
         .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
         .location = "specs/native_functions.yaml:635",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = leaky_relu_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softplus",
         .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
         .location = "specs/native_functions.yaml:643",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = softplus_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "hardtanh",
         .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
         .location = "specs/native_functions.yaml:650",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = hardtanh_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -855,7 +2834,11 @@ const yg_op_info yg__ops[] = {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
         .location = "specs/native_functions.yaml:661",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = clamp_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -863,7 +2846,11 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_min",
         .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
         .location = "specs/native_functions.yaml:667",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = clamp_min_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -871,7 +2858,11 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_max",
         .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
         .location = "specs/native_functions.yaml:673",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = clamp_max_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -879,7 +2870,11 @@ const yg_op_info yg__ops[] = {
         .name = "clamp.opt",
         .schema = "clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
         .location = "specs/native_functions.yaml:680",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = clamp_opt_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -887,49 +2882,77 @@ const yg_op_info yg__ops[] = {
         .name = "floor",
         .schema = "floor(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:686",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = floor_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ceil",
         .schema = "ceil(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:693",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = ceil_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round",
         .schema = "round(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:702",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = round_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "trunc",
         .schema = "trunc(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:709",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = trunc_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
         .location = "specs/native_functions.yaml:719",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = tanh_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
         .location = "specs/native_functions.yaml:727",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = sigmoid_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
         .location = "specs/native_functions.yaml:734",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = relu_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -937,35 +2960,55 @@ const yg_op_info yg__ops[] = {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:740",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = gelu_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:747",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = gelu_tanh_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:753",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = silu_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
         .location = "specs/native_functions.yaml:760",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = elu_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
         .location = "specs/native_functions.yaml:767",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = leaky_relu_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -974,7 +3017,11 @@ const yg_op_info yg__ops[] = {
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
         .location = "specs/native_functions.yaml:774",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = softplus_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -982,7 +3029,11 @@ const yg_op_info yg__ops[] = {
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
         .location = "specs/native_functions.yaml:780",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = hardtanh_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -990,7 +3041,11 @@ const yg_op_info yg__ops[] = {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
         .location = "specs/native_functions.yaml:790",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = pow_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -998,7 +3053,11 @@ const yg_op_info yg__ops[] = {
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
         .location = "specs/native_functions.yaml:796",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = clamp_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -1006,7 +3065,11 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
         .location = "specs/native_functions.yaml:802",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = clamp_min_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -1014,7 +3077,11 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
         .location = "specs/native_functions.yaml:808",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = clamp_max_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -1022,7 +3089,11 @@ const yg_op_info yg__ops[] = {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:816",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = maximum_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -1030,7 +3101,11 @@ const yg_op_info yg__ops[] = {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:823",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = minimum_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -1039,14 +3114,22 @@ const yg_op_info yg__ops[] = {
         .schema = "atan2_backward(Tensor grad, Tensor self, Tensor other,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)",
         .location = "specs/native_functions.yaml:832",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = atan2_backward_args,
+        .n_args = 4,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pow_backward_self",
         .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
         .location = "specs/native_functions.yaml:837",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = pow_backward_self_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1054,14 +3137,22 @@ const yg_op_info yg__ops[] = {
         .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
                   " Tensor exponent, Tensor output) -> Tensor",
         .location = "specs/native_functions.yaml:844",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = pow_backward_exponent_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:854",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = sum_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1069,7 +3160,11 @@ const yg_op_info yg__ops[] = {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:863",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = sum_dim_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1077,21 +3172,33 @@ const yg_op_info yg__ops[] = {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:871",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = mean_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:878",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = mean_dim_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "prod",
         .schema = "prod(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:889",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = prod_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1099,7 +3206,11 @@ const yg_op_info yg__ops[] = {
         .name = "prod.dim",
         .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:895",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = prod_dim_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1108,7 +3219,11 @@ const yg_op_info yg__ops[] = {
         .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
                   " bool keepdim) -> Tensor",
         .location = "specs/native_functions.yaml:902",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = prod_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1116,14 +3231,22 @@ const yg_op_info yg__ops[] = {
         .schema = "prod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int[] dim, bool keepdim) -> Tensor",
         .location = "specs/native_functions.yaml:910",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = prod_double_backward_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_backward",
         .schema = "sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
         .location = "specs/native_functions.yaml:917",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = sum_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1132,14 +3255,22 @@ const yg_op_info yg__ops[] = {
         .name = "mean_backward",
         .schema = "mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
         .location = "specs/native_functions.yaml:922",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = mean_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sum_to",
         .schema = "sum_to(Tensor self, int[] size) -> Tensor",
         .location = "specs/native_functions.yaml:926",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = sum_to_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1147,7 +3278,11 @@ const yg_op_info yg__ops[] = {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:938",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = cumsum_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1155,7 +3290,11 @@ const yg_op_info yg__ops[] = {
         .name = "cumprod",
         .schema = "cumprod(Tensor self, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:946",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = cumprod_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1163,7 +3302,11 @@ const yg_op_info yg__ops[] = {
         .name = "cumsum_backward",
         .schema = "cumsum_backward(Tensor grad, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:953",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = cumsum_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1171,14 +3314,22 @@ const yg_op_info yg__ops[] = {
         .name = "cumprod_backward",
         .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:959",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = cumprod_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cumprod_jvp",
         .schema = "cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:968",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = cumprod_jvp_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1186,14 +3337,22 @@ const yg_op_info yg__ops[] = {
         .schema = "cumprod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:976",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = cumprod_double_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:991",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = amax_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1202,7 +3361,11 @@ const yg_op_info yg__ops[] = {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:1000",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = amin_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1211,7 +3374,11 @@ const yg_op_info yg__ops[] = {
         .name = "max",
         .schema = "max(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:1010",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = max_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1220,7 +3387,11 @@ const yg_op_info yg__ops[] = {
         .name = "min",
         .schema = "min(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:1016",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = min_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1230,7 +3401,11 @@ const yg_op_info yg__ops[] = {
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
         .location = "specs/native_functions.yaml:1023",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = max_dim_args,
+        .n_args = 3,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1240,7 +3415,11 @@ const yg_op_info yg__ops[] = {
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
         .location = "specs/native_functions.yaml:1030",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = min_dim_args,
+        .n_args = 3,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1250,7 +3429,11 @@ const yg_op_info yg__ops[] = {
         .schema = "value_selecting_reduction_backward(Tensor grad, int dim,"
                   " Tensor indices, int[] sizes, bool keepdim) -> Tensor",
         .location = "specs/native_functions.yaml:1038",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = value_selecting_reduction_backward_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1259,14 +3442,22 @@ const yg_op_info yg__ops[] = {
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
         .location = "specs/native_functions.yaml:1044",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = minmax_backward_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:1054",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = argmax_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1275,7 +3466,11 @@ const yg_op_info yg__ops[] = {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:1061",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = argmax_dim_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1284,7 +3479,11 @@ const yg_op_info yg__ops[] = {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:1069",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = argmin_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1293,7 +3492,11 @@ const yg_op_info yg__ops[] = {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:1076",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = argmin_dim_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1302,7 +3505,11 @@ const yg_op_info yg__ops[] = {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:1084",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = all_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1311,7 +3518,11 @@ const yg_op_info yg__ops[] = {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:1092",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = all_dim_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1320,7 +3531,11 @@ const yg_op_info yg__ops[] = {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:1099",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = any_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1329,7 +3544,11 @@ const yg_op_info yg__ops[] = {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:1107",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = any_dim_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1338,14 +3557,22 @@ const yg_op_info yg__ops[] = {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:1123",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = var_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "std",
         .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:1130",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = std_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1353,7 +3580,11 @@ const yg_op_info yg__ops[] = {
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
         .location = "specs/native_functions.yaml:1136",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = var_mean_args,
+        .n_args = 4,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1361,14 +3592,22 @@ const yg_op_info yg__ops[] = {
         .schema = "var_backward(Tensor grad, Tensor self, int[] dim, int correction,"
                   " bool keepdim) -> Tensor",
         .location = "specs/native_functions.yaml:1142",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = var_backward_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:1147",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = norm_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1376,14 +3615,22 @@ const yg_op_info yg__ops[] = {
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
         .location = "specs/native_functions.yaml:1154",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = norm_backward_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:1164",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = logsumexp_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1391,49 +3638,77 @@ const yg_op_info yg__ops[] = {
         .schema = "logsumexp_backward(Tensor grad, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
         .location = "specs/native_functions.yaml:1171",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = logsumexp_backward_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
         .location = "specs/native_functions.yaml:1179",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = mm_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm_mat1_backward",
         .schema = "mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor",
         .location = "specs/native_functions.yaml:1192",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = mm_mat1_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm_mat2_backward",
         .schema = "mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor",
         .location = "specs/native_functions.yaml:1197",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = mm_mat2_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
         .location = "specs/native_functions.yaml:1201",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = bmm_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "matmul",
         .schema = "matmul(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:1213",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = matmul_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dot",
         .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
         .location = "specs/native_functions.yaml:1217",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = dot_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -1441,14 +3716,22 @@ const yg_op_info yg__ops[] = {
         .name = "mv",
         .schema = "mv(Tensor self, Tensor vec) -> Tensor",
         .location = "specs/native_functions.yaml:1222",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = mv_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "outer",
         .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
         .location = "specs/native_functions.yaml:1226",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = outer_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -1457,7 +3740,11 @@ const yg_op_info yg__ops[] = {
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,"
                   " Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:1232",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = addmm_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1465,21 +3752,34 @@ const yg_op_info yg__ops[] = {
         .schema = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *,"
                   " Scalar beta=1, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:1236",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = baddbmm_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
         .location = "specs/native_functions.yaml:1241",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = linear_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1249",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = transpose_args,
+        .n_args = 3,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1488,7 +3788,12 @@ const yg_op_info yg__ops[] = {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1256",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = t_args,
+        .n_args = 1,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1497,7 +3802,12 @@ const yg_op_info yg__ops[] = {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1264",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = view_args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1506,7 +3816,12 @@ const yg_op_info yg__ops[] = {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1271",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = expand_args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1515,7 +3830,12 @@ const yg_op_info yg__ops[] = {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1278",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = unsqueeze_args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1524,7 +3844,11 @@ const yg_op_info yg__ops[] = {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:1285",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = clone_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1533,7 +3857,11 @@ const yg_op_info yg__ops[] = {
         .name = "reshape",
         .schema = "reshape(Tensor self, int[] shape) -> Tensor",
         .location = "specs/native_functions.yaml:1293",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = reshape_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1542,7 +3870,12 @@ const yg_op_info yg__ops[] = {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1299",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = squeeze_args,
+        .n_args = 1,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1551,7 +3884,12 @@ const yg_op_info yg__ops[] = {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1305",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = squeeze_dim_args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1560,7 +3898,12 @@ const yg_op_info yg__ops[] = {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1315",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = permute_args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1569,7 +3912,11 @@ const yg_op_info yg__ops[] = {
         .name = "permute_backward",
         .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
         .location = "specs/native_functions.yaml:1321",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = permute_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1578,7 +3925,11 @@ const yg_op_info yg__ops[] = {
         .name = "flatten",
         .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
         .location = "specs/native_functions.yaml:1331",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = flatten_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1587,7 +3938,11 @@ const yg_op_info yg__ops[] = {
         .name = "contiguous",
         .schema = "contiguous(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:1336",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = contiguous_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1596,7 +3951,12 @@ const yg_op_info yg__ops[] = {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1344",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = select_args,
+        .n_args = 3,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1606,7 +3966,12 @@ const yg_op_info yg__ops[] = {
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1352",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = slice_args,
+        .n_args = 5,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1615,7 +3980,12 @@ const yg_op_info yg__ops[] = {
         .name = "narrow",
         .schema = "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
         .location = "specs/native_functions.yaml:1358",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = narrow_args,
+        .n_args = 4,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1625,7 +3995,11 @@ const yg_op_info yg__ops[] = {
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
         .location = "specs/native_functions.yaml:1363",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = select_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1635,7 +4009,11 @@ const yg_op_info yg__ops[] = {
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
         .location = "specs/native_functions.yaml:1371",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = slice_backward_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1644,7 +4022,11 @@ const yg_op_info yg__ops[] = {
         .name = "repeat",
         .schema = "repeat(Tensor self, int[] repeats) -> Tensor",
         .location = "specs/native_functions.yaml:1382",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = repeat_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1653,7 +4035,11 @@ const yg_op_info yg__ops[] = {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
         .location = "specs/native_functions.yaml:1389",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = cat_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1662,7 +4048,11 @@ const yg_op_info yg__ops[] = {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
         .location = "specs/native_functions.yaml:1399",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = stack_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1671,7 +4061,11 @@ const yg_op_info yg__ops[] = {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
         .location = "specs/native_functions.yaml:1407",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = flip_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1680,7 +4074,12 @@ const yg_op_info yg__ops[] = {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
         .location = "specs/native_functions.yaml:1417",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = split_args,
+        .n_args = 3,
+        .n_returns = -1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1689,7 +4088,12 @@ const yg_op_info yg__ops[] = {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
         .location = "specs/native_functions.yaml:1423",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = split_with_sizes_args,
+        .n_args = 3,
+        .n_returns = -1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1698,7 +4102,12 @@ const yg_op_info yg__ops[] = {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
         .location = "specs/native_functions.yaml:1430",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = chunk_args,
+        .n_args = 3,
+        .n_returns = -1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1707,7 +4116,12 @@ const yg_op_info yg__ops[] = {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
         .location = "specs/native_functions.yaml:1437",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = unbind_args,
+        .n_args = 2,
+        .n_returns = -1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1716,7 +4130,11 @@ const yg_op_info yg__ops[] = {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
         .location = "specs/native_functions.yaml:1447",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = constant_pad_nd_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1725,7 +4143,11 @@ const yg_op_info yg__ops[] = {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
         .location = "specs/native_functions.yaml:1454",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = constant_pad_nd_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1734,7 +4156,11 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
         .location = "specs/native_functions.yaml:1462",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = reflection_pad_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1744,14 +4170,22 @@ const yg_op_info yg__ops[] = {
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
         .location = "specs/native_functions.yaml:1470",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = reflection_pad_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
         .location = "specs/native_functions.yaml:1476",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = replication_pad_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1761,14 +4195,22 @@ const yg_op_info yg__ops[] = {
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
         .location = "specs/native_functions.yaml:1484",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = replication_pad_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, PadMode mode=constant, float value=0) -> Tensor",
         .location = "specs/native_functions.yaml:1496",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = pad_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1777,7 +4219,11 @@ const yg_op_info yg__ops[] = {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
         .location = "specs/native_functions.yaml:1509",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = index_select_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1787,7 +4233,11 @@ const yg_op_info yg__ops[] = {
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
         .location = "specs/native_functions.yaml:1518",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = index_select_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1795,7 +4245,11 @@ const yg_op_info yg__ops[] = {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
         .location = "specs/native_functions.yaml:1532",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = gather_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1805,7 +4259,11 @@ const yg_op_info yg__ops[] = {
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
         .location = "specs/native_functions.yaml:1541",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = gather_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1813,7 +4271,11 @@ const yg_op_info yg__ops[] = {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
         .location = "specs/native_functions.yaml:1550",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = scatter_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1822,7 +4284,11 @@ const yg_op_info yg__ops[] = {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
         .location = "specs/native_functions.yaml:1558",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = scatter_value_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1831,7 +4297,11 @@ const yg_op_info yg__ops[] = {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
         .location = "specs/native_functions.yaml:1566",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = scatter_add_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -1840,7 +4310,11 @@ const yg_op_info yg__ops[] = {
         .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
                   " int[] src_sizes) -> Tensor",
         .location = "specs/native_functions.yaml:1575",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = scatter_src_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1849,7 +4323,11 @@ const yg_op_info yg__ops[] = {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
         .location = "specs/native_functions.yaml:1581",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = tril_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1858,7 +4336,11 @@ const yg_op_info yg__ops[] = {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
         .location = "specs/native_functions.yaml:1590",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = triu_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1867,7 +4349,11 @@ const yg_op_info yg__ops[] = {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
         .location = "specs/native_functions.yaml:1605",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = index_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1877,7 +4363,11 @@ const yg_op_info yg__ops[] = {
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
         .location = "specs/native_functions.yaml:1615",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = index_put_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1887,7 +4377,12 @@ const yg_op_info yg__ops[] = {
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:1622",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = index_put__args,
+        .n_args = 4,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1896,7 +4391,11 @@ const yg_op_info yg__ops[] = {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
         .location = "specs/native_functions.yaml:1629",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = index_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1906,7 +4405,11 @@ const yg_op_info yg__ops[] = {
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
         .location = "specs/native_functions.yaml:1635",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = index_put_self_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -1915,7 +4418,11 @@ const yg_op_info yg__ops[] = {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:1644",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = log_softmax_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1923,28 +4430,44 @@ const yg_op_info yg__ops[] = {
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
         .location = "specs/native_functions.yaml:1652",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = log_softmax_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "log_softmax_jvp",
         .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:1661",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = log_softmax_jvp_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:1667",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = softmax_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:1675",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = softmax_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1952,7 +4475,11 @@ const yg_op_info yg__ops[] = {
         .schema = "softmax_backward_fused(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
         .location = "specs/native_functions.yaml:1680",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = softmax_backward_fused_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1960,7 +4487,11 @@ const yg_op_info yg__ops[] = {
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean, int ignore_index=-100) -> Tensor",
         .location = "specs/native_functions.yaml:1699",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = nll_loss_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1968,21 +4499,33 @@ const yg_op_info yg__ops[] = {
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, Reduction reduction, int ignore_index) -> Tensor",
         .location = "specs/native_functions.yaml:1708",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = nll_loss_backward_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
         .location = "specs/native_functions.yaml:1718",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = mse_loss_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
         .location = "specs/native_functions.yaml:1723",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = l1_loss_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1990,7 +4533,11 @@ const yg_op_info yg__ops[] = {
         .schema = "smooth_l1_loss(Tensor self, Tensor target, Reduction reduction=mean,"
                   " float beta=1.0) -> Tensor",
         .location = "specs/native_functions.yaml:1728",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = smooth_l1_loss_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -1998,7 +4545,11 @@ const yg_op_info yg__ops[] = {
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean) -> Tensor",
         .location = "specs/native_functions.yaml:1733",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = binary_cross_entropy_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2006,7 +4557,11 @@ const yg_op_info yg__ops[] = {
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, Reduction reduction=mean) -> Tensor",
         .location = "specs/native_functions.yaml:1738",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = binary_cross_entropy_with_logits_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2014,7 +4569,11 @@ const yg_op_info yg__ops[] = {
         .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean, int ignore_index=-100) -> Tensor",
         .location = "specs/native_functions.yaml:1746",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = cross_entropy_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2022,7 +4581,11 @@ const yg_op_info yg__ops[] = {
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
         .location = "specs/native_functions.yaml:1759",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = layer_norm_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2030,7 +4593,11 @@ const yg_op_info yg__ops[] = {
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
         .location = "specs/native_functions.yaml:1764",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = group_norm_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2039,7 +4606,11 @@ const yg_op_info yg__ops[] = {
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
         .location = "specs/native_functions.yaml:1772",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = batch_norm_args,
+        .n_args = 8,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2048,7 +4619,11 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor? bias, float eps) -> (Tensor output,"
                   " Tensor mean, Tensor rstd)",
         .location = "specs/native_functions.yaml:1778",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = native_layer_norm_args,
+        .n_args = 5,
+        .n_returns = 3,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2058,7 +4633,11 @@ const yg_op_info yg__ops[] = {
                   " float momentum, float eps) -> (Tensor output, Tensor save_mean,"
                   " Tensor save_invstd)",
         .location = "specs/native_functions.yaml:1788",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = native_batch_norm_args,
+        .n_args = 8,
+        .n_returns = 3,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2068,7 +4647,11 @@ const yg_op_info yg__ops[] = {
                   " float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
         .location = "specs/native_functions.yaml:1805",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = native_layer_norm_backward_args,
+        .n_args = 8,
+        .n_returns = 3,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2078,7 +4661,11 @@ const yg_op_info yg__ops[] = {
                   " bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight,"
                   " Tensor grad_bias)",
         .location = "specs/native_functions.yaml:1810",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = native_layer_norm_backward_fused_args,
+        .n_args = 7,
+        .n_returns = 3,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2088,7 +4675,11 @@ const yg_op_info yg__ops[] = {
                   " bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
         .location = "specs/native_functions.yaml:1822",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = native_batch_norm_backward_args,
+        .n_args = 8,
+        .n_returns = 3,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2098,14 +4689,22 @@ const yg_op_info yg__ops[] = {
                   " bool training, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
         .location = "specs/native_functions.yaml:1826",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = native_batch_norm_backward_fused_args,
+        .n_args = 7,
+        .n_returns = 3,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
         .location = "specs/native_functions.yaml:1838",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = embedding_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2115,7 +4714,11 @@ const yg_op_info yg__ops[] = {
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
         .location = "specs/native_functions.yaml:1847",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = embedding_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -2125,7 +4728,11 @@ const yg_op_info yg__ops[] = {
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
         .location = "specs/native_functions.yaml:1857",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = lstm_cell_args,
+        .n_args = 7,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2133,7 +4740,11 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell_gates(Tensor input_gates, Tensor hidden_gates,"
                   " Tensor cx) -> (Tensor hy, Tensor cy)",
         .location = "specs/native_functions.yaml:1865",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = lstm_cell_gates_args,
+        .n_args = 3,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2142,7 +4753,11 @@ const yg_op_info yg__ops[] = {
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,"
                   " Tensor grad_hidden_gates, Tensor grad_cx)",
         .location = "specs/native_functions.yaml:1876",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = lstm_cell_gates_backward_args,
+        .n_args = 6,
+        .n_returns = 3,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2151,7 +4766,11 @@ const yg_op_info yg__ops[] = {
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor grad_gates,"
                   " Tensor grad_cx)",
         .location = "specs/native_functions.yaml:1881",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = lstm_cell_gates_backward_fused_args,
+        .n_args = 5,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2159,7 +4778,11 @@ const yg_op_info yg__ops[] = {
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
         .location = "specs/native_functions.yaml:1890",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = gru_cell_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2168,7 +4791,11 @@ const yg_op_info yg__ops[] = {
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
         .location = "specs/native_functions.yaml:1897",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = scaled_dot_product_attention_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2177,7 +4804,11 @@ const yg_op_info yg__ops[] = {
                   " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
         .location = "specs/native_functions.yaml:1906",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = conv1d_args,
+        .n_args = 7,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2186,7 +4817,11 @@ const yg_op_info yg__ops[] = {
                   " int[1] stride=1, ConvPadding padding=valid, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
         .location = "specs/native_functions.yaml:1916",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = conv1d_padding_args,
+        .n_args = 7,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2195,7 +4830,11 @@ const yg_op_info yg__ops[] = {
                   " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
         .location = "specs/native_functions.yaml:1929",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = conv2d_args,
+        .n_args = 7,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2204,7 +4843,11 @@ const yg_op_info yg__ops[] = {
                   " int[2] stride=1, ConvPadding padding=valid, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
         .location = "specs/native_functions.yaml:1933",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = conv2d_padding_args,
+        .n_args = 7,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2213,7 +4856,11 @@ const yg_op_info yg__ops[] = {
                   " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
         .location = "specs/native_functions.yaml:1937",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = conv3d_args,
+        .n_args = 7,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2222,7 +4869,11 @@ const yg_op_info yg__ops[] = {
                   " int[3] stride=1, ConvPadding padding=valid, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
         .location = "specs/native_functions.yaml:1941",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = conv3d_padding_args,
+        .n_args = 7,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2231,7 +4882,11 @@ const yg_op_info yg__ops[] = {
                   " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
                   " int groups=1, int[1] dilation=1) -> Tensor",
         .location = "specs/native_functions.yaml:1947",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = conv_transpose1d_args,
+        .n_args = 8,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2240,7 +4895,11 @@ const yg_op_info yg__ops[] = {
                   " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
                   " int groups=1, int[2] dilation=1) -> Tensor",
         .location = "specs/native_functions.yaml:1952",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = conv_transpose2d_args,
+        .n_args = 8,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2249,7 +4908,11 @@ const yg_op_info yg__ops[] = {
                   " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
                   " int groups=1, int[3] dilation=1) -> Tensor",
         .location = "specs/native_functions.yaml:1958",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = conv_transpose3d_args,
+        .n_args = 8,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2258,7 +4921,11 @@ const yg_op_info yg__ops[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups) -> Tensor",
         .location = "specs/native_functions.yaml:1968",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = convolution_args,
+        .n_args = 9,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2268,7 +4935,11 @@ const yg_op_info yg__ops[] = {
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
         .location = "specs/native_functions.yaml:1977",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = convolution_dispatch_args,
+        .n_args = 12,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2278,7 +4949,11 @@ const yg_op_info yg__ops[] = {
                   " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
         .location = "specs/native_functions.yaml:1988",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = convolution_backward_args,
+        .n_args = 10,
+        .n_returns = 3,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2286,7 +4961,11 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
         .location = "specs/native_functions.yaml:1997",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = max_pool2d_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2295,7 +4974,11 @@ const yg_op_info yg__ops[] = {
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
         .location = "specs/native_functions.yaml:2004",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = max_pool2d_with_indices_args,
+        .n_args = 6,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2303,7 +4986,11 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
         .location = "specs/native_functions.yaml:2011",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = max_pool2d_with_indices_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -2313,7 +5000,11 @@ const yg_op_info yg__ops[] = {
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
         .location = "specs/native_functions.yaml:2018",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = max_pool1d_with_indices_args,
+        .n_args = 6,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2321,7 +5012,11 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
         .location = "specs/native_functions.yaml:2023",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = max_pool1d_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2330,7 +5025,11 @@ const yg_op_info yg__ops[] = {
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
         .location = "specs/native_functions.yaml:2031",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = max_pool3d_with_indices_args,
+        .n_args = 6,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2338,7 +5037,11 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
         .location = "specs/native_functions.yaml:2037",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = max_pool3d_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2346,7 +5049,11 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
         .location = "specs/native_functions.yaml:2043",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = max_pool3d_with_indices_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
     },
@@ -2355,7 +5062,11 @@ const yg_op_info yg__ops[] = {
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
         .location = "specs/native_functions.yaml:2050",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = adaptive_max_pool2d_args,
+        .n_args = 2,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2363,7 +5074,11 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
         .location = "specs/native_functions.yaml:2067",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = avg_pool2d_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2372,7 +5087,11 @@ const yg_op_info yg__ops[] = {
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
         .location = "specs/native_functions.yaml:2074",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = avg_pool2d_backward_args,
+        .n_args = 7,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2380,7 +5099,11 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
         .location = "specs/native_functions.yaml:2082",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = avg_pool1d_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2389,7 +5112,11 @@ const yg_op_info yg__ops[] = {
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int? divisor_override=None) -> Tensor",
         .location = "specs/native_functions.yaml:2088",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = avg_pool3d_args,
+        .n_args = 7,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2398,77 +5125,121 @@ const yg_op_info yg__ops[] = {
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int? divisor_override) -> Tensor",
         .location = "specs/native_functions.yaml:2095",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = avg_pool3d_backward_args,
+        .n_args = 8,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
         .location = "specs/native_functions.yaml:2106",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = adaptive_avg_pool2d_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
         .location = "specs/native_functions.yaml:2113",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = adaptive_avg_pool2d_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
         .location = "specs/native_functions.yaml:2122",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = adaptive_avg_pool2d_to_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool1d",
         .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
         .location = "specs/native_functions.yaml:2126",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = adaptive_avg_pool1d_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
         .location = "specs/native_functions.yaml:2131",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = adaptive_avg_pool3d_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
         .location = "specs/native_functions.yaml:2137",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = adaptive_avg_pool3d_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "adaptive_avg_pool3d_to",
         .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
         .location = "specs/native_functions.yaml:2144",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = adaptive_avg_pool3d_to_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
         .location = "specs/native_functions.yaml:2151",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = upsample_nearest2d_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
         .location = "specs/native_functions.yaml:2158",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = upsample_nearest2d_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
         .location = "specs/native_functions.yaml:2165",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = upsample_nearest2d_to_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2476,7 +5247,11 @@ const yg_op_info yg__ops[] = {
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
         .location = "specs/native_functions.yaml:2173",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = upsample_bilinear2d_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2484,7 +5259,11 @@ const yg_op_info yg__ops[] = {
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
         .location = "specs/native_functions.yaml:2180",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = upsample_bilinear2d_backward_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2492,7 +5271,11 @@ const yg_op_info yg__ops[] = {
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
         .location = "specs/native_functions.yaml:2187",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = upsample_bilinear2d_to_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2500,14 +5283,22 @@ const yg_op_info yg__ops[] = {
         .schema = "interpolate(Tensor self, int[] size=[], float? scale_factor=None,"
                   " InterpolationMode mode=nearest, bool align_corners=False) -> Tensor",
         .location = "specs/native_functions.yaml:2205",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = interpolate_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
         .location = "specs/native_functions.yaml:2210",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = pixel_shuffle_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2516,7 +5307,11 @@ const yg_op_info yg__ops[] = {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
         .location = "specs/native_functions.yaml:2215",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = pixel_unshuffle_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2525,7 +5320,11 @@ const yg_op_info yg__ops[] = {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
         .location = "specs/native_functions.yaml:2221",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = channel_shuffle_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2534,14 +5333,22 @@ const yg_op_info yg__ops[] = {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2234",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = zeros_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2240",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = ones_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2549,21 +5356,33 @@ const yg_op_info yg__ops[] = {
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2247",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = full_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2254",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = empty_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2264",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = arange_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2571,7 +5390,11 @@ const yg_op_info yg__ops[] = {
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2271",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = arange_start_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2579,28 +5402,44 @@ const yg_op_info yg__ops[] = {
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2280",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = linspace_args,
+        .n_args = 5,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2286",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = eye_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2292",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = eye_m_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2298",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = zeros_like_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2609,7 +5448,11 @@ const yg_op_info yg__ops[] = {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2303",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = ones_like_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2619,7 +5462,11 @@ const yg_op_info yg__ops[] = {
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2309",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = full_like_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2628,7 +5475,11 @@ const yg_op_info yg__ops[] = {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2315",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = empty_like_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2638,7 +5489,11 @@ const yg_op_info yg__ops[] = {
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2326",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = rand_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2646,7 +5501,11 @@ const yg_op_info yg__ops[] = {
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2337",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = randn_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2654,21 +5513,33 @@ const yg_op_info yg__ops[] = {
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2347",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = randint_args,
+        .n_args = 6,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
         .location = "specs/native_functions.yaml:2354",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = bernoulli_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
         .location = "specs/native_functions.yaml:2361",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = bernoulli_p_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2678,7 +5549,11 @@ const yg_op_info yg__ops[] = {
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2369",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = rand_like_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -2686,21 +5561,33 @@ const yg_op_info yg__ops[] = {
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:2373",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = randn_like_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
         .location = "specs/native_functions.yaml:2378",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = dropout_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
         .location = "specs/native_functions.yaml:2386",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = to_copy_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2709,7 +5596,11 @@ const yg_op_info yg__ops[] = {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
         .location = "specs/native_functions.yaml:2394",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = to_dtype_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2718,7 +5609,11 @@ const yg_op_info yg__ops[] = {
         .name = "to_device",
         .schema = "to_device(Tensor self, Device device, int index=0) -> Tensor",
         .location = "specs/native_functions.yaml:2403",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = to_device_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -2727,7 +5622,11 @@ const yg_op_info yg__ops[] = {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:2410",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = type_as_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),

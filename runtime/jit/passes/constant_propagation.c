@@ -39,12 +39,12 @@
 
 #define FOLD_MAX_GROWTH 65536
 
-/* Whether op's schema takes a Generator (a random op). */
+/* Whether op takes a Generator (a random op). */
 static bool is_random(const yg_op_info *op) {
-    const char *args = strchr(op->schema, '(');
-    const char *end = strstr(op->schema, "->");
-    const char *g = args != NULL ? strstr(args, "Generator") : NULL;
-    return g != NULL && (end == NULL || g < end);
+    for (int32_t i = 0; i < op->n_args; i++)
+        if (op->args[i].flags & YG_OP_ARG_GENERATOR)
+            return true;
+    return false;
 }
 
 /* Whether n may be folded if its inputs are constants (see the top). */

@@ -22,7 +22,7 @@ static bool broadcasts(const yg_ir_node *n) {
         "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"};
     if (n->op == NULL || n->n_inputs < 2)
         return false;
-    if (strcmp(n->op->kind, "pointwise") == 0)
+    if (n->op->kind == YG_OP_POINTWISE)
         return true;
     for (size_t i = 0; i < sizeof compare / sizeof compare[0]; i++) {
         if (strcmp(n->kind, compare[i]) == 0)

@@ -828,7 +828,7 @@ static yg_status propagate_node(yg_ir_node *n, int depth) {
                                        : input_dtype(n, r->dtype == DT_PROMOTE);
         if (r->dtype == DT_SUM && (dtype == YG_BOOL || dtype == YG_INT32 || dtype == YG_INT64))
             dtype = YG_INT64;
-    } else if (strcmp(n->op->kind, "pointwise") == 0) {
+    } else if (n->op->kind == YG_OP_POINTWISE) {
         ok = rule_broadcast(&c);
         dtype = input_dtype(n, true);
     } else {

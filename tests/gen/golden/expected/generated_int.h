@@ -16,14 +16,48 @@
 
 /* ---- registry (registry.c) ---- */
 
-/* One op of specs/native_functions.yaml. */
+/* How an op is implemented. */
+typedef enum yg_op_kind {
+    YG_OP_POINTWISE, /* a `pointwise:` expression: generated kernels */
+    YG_OP_KERNEL,    /* `dispatch:` kernels */
+    YG_OP_COMPOSITE, /* yg__composite_<op>, written with other ops */
+} yg_op_kind;
+
+/* An op's `tags:`, one bit each (yg_op_info.tags). */
+#define YG_OP_TAG_POINTWISE (UINT32_C(1) << 0)
+#define YG_OP_TAG_BROADCAST (UINT32_C(1) << 1)
+#define YG_OP_TAG_REDUCTION (UINT32_C(1) << 2)
+#define YG_OP_TAG_VIEW (UINT32_C(1) << 3)
+#define YG_OP_TAG_OPAQUE (UINT32_C(1) << 4)
+
+/* What an argument is (yg_op_arg.flags), one bit each. */
+#define YG_OP_ARG_TENSOR (1u << 0)    /* Tensor, Tensor?, Tensor[], Tensor?[] */
+#define YG_OP_ARG_LIST (1u << 1)      /* Tensor[], Tensor?[]: a node's variadic inputs */
+#define YG_OP_ARG_OPTIONAL (1u << 2)  /* a nullable type: Tensor?, int?, ... */
+#define YG_OP_ARG_WRITTEN (1u << 3)   /* Tensor(a!): the op writes it */
+#define YG_OP_ARG_GENERATOR (1u << 4) /* Generator?: the op draws random numbers */
+
+/* One argument of an op's schema, in schema order. */
+typedef struct yg_op_arg {
+    const char *name;
+    unsigned flags; /* YG_OP_ARG_* */
+} yg_op_arg;
+
+/* One op of specs/native_functions.yaml: its schema as data (the
+   text is for messages and printing). */
 typedef struct yg_op_info {
     const char *name;     /* "sum.dim" */
     const char *schema;   /* the func string */
     const char *location; /* "specs/native_functions.yaml:42" */
-    const char *kind;     /* "pointwise", "kernel", "composite" */
+    yg_op_kind kind;
+    uint32_t tags;        /* YG_OP_TAG_* */
     uint32_t dtypes;      /* the claim: YG_DTYPE_BIT(d) for each yg_dtype d
                              its Tensor inputs may have ('dtypes:') */
+    const yg_op_arg *args;
+    int32_t n_args;
+    int32_t n_returns;    /* -1: a Tensor[] return, any number */
+    bool returns_view;    /* Tensor(a): the result aliases an argument */
+    bool returns_written; /* Tensor(a!): the op writes and returns it */
 } yg_op_info;
 
 /* The bit of dtype d in yg_op_info.dtypes. */

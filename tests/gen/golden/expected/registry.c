@@ -27,13 +27,224 @@ static const char *const cat_derivative_inputs[] = {"tensors"};
 static const char *const cat_then_derivative_inputs[] = {"tensors", "other"};
 static const char *const narrow_copy_derivative_inputs[] = {"self"};
 static const char *const pad_dim_derivative_inputs[] = {"self"};
+static const yg_op_arg add_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+    {"alpha", 0},
+};
+static const yg_op_arg exp_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg mul_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg mul_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg logaddexp_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg floor_divide_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg floor_divide_scalar_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", 0},
+};
+static const yg_op_arg add__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"other", YG_OP_ARG_TENSOR},
+    {"alpha", 0},
+};
+static const yg_op_arg mul__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg exp__args[] = {
+    {"self", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+};
+static const yg_op_arg clone_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg sign_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg sum_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"keepdim", 0},
+};
+static const yg_op_arg mm_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"mat2", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg cumsum_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg t_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg expand_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"size", 0},
+};
+static const yg_op_arg linear_args[] = {
+    {"input", YG_OP_ARG_TENSOR},
+    {"weight", YG_OP_ARG_TENSOR},
+    {"bias", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg cat_args[] = {
+    {"tensors", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST},
+    {"dim", 0},
+};
+static const yg_op_arg argmax_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", YG_OP_ARG_OPTIONAL},
+    {"keepdim", 0},
+};
+static const yg_op_arg pool_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"kernel_size", 0},
+    {"stride", 0},
+    {"eps", YG_OP_ARG_OPTIONAL},
+    {"scale", YG_OP_ARG_OPTIONAL},
+    {"mode", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg pool_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"output_mask", 0},
+};
+static const yg_op_arg max_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg max_dim_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"indices", YG_OP_ARG_TENSOR},
+    {"sizes", 0},
+};
+static const yg_op_arg sincos_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg scaled_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"scale", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg scaled_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"self", YG_OP_ARG_TENSOR},
+    {"scale", YG_OP_ARG_TENSOR},
+    {"grad_input_mask", 0},
+};
+static const yg_op_arg mul_out_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"other", YG_OP_ARG_TENSOR},
+    {"dest", YG_OP_ARG_TENSOR | YG_OP_ARG_WRITTEN},
+};
+static const yg_op_arg sign_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg noise_args[] = {
+    {"size", 0},
+    {"generator", YG_OP_ARG_OPTIONAL | YG_OP_ARG_GENERATOR},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+    {"device", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg noise_like_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"device", 0},
+};
+static const yg_op_arg running_scale_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"running", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL | YG_OP_ARG_WRITTEN},
+    {"momentum", 0},
+};
+static const yg_op_arg loss_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"target", YG_OP_ARG_TENSOR},
+    {"reduction", 0},
+};
+static const yg_op_arg split_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"split_size", 0},
+    {"dim", 0},
+};
+static const yg_op_arg split_with_sizes_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"split_sizes", 0},
+    {"dim", 0},
+};
+static const yg_op_arg unbind_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+};
+static const yg_op_arg chunk_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"chunks", 0},
+};
+static const yg_op_arg index_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"indices", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST | YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg index_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+    {"indices", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST | YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg cat_then_args[] = {
+    {"tensors", YG_OP_ARG_TENSOR | YG_OP_ARG_LIST},
+    {"other", YG_OP_ARG_TENSOR},
+};
+static const yg_op_arg convert_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dtype", 0},
+};
+static const yg_op_arg round_trip_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"via", 0},
+};
+static const yg_op_arg total_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg total_backward_args[] = {
+    {"grad", YG_OP_ARG_TENSOR},
+    {"self_sizes", 0},
+    {"self_dtype", 0},
+    {"dtype", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg narrow_copy_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"start", 0},
+    {"length", 0},
+};
+static const yg_op_arg pad_dim_args[] = {
+    {"self", YG_OP_ARG_TENSOR},
+    {"dim", 0},
+    {"before", 0},
+    {"after", 0},
+};
 
 const yg_op_info yg__ops[] = {
     {
         .name = "add",
         .schema = "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         .location = "specs/native_functions.yaml:17",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
+        .args = add_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -41,14 +252,22 @@ const yg_op_info yg__ops[] = {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:23",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = YG_OP_TAG_POINTWISE,
+        .args = exp_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.Scalar",
         .schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:29",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = 0,
+        .args = mul_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -56,7 +275,11 @@ const yg_op_info yg__ops[] = {
         .name = "mul",
         .schema = "mul(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:35",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = 0,
+        .args = mul_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -64,14 +287,22 @@ const yg_op_info yg__ops[] = {
         .name = "logaddexp",
         .schema = "logaddexp(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:40",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = 0,
+        .args = logaddexp_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "floor_divide",
         .schema = "floor_divide(Tensor self, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:48",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = 0,
+        .args = floor_divide_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -79,7 +310,11 @@ const yg_op_info yg__ops[] = {
         .name = "floor_divide.Scalar",
         .schema = "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
         .location = "specs/native_functions.yaml:54",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = 0,
+        .args = floor_divide_scalar_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -87,7 +322,12 @@ const yg_op_info yg__ops[] = {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:61",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = 0,
+        .args = add__args,
+        .n_args = 3,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -95,7 +335,12 @@ const yg_op_info yg__ops[] = {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:68",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = 0,
+        .args = mul__args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -103,14 +348,23 @@ const yg_op_info yg__ops[] = {
         .name = "exp_",
         .schema = "exp_(Tensor(a!) self) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:71",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = 0,
+        .args = exp__args,
+        .n_args = 1,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:77",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = clone_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL),
     },
@@ -118,7 +372,11 @@ const yg_op_info yg__ops[] = {
         .name = "sign_backward",
         .schema = "sign_backward(Tensor grad_output, Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:83",
-        .kind = "pointwise",
+        .kind = YG_OP_POINTWISE,
+        .tags = 0,
+        .args = sign_backward_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_INT32),
     },
@@ -126,28 +384,45 @@ const yg_op_info yg__ops[] = {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:89",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = sum_dim_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
         .location = "specs/native_functions.yaml:95",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = mm_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
         .location = "specs/native_functions.yaml:104",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = cumsum_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
         .location = "specs/native_functions.yaml:111",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = t_args,
+        .n_args = 1,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -156,7 +431,12 @@ const yg_op_info yg__ops[] = {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
         .location = "specs/native_functions.yaml:115",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = expand_args,
+        .n_args = 2,
+        .n_returns = 1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -165,21 +445,33 @@ const yg_op_info yg__ops[] = {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
         .location = "specs/native_functions.yaml:120",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = linear_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
         .location = "specs/native_functions.yaml:124",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = cat_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "argmax",
         .schema = "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
         .location = "specs/native_functions.yaml:129",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = argmax_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -188,7 +480,11 @@ const yg_op_info yg__ops[] = {
                   " float? eps=None, Scalar? scale=None, str mode='max',"
                   " ScalarType? dtype=None) -> Tensor",
         .location = "specs/native_functions.yaml:135",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = pool_args,
+        .n_args = 7,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -196,14 +492,22 @@ const yg_op_info yg__ops[] = {
         .schema = "pool_backward(Tensor grad, Tensor self, bool[2] output_mask) -> (Tensor grad_self,"
                   " Tensor grad_scale)",
         .location = "specs/native_functions.yaml:141",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = pool_backward_args,
+        .n_args = 3,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim) -> (Tensor, Tensor)",
         .location = "specs/native_functions.yaml:146",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = max_dim_args,
+        .n_args = 2,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -211,21 +515,33 @@ const yg_op_info yg__ops[] = {
         .schema = "max_dim_backward(Tensor grad, int dim, Tensor indices,"
                   " int[] sizes) -> Tensor",
         .location = "specs/native_functions.yaml:150",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = max_dim_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sincos",
         .schema = "sincos(Tensor self) -> (Tensor sin, Tensor cos)",
         .location = "specs/native_functions.yaml:157",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = sincos_args,
+        .n_args = 1,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "scaled",
         .schema = "scaled(Tensor self, Tensor scale) -> Tensor",
         .location = "specs/native_functions.yaml:162",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = scaled_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -233,21 +549,34 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_backward(Tensor grad, Tensor self, Tensor scale,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_scale)",
         .location = "specs/native_functions.yaml:165",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = scaled_backward_args,
+        .n_args = 4,
+        .n_returns = 2,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "mul.out",
         .schema = "mul.out(Tensor self, Tensor other, *, Tensor(a!) dest) -> Tensor(a!)",
         .location = "specs/native_functions.yaml:170",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = mul_out_args,
+        .n_args = 3,
+        .n_returns = 1,
+        .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
         .location = "specs/native_functions.yaml:174",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = sign_args,
+        .n_args = 1,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -255,35 +584,56 @@ const yg_op_info yg__ops[] = {
         .schema = "noise(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
         .location = "specs/native_functions.yaml:179",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = noise_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "noise_like",
         .schema = "noise_like(Tensor self, Device device) -> Tensor",
         .location = "specs/native_functions.yaml:183",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = noise_like_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "running_scale",
         .schema = "running_scale(Tensor self, Tensor(a!)? running, float momentum=0.1) -> Tensor",
         .location = "specs/native_functions.yaml:188",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = running_scale_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "loss",
         .schema = "loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
         .location = "specs/native_functions.yaml:197",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = loss_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
         .location = "specs/native_functions.yaml:205",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = split_args,
+        .n_args = 3,
+        .n_returns = -1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -292,7 +642,12 @@ const yg_op_info yg__ops[] = {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
         .location = "specs/native_functions.yaml:210",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = split_with_sizes_args,
+        .n_args = 3,
+        .n_returns = -1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -301,7 +656,12 @@ const yg_op_info yg__ops[] = {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
         .location = "specs/native_functions.yaml:215",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_VIEW,
+        .args = unbind_args,
+        .n_args = 2,
+        .n_returns = -1,
+        .returns_view = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
                   YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
                   YG_DTYPE_BIT(YG_BFLOAT16),
@@ -310,49 +670,77 @@ const yg_op_info yg__ops[] = {
         .name = "chunk",
         .schema = "chunk(Tensor self, int chunks) -> Tensor[]",
         .location = "specs/native_functions.yaml:220",
-        .kind = "composite",
+        .kind = YG_OP_COMPOSITE,
+        .tags = 0,
+        .args = chunk_args,
+        .n_args = 2,
+        .n_returns = -1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
         .location = "specs/native_functions.yaml:223",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = index_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
         .location = "specs/native_functions.yaml:226",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = index_backward_args,
+        .n_args = 3,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "cat_then",
         .schema = "cat_then(Tensor[] tensors, Tensor other) -> Tensor",
         .location = "specs/native_functions.yaml:232",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = cat_then_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "convert",
         .schema = "convert(Tensor self, ScalarType dtype) -> Tensor",
         .location = "specs/native_functions.yaml:239",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = convert_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "round_trip",
         .schema = "round_trip(Tensor self, ScalarType via) -> Tensor",
         .location = "specs/native_functions.yaml:243",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = round_trip_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "total",
         .schema = "total(Tensor self, *, ScalarType? dtype=None) -> Tensor",
         .location = "specs/native_functions.yaml:246",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = total_args,
+        .n_args = 2,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
@@ -360,21 +748,33 @@ const yg_op_info yg__ops[] = {
         .schema = "total_backward(Tensor grad, int[] self_sizes, ScalarType self_dtype,"
                   " ScalarType? dtype) -> Tensor",
         .location = "specs/native_functions.yaml:250",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = YG_OP_TAG_REDUCTION,
+        .args = total_backward_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "narrow_copy",
         .schema = "narrow_copy(Tensor self, int dim, int start, int length) -> Tensor",
         .location = "specs/native_functions.yaml:257",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = narrow_copy_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
         .name = "pad_dim",
         .schema = "pad_dim(Tensor self, int dim, int before, int after) -> Tensor",
         .location = "specs/native_functions.yaml:260",
-        .kind = "kernel",
+        .kind = YG_OP_KERNEL,
+        .tags = 0,
+        .args = pad_dim_args,
+        .n_args = 4,
+        .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
 };
