@@ -17,7 +17,8 @@
 function(yg_gen_files yaml out_var)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${yaml})
   file(STRINGS ${yaml} lines REGEX "^- section:|^  pointwise:")
-  set(files include/yagrad/ops.h include/yagrad/enums.h generated_int.h registry.c boxed/boxed.h boxed/table.c
+  set(files include/yagrad/ops.h include/yagrad/enums.h generated_int.h registry.c op_ids.h
+      boxed/boxed.h boxed/table.c
       graph_grad/graph_grad.h graph_grad/table.c fuser/table.c onnx/onnx_gen.h onnx/table.c)
   set(section "")
   set(with_kernels "")

@@ -34,9 +34,9 @@ char *gen_emit_generated_int_h(const gen_model *model)
                 "\n/* ---- registry (registry.c) ---- */\n\n"
                 "/* How an op is implemented. */\n"
                 "typedef enum yg_op_kind {\n"
-                "    YG_OP_POINTWISE, /* a `pointwise:` expression: generated kernels */\n"
-                "    YG_OP_KERNEL,    /* `dispatch:` kernels */\n"
-                "    YG_OP_COMPOSITE, /* yg__composite_<op>, written with other ops */\n"
+                "    YG_OP_KIND_POINTWISE, /* a `pointwise:` expression: generated kernels */\n"
+                "    YG_OP_KIND_KERNEL,    /* `dispatch:` kernels */\n"
+                "    YG_OP_KIND_COMPOSITE, /* yg__composite_<op>, written with other ops */\n"
                 "} yg_op_kind;\n\n"
                 "/* An op's `tags:`, one bit each (yg_op_info.tags). */\n"
                 "#define YG_OP_TAG_POINTWISE (UINT32_C(1) << 0)\n"
@@ -208,7 +208,7 @@ char *gen_emit_registry_c(const gen_model *model)
             continue;
         gen_sb_printf(&sb, "    {\n        .name = \"%s\",\n        .schema = ", op->full_name);
         put_literal(&sb, op->func);
-        gen_sb_printf(&sb, ",\n        .location = \"%s:%d\",\n        .kind = YG_OP_%s,\n",
+        gen_sb_printf(&sb, ",\n        .location = \"%s:%d\",\n        .kind = YG_OP_KIND_%s,\n",
                       op->loc.file, op->loc.line, upper_kind(op->kind));
         emit_op_facts(&sb, op);
         /* ".dtypes = YG_DTYPE_BIT(YG_FLOAT32) | ...", wrapped at 100 columns */
@@ -355,5 +355,42 @@ char *gen_emit_decls_h(const gen_model *model, int section)
             emit_decl(&sb, op, op->cuda_kernel, op->structured);
     }
     gen_sb_printf(&sb, "\n#endif /* YAGRAD_GENERATED_DECLS_%s_H */\n", sec);
+    return gen_sb_take(&sb);
+}
+
+char *gen_emit_op_ids_h(const gen_model *model)
+{
+    gen_sb sb = {0};
+    int n = 0;
+
+    gen_emit_marker(&sb, GEN_NATIVE_FILE);
+    gen_sb_puts(&sb,
+                "/*\n"
+                " * op_ids.h - every op's id: its index in yg__ops[] (registry.c), named\n"
+                " * YG_OP_<its C name>, so code that matches ops (the IR passes, shape\n"
+                " * rules) names them in C, where a misspelt op does not compile.  It\n"
+                " * changes when an op is added; include it only where ops are matched.\n"
+                " * Not public API.\n"
+                " */\n"
+                "#ifndef YAGRAD_GENERATED_OP_IDS_H\n#define YAGRAD_GENERATED_OP_IDS_H\n\n"
+                "#include \"generated_int.h\"\n\n"
+                "typedef enum yg_op_id {\n");
+    for (int i = 0; i < model->n_ops; i++) {
+        const gen_op *op = &model->ops[i];
+        if (!op->valid)
+            continue;
+        gen_sb_printf(&sb, "    YG_OP_%s, /* %s */\n", op->cname, op->full_name);
+        n++;
+    }
+    gen_sb_printf(&sb,
+                  "    YG_OP_COUNT_ /* %d */\n"
+                  "} yg_op_id;\n\n"
+                  "/* The id of op, an entry of yg__ops[].  Cannot fail. */\n"
+                  "static inline yg_op_id yg__op_id(const yg_op_info *op)\n"
+                  "{\n"
+                  "    return (yg_op_id)(op - yg__ops);\n"
+                  "}\n\n"
+                  "#endif /* YAGRAD_GENERATED_OP_IDS_H */\n",
+                  n);
     return gen_sb_take(&sb);
 }

@@ -423,6 +423,8 @@ char *gen_emit_kernels_h(const gen_model *model, int section);
 /* decls/<section>.h: the declarations of the handwritten functions (meta,
  * device implementations, composites) behind the section's ops. */
 char *gen_emit_decls_h(const gen_model *model, int section);
+/* op_ids.h: YG_OP_<op>, each op's index in yg__ops[]. */
+char *gen_emit_op_ids_h(const gen_model *model);
 char *gen_emit_enums_h(const gen_model *model);
 /* emit_options.c: the short form yg_<op>_opt of an op with several
  * defaulted arguments (its options struct and function). */

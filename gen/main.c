@@ -106,6 +106,13 @@ static char *generated_int_h(const gen_model *m, const gen_onnx_map *o, int s)
     return gen_emit_generated_int_h(m);
 }
 
+static char *op_ids_h(const gen_model *m, const gen_onnx_map *o, int s)
+{
+    (void)o;
+    (void)s;
+    return gen_emit_op_ids_h(m);
+}
+
 static char *registry_c(const gen_model *m, const gen_onnx_map *o, int s)
 {
     (void)o;
@@ -237,6 +244,7 @@ static const output_kind output_kinds[] = {
     {"include/yagrad/enums.h", ONCE, enums_h},
     {"generated_int.h", ONCE, generated_int_h},
     {"registry.c", ONCE, registry_c},
+    {"op_ids.h", ONCE, op_ids_h},
     {"boxed/boxed.h", ONCE, boxed_h},
     {"boxed/table.c", ONCE, boxed_table_c},
     {"graph_grad/graph_grad.h", ONCE, graph_grad_h},

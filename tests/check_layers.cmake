@@ -46,6 +46,7 @@ set(YG_UNIT_RULES
   generated/api/=ops                 # the public yg_<op> wrappers and the op registry
   generated/registry.c=ops
   generated/generated_int.h=ops
+  generated/op_ids.h=ops
   runtime/jit/frontend/=jit.tracer   # yg_trace
   generated/boxed/=jit.ir            # an op called from a graph node (jit/ir/boxing.h)
   runtime/jit/passes/=jit.passes     # graph to graph: passes, autodiff, graph derivatives

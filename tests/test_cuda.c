@@ -389,7 +389,7 @@ static void test_opinfo_samples_match_the_cpu(void **state) {
         const yg_op_info *op = opinfo_op(s->op);
         if (op == NULL)
             continue;
-        bool is_pointwise = op->kind == YG_OP_POINTWISE;
+        bool is_pointwise = op->kind == YG_OP_KIND_POINTWISE;
         bool new_op = strcmp(last_op, s->op) != 0;
         last_op = s->op;
         bool ran = false;

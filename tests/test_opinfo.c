@@ -368,7 +368,7 @@ static void test_any_shape_ops_take_0dim_and_empty(void **state) {
         const sample *s = opinfo_sample_at(i);
         const yg_op_info *op = opinfo_op(s->op);
         if ((s->flags & OPINFO_FIXED_SHAPE) || ((s->flags & OPINFO_ANY_SHAPE) == 0 &&
-                                                (op == NULL || op->kind != YG_OP_POINTWISE)))
+                                                (op == NULL || op->kind != YG_OP_KIND_POINTWISE)))
             continue;
         for (int mode = 1; mode <= 2; mode++) {
             yg_tensor *y = NULL;

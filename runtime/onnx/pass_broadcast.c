@@ -20,6 +20,7 @@
  */
 #include "jit/passes/passes.h"
 #include "onnx/passes.h"
+#include "op_ids.h"
 
 #include <string.h>
 
@@ -98,7 +99,7 @@ yg_status yg__onnx_fuse_broadcast(yg_graph *g) {
     for (yg_ir_node *n = g->first; n != NULL; n = n->next) {
         for (int32_t i = 0; i < n->n_inputs; i++) {
             const yg_ir_node *e = n->inputs[i]->node;
-            if (e->kind == yg__prim_param || !yg__pass_is(e, "expand") || !broadcasting_input(n, i))
+            if (e->kind == yg__prim_param || !yg__pass_is(e, YG_OP_expand) || !broadcasting_input(n, i))
                 continue;
             yg_ir_value *y = e->inputs[0];
             const yg_ir_type *et = &e->outputs[0]->type;

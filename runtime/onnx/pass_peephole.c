@@ -25,6 +25,7 @@
  */
 #include "jit/passes/passes.h"
 #include "onnx/passes.h"
+#include "op_ids.h"
 
 #include <string.h>
 
@@ -45,20 +46,20 @@ static yg_ir_value *identity_of(const yg_ir_node *n) {
     if (n->op == NULL || n->n_inputs < 1 || n->n_outputs != 1 ||
         n->inputs[0]->type.kind != YG_IR_TYPE_TENSOR)
         return NULL;
-    if ((yg__pass_is(n, "expand") || yg__pass_is(n, "view") || yg__pass_is(n, "reshape")) &&
+    if ((yg__pass_is(n, YG_OP_expand) || yg__pass_is(n, YG_OP_view) || yg__pass_is(n, YG_OP_reshape)) &&
         same_sizes(n))
         return n->inputs[0];
-    if (yg__pass_is(n, "contiguous") || yg__pass_is(n, "clone"))
+    if (yg__pass_is(n, YG_OP_contiguous) || yg__pass_is(n, YG_OP_clone))
         return n->inputs[0];
-    if (yg__pass_is(n, "t") && yg__pass_is(n->inputs[0]->node, "t"))
+    if (yg__pass_is(n, YG_OP_t) && yg__pass_is(n->inputs[0]->node, YG_OP_t))
         return n->inputs[0]->node->inputs[0];
-    if (yg__pass_is(n, "dropout") && ((yg__ir_attr_as_int(n, "train", &v) && v == 0) ||
+    if (yg__pass_is(n, YG_OP_dropout) && ((yg__ir_attr_as_int(n, "train", &v) && v == 0) ||
                                       (yg__ir_attr_as_double(n, "p", &p) && p == 0)))
         return n->inputs[0];
-    if ((yg__pass_is(n, "to.dtype") || yg__pass_is(n, "to_copy")) &&
+    if ((yg__pass_is(n, YG_OP_to_dtype) || yg__pass_is(n, YG_OP_to_copy)) &&
         yg__ir_attr_as_int(n, "dtype", &v) && same_dtype(n, (int32_t)v))
         return n->inputs[0];
-    if (yg__pass_is(n, "type_as") && n->n_inputs == 2 && same_dtype(n, n->inputs[1]->type.dtype))
+    if (yg__pass_is(n, YG_OP_type_as) && n->n_inputs == 2 && same_dtype(n, n->inputs[1]->type.dtype))
         return n->inputs[0];
     return NULL;
 }
@@ -109,7 +110,7 @@ static yg_status replace_by_linear(yg_ir_node *n, yg_ir_value *x, yg_ir_value *w
 /* The w of a `t(w)` input with w 2-d, else NULL. */
 static yg_ir_value *transposed_matrix(const yg_ir_value *v) {
     const yg_ir_node *t = v->node;
-    if (!yg__pass_is(t, "t") || t->inputs[0]->type.ndim != 2)
+    if (!yg__pass_is(t, YG_OP_t) || t->inputs[0]->type.ndim != 2)
         return NULL;
     return t->inputs[0];
 }
@@ -126,19 +127,19 @@ static bool is_bias_of(const yg_ir_value *b, const yg_ir_node *lin) {
 static yg_status fold_linear(yg_graph *g) {
     for (yg_ir_node *n = g->first, *next = NULL; n != NULL; n = next) {
         next = n->next;
-        if ((yg__pass_is(n, "mm") || yg__pass_is(n, "matmul")) && n->inputs[0]->type.ndim >= 1) {
+        if ((yg__pass_is(n, YG_OP_mm) || yg__pass_is(n, YG_OP_matmul)) && n->inputs[0]->type.ndim >= 1) {
             yg_ir_value *w = transposed_matrix(n->inputs[1]);
             if (w != NULL)
                 YG_RETURN_IF_ERROR(replace_by_linear(n, n->inputs[0], w, NULL));
             continue;
         }
         double alpha = 1;
-        if (!yg__pass_is(n, "add") || (yg__ir_attr_as_double(n, "alpha", &alpha) && alpha != 1))
+        if (!yg__pass_is(n, YG_OP_add) || (yg__ir_attr_as_double(n, "alpha", &alpha) && alpha != 1))
             continue;
         for (int k = 0; k < 2; k++) {
             yg_ir_node *lin = n->inputs[k]->node;
             yg_ir_value *b = n->inputs[1 - k];
-            if (!yg__pass_is(lin, "linear") || lin->outputs[0]->n_uses != 1 ||
+            if (!yg__pass_is(lin, YG_OP_linear) || lin->outputs[0]->n_uses != 1 ||
                 lin->inputs[2]->type.kind != YG_IR_TYPE_NONE || !is_bias_of(b, lin) ||
                 !yg__pass_same_known_sizes(&lin->outputs[0]->type, &n->outputs[0]->type))
                 continue;

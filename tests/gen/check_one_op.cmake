@@ -51,7 +51,7 @@ set(section_files api/pointwise.c nodes/pointwise.h nodes/pointwise.c boxed/poin
 # The tables every op is listed in.  The shared headers (generated_int.h,
 # boxed/boxed.h, graph_grad/graph_grad.h, onnx/onnx_gen.h) must not change:
 # everything that includes them would recompile.
-set(tables registry.c boxed/table.c graph_grad/table.c fuser/table.c onnx/table.c)
+set(tables registry.c op_ids.h boxed/table.c graph_grad/table.c fuser/table.c onnx/table.c)
 set(changed "")
 set(failures "")
 list(APPEND files_base ${files_plus})

@@ -76,7 +76,7 @@ bool opinfo_is_differentiable(const sample *s) {
         return false;
     if (d != NULL)
         return true; /* an entry without inputs is checked to record nothing */
-    return op != NULL && op->kind == YG_OP_COMPOSITE && !(s->flags & OPINFO_NO_GRAD);
+    return op != NULL && op->kind == YG_OP_KIND_COMPOSITE && !(s->flags & OPINFO_NO_GRAD);
 }
 
 /* Values of spec in [lo, hi), converted for dtype: integers are floored,

@@ -25,6 +25,7 @@
  */
 #include "jit/fuser/fuser.h"
 #include "jit/passes/passes.h"
+#include "op_ids.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +217,7 @@ static int32_t chunk_dim_of(const yg_ir_type *x, int32_t d, const yg_ir_type *u)
  * fusible node read by c alone, with known sizes that split evenly into
  * the k pieces c has, each of its inputs chunkable or broadcast. */
 static bool chunk_pushable(const yg_ir_node *c, int32_t *k, int32_t *d) {
-    if (!yg__pass_is(c, "chunk") || c->n_inputs != 1 || yg__ir_node_has_side_effects(c))
+    if (!yg__pass_is(c, YG_OP_chunk) || c->n_inputs != 1 || yg__ir_node_has_side_effects(c))
         return false;
     const yg_ir_value *x = c->inputs[0];
     const yg_ir_node *p = x->node;

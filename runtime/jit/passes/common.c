@@ -182,8 +182,8 @@ bool yg__pass_ints_attr(const yg_ir_node *n,
     return true;
 }
 
-bool yg__pass_is(const yg_ir_node *n, const char *name) {
-    return n != NULL && n->op != NULL && strcmp(n->kind, name) == 0;
+bool yg__pass_is(const yg_ir_node *n, int32_t id) {
+    return n != NULL && n->op != NULL && n->op - yg__ops == id;
 }
 
 bool yg__pass_constant_all(const yg_ir_node *n, double v) {

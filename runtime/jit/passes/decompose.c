@@ -44,7 +44,7 @@ call_boxed(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64
 }
 
 static bool decomposable(const yg_ir_node *n) {
-    if (n->op == NULL || n->op->kind != YG_OP_COMPOSITE)
+    if (n->op == NULL || n->op->kind != YG_OP_KIND_COMPOSITE)
         return false;
     const yg_graph_grad_op *so = yg__graph_grad_of(n);
     if (so->fn != NULL || so->no_grad || yg__ir_node_has_side_effects(n))

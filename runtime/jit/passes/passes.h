@@ -47,9 +47,9 @@ bool yg__pass_ints_attr(const yg_ir_node *n,
                         int32_t cap,
                         int32_t *len);
 
-/* Whether n's kind is the op named name (kinds are interned, but op
- * names come from the generated table, so this compares strings). */
-bool yg__pass_is(const yg_ir_node *n, const char *name);
+/* Whether n is a node of the op whose id (op_ids.h, YG_OP_<op>) is id:
+ * callers name ops in C, so a misspelt one does not compile. */
+bool yg__pass_is(const yg_ir_node *n, int32_t id);
 
 /* Whether the constant node's tensor has every element equal to v. */
 bool yg__pass_constant_all(const yg_ir_node *n, double v);

@@ -19,6 +19,7 @@
  * the sign of a zero.
  */
 #include "jit/passes/passes.h"
+#include "op_ids.h"
 
 #include <math.h>
 #include <string.h>
@@ -60,9 +61,9 @@ static int64_t wrap(int64_t d, int32_t ndim) {
 
 static yg_ir_value *double_transpose(const yg_ir_node *n) {
     const yg_ir_node *inner = producer(n->inputs[0]);
-    if (yg__pass_is(n, "t") && yg__pass_is(inner, "t"))
+    if (yg__pass_is(n, YG_OP_t) && yg__pass_is(inner, YG_OP_t))
         return inner->inputs[0];
-    if (!yg__pass_is(n, "transpose") || !yg__pass_is(inner, "transpose"))
+    if (!yg__pass_is(n, YG_OP_transpose) || !yg__pass_is(inner, YG_OP_transpose))
         return NULL;
     int32_t nd = type_of(inner->inputs[0])->ndim;
     int64_t a0 = yg__pass_int_attr(inner, "dim0", INT64_MIN),
@@ -84,7 +85,7 @@ static yg_ir_value *double_transpose(const yg_ir_node *n) {
 
 static yg_ir_value *unsqueeze_squeeze(const yg_ir_node *n) {
     const yg_ir_node *inner = producer(n->inputs[0]);
-    if (!yg__pass_is(n, "squeeze.dim") || !yg__pass_is(inner, "unsqueeze"))
+    if (!yg__pass_is(n, YG_OP_squeeze_dim) || !yg__pass_is(inner, YG_OP_unsqueeze))
         return NULL;
     int32_t nd = type_of(inner->inputs[0])->ndim;
     int64_t u = yg__pass_int_attr(inner, "dim", INT64_MIN),
@@ -137,16 +138,16 @@ static bool alpha_finite(const yg_ir_node *n) {
 
 /* The identity rules that make a fresh result an alias of x. */
 static yg_ir_value *arithmetic_identity(const yg_ir_node *n) {
-    if (yg__pass_is(n, "mul.Scalar") || yg__pass_is(n, "div.Scalar"))
+    if (yg__pass_is(n, YG_OP_mul_scalar) || yg__pass_is(n, YG_OP_div_scalar))
         return attr_is(n, "other", 0, false, 1) ? n->inputs[0] : NULL;
-    if (yg__pass_is(n, "add.Scalar") || yg__pass_is(n, "sub.Scalar"))
+    if (yg__pass_is(n, YG_OP_add_scalar) || yg__pass_is(n, YG_OP_sub_scalar))
         return attr_is(n, "other", 0, false, 0) && alpha_finite(n) ? n->inputs[0] : NULL;
-    if (yg__pass_is(n, "pow.Scalar"))
+    if (yg__pass_is(n, YG_OP_pow_scalar))
         return attr_is(n, "exponent", 0, false, 1) ? n->inputs[0] : NULL;
-    if (yg__pass_is(n, "neg") && yg__pass_is(producer(n->inputs[0]), "neg"))
+    if (yg__pass_is(n, YG_OP_neg) && yg__pass_is(producer(n->inputs[0]), YG_OP_neg))
         return producer(n->inputs[0])->inputs[0];
-    bool add = yg__pass_is(n, "add"), sub = yg__pass_is(n, "sub");
-    bool mul = yg__pass_is(n, "mul"), div = yg__pass_is(n, "div");
+    bool add = yg__pass_is(n, YG_OP_add), sub = yg__pass_is(n, YG_OP_sub);
+    bool mul = yg__pass_is(n, YG_OP_mul), div = yg__pass_is(n, YG_OP_div);
     if (!(add || sub || mul || div))
         return NULL;
     yg_ir_value *a = n->inputs[0], *b = n->inputs[1];
@@ -167,11 +168,11 @@ static yg_status peephole(yg_graph *g, int depth) {
     for (yg_ir_node *n = g->first; n != NULL; n = n->next) {
         yg_ir_value *repl = NULL;
         if (n->op != NULL && n->n_inputs > 0 && n->n_outputs == 1) {
-            if (yg__pass_is(n, "expand"))
+            if (yg__pass_is(n, YG_OP_expand))
                 repl = same_size_view(n, "size", true);
-            else if (yg__pass_is(n, "view"))
+            else if (yg__pass_is(n, YG_OP_view))
                 repl = same_size_view(n, "size", false);
-            else if (yg__pass_is(n, "reshape"))
+            else if (yg__pass_is(n, YG_OP_reshape))
                 repl = same_size_view(n, "shape", false);
             if (repl == NULL)
                 repl = double_transpose(n);

@@ -14,6 +14,7 @@
  * The expand, if now unused, is left to dce.
  */
 #include "jit/passes/passes.h"
+#include "op_ids.h"
 
 #include <string.h>
 
@@ -22,7 +23,7 @@ static bool broadcasts(const yg_ir_node *n) {
         "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"};
     if (n->op == NULL || n->n_inputs < 2)
         return false;
-    if (n->op->kind == YG_OP_POINTWISE)
+    if (n->op->kind == YG_OP_KIND_POINTWISE)
         return true;
     for (size_t i = 0; i < sizeof compare / sizeof compare[0]; i++) {
         if (strcmp(n->kind, compare[i]) == 0)
@@ -63,7 +64,7 @@ static yg_status remove_expands(yg_graph *g, int depth) {
         bool inplace = yg__ir_kind_info(n).is_inplace;
         for (int32_t i = inplace ? 1 : 0; i < n->n_inputs; i++) {
             const yg_ir_node *e = n->inputs[i]->node;
-            if (e->kind == yg__prim_param || !yg__pass_is(e, "expand"))
+            if (e->kind == yg__prim_param || !yg__pass_is(e, YG_OP_expand))
                 continue;
             yg_ir_value *y = e->inputs[0];
             yg_ir_type with, without;

@@ -20,7 +20,7 @@
 #include <string.h>
 
 static bool differentiable(const yg_ir_node *n) {
-    if (n->op->kind == YG_OP_COMPOSITE)
+    if (n->op->kind == YG_OP_KIND_COMPOSITE)
         return true;
     for (int32_t i = 0; i < yg__derivatives_count; i++) {
         if (strcmp(yg__derivatives[i].name, n->kind) == 0)

@@ -32,6 +32,7 @@
  * returns (any number of outputs) and creation ops (no input) need.
  */
 #include "jit/passes/shape_rules.h"
+#include "op_ids.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -407,7 +408,7 @@ static bool rule_squeeze(shape_ctx *c) {
     int32_t nd = 0;
     if (t->ndim == YG_IR_UNKNOWN)
         return true;
-    if (yg__pass_is(c->n, "squeeze.dim")) {
+    if (yg__pass_is(c->n, YG_OP_squeeze_dim)) {
         int64_t dim = yg__pass_int_attr(c->n, "dim", INT64_MIN);
         if (dim == INT64_MIN)
             return true;
@@ -474,7 +475,7 @@ static bool rule_select_slice(shape_ctx *c) {
         return false;
     copy_sizes(&c->out[0], t);
     int64_t size = t->sizes[dim];
-    if (yg__pass_is(c->n, "select")) {
+    if (yg__pass_is(c->n, YG_OP_select)) {
         for (int32_t i = (int32_t)dim; i + 1 < t->ndim; i++)
             c->out[0].sizes[i] = t->sizes[i + 1];
         c->out[0].sizes[t->ndim - 1] = YG_IR_UNKNOWN;
@@ -482,7 +483,7 @@ static bool rule_select_slice(shape_ctx *c) {
         return true;
     }
     int64_t len = YG_IR_UNKNOWN;
-    if (yg__pass_is(c->n, "narrow")) {
+    if (yg__pass_is(c->n, YG_OP_narrow)) {
         len = yg__pass_int_attr(c->n, "length", YG_IR_UNKNOWN);
         if (len < YG_IR_UNKNOWN || (len == YG_IR_UNKNOWN && yg__ir_node_attr(c->n, "length")))
             return fail(c, "invalid length %lld", (long long)len);
@@ -508,7 +509,7 @@ static bool rule_select_slice(shape_ctx *c) {
 
 /* cat / stack over a variadic tensor list. */
 static bool rule_cat_stack(shape_ctx *c) {
-    bool stack = yg__pass_is(c->n, "stack");
+    bool stack = yg__pass_is(c->n, YG_OP_stack);
     int64_t dim = yg__pass_int_attr(c->n, "dim", 0);
     int32_t rank = YG_IR_UNKNOWN;
     for (int32_t i = 0; i < c->n->n_inputs; i++) {
@@ -592,7 +593,7 @@ static bool rule_loss(shape_ctx *c) {
         return r == NULL ? rule_scalar(c) : true;
     if (strcmp(r->u.s, "none") != 0)
         return strcmp(r->u.s, "mean") == 0 || strcmp(r->u.s, "sum") == 0 ? rule_scalar(c) : true;
-    if (yg__pass_is(c->n, "nll_loss") || yg__pass_is(c->n, "cross_entropy")) {
+    if (yg__pass_is(c->n, YG_OP_nll_loss) || yg__pass_is(c->n, YG_OP_cross_entropy)) {
         const yg_ir_type *t = in(c, 0);
         if (t->ndim == YG_IR_UNKNOWN)
             return true;
@@ -605,103 +606,103 @@ static bool rule_loss(shape_ctx *c) {
 }
 
 static const shape_rule rules[] = {
-    {"eq", rule_broadcast, DT_BOOL},
-    {"ne", rule_broadcast, DT_BOOL},
-    {"lt", rule_broadcast, DT_BOOL},
-    {"le", rule_broadcast, DT_BOOL},
-    {"gt", rule_broadcast, DT_BOOL},
-    {"ge", rule_broadcast, DT_BOOL},
-    {"eq.Scalar", rule_same, DT_BOOL},
-    {"ne.Scalar", rule_same, DT_BOOL},
-    {"lt.Scalar", rule_same, DT_BOOL},
-    {"le.Scalar", rule_same, DT_BOOL},
-    {"gt.Scalar", rule_same, DT_BOOL},
-    {"ge.Scalar", rule_same, DT_BOOL},
-    {"logical_and", rule_broadcast, DT_BOOL},
-    {"logical_or", rule_broadcast, DT_BOOL},
-    {"logical_xor", rule_broadcast, DT_BOOL},
-    {"logical_not", rule_same, DT_BOOL},
-    {"sum", rule_scalar, DT_SUM},
-    {"mean", rule_scalar, DT_SAME},
-    {"prod", rule_scalar, DT_SAME},
-    {"max", rule_scalar, DT_SAME},
-    {"min", rule_scalar, DT_SAME},
-    {"all", rule_scalar, DT_BOOL},
-    {"any", rule_scalar, DT_BOOL},
-    {"argmax", rule_scalar, DT_INT64},
-    {"argmin", rule_scalar, DT_INT64},
-    {"sum.dim", rule_reduce, DT_SUM},
-    {"mean.dim", rule_reduce, DT_SAME},
-    {"prod.dim", rule_reduce, DT_SAME},
-    {"amax", rule_reduce, DT_SAME},
-    {"amin", rule_reduce, DT_SAME},
-    {"var", rule_reduce, DT_SAME},
-    {"std", rule_reduce, DT_SAME},
-    {"norm", rule_reduce, DT_SAME},
-    {"logsumexp", rule_reduce, DT_SAME},
-    {"all.dim", rule_reduce, DT_BOOL},
-    {"any.dim", rule_reduce, DT_BOOL},
-    {"argmax.dim", rule_reduce, DT_INT64},
-    {"argmin.dim", rule_reduce, DT_INT64},
-    {"max.dim", rule_reduce, DT_SAME}, /* indices: int64, set by the driver */
-    {"min.dim", rule_reduce, DT_SAME},
-    {"var_mean", rule_var_mean, DT_RULE},
-    {"div.mode", rule_broadcast, DT_PROMOTE}, /* div, then trunc or floor */
-    {"mm", rule_mm, DT_SAME},
-    {"addmm", rule_addmm, DT_SAME},
-    {"bmm", rule_bmm, DT_SAME},
-    {"baddbmm", rule_baddbmm, DT_SAME},
-    {"matmul", rule_matmul, DT_SAME},
-    {"mv", rule_mv, DT_SAME},
-    {"dot", rule_dot, DT_SAME},
-    {"outer", rule_outer, DT_SAME},
-    {"linear", rule_linear, DT_SAME},
-    {"transpose", rule_transpose, DT_SAME},
-    {"t", rule_t, DT_SAME},
-    {"permute", rule_permute, DT_SAME},
-    {"view", rule_view, DT_SAME},
-    {"reshape", rule_reshape, DT_SAME},
-    {"expand", rule_expand, DT_SAME},
-    {"unsqueeze", rule_unsqueeze, DT_SAME},
-    {"squeeze", rule_squeeze, DT_SAME},
-    {"squeeze.dim", rule_squeeze, DT_SAME},
-    {"flatten", rule_flatten, DT_SAME},
-    {"select", rule_select_slice, DT_SAME},
-    {"slice", rule_select_slice, DT_SAME},
-    {"narrow", rule_select_slice, DT_SAME},
-    {"cat", rule_cat_stack, DT_SAME},
-    {"stack", rule_cat_stack, DT_SAME},
-    {"sum_to", rule_sum_to, DT_SAME},
-    {"clone", rule_same, DT_SAME},
-    {"contiguous", rule_same, DT_SAME},
-    {"softmax", rule_same, DT_SAME},
-    {"log_softmax", rule_same, DT_SAME},
-    {"softmax_backward", rule_same, DT_SAME},
-    {"log_softmax_backward", rule_same, DT_SAME},
-    {"cumsum", rule_same, DT_SAME},
-    {"cumprod", rule_same, DT_SAME},
-    {"tril", rule_same, DT_SAME},
-    {"triu", rule_same, DT_SAME},
-    {"flip", rule_same, DT_SAME},
-    {"layer_norm", rule_same, DT_SAME},
-    {"group_norm", rule_same, DT_SAME},
-    {"embedding", rule_embedding, DT_SAME},
-    {"mse_loss", rule_loss, DT_SAME},
-    {"l1_loss", rule_loss, DT_SAME},
-    {"smooth_l1_loss", rule_loss, DT_SAME},
-    {"binary_cross_entropy", rule_loss, DT_SAME},
-    {"binary_cross_entropy_with_logits", rule_loss, DT_SAME},
-    {"nll_loss", rule_loss, DT_SAME},
-    {"cross_entropy", rule_loss, DT_SAME},
+    {YG_OP_eq, rule_broadcast, DT_BOOL},
+    {YG_OP_ne, rule_broadcast, DT_BOOL},
+    {YG_OP_lt, rule_broadcast, DT_BOOL},
+    {YG_OP_le, rule_broadcast, DT_BOOL},
+    {YG_OP_gt, rule_broadcast, DT_BOOL},
+    {YG_OP_ge, rule_broadcast, DT_BOOL},
+    {YG_OP_eq_scalar, rule_same, DT_BOOL},
+    {YG_OP_ne_scalar, rule_same, DT_BOOL},
+    {YG_OP_lt_scalar, rule_same, DT_BOOL},
+    {YG_OP_le_scalar, rule_same, DT_BOOL},
+    {YG_OP_gt_scalar, rule_same, DT_BOOL},
+    {YG_OP_ge_scalar, rule_same, DT_BOOL},
+    {YG_OP_logical_and, rule_broadcast, DT_BOOL},
+    {YG_OP_logical_or, rule_broadcast, DT_BOOL},
+    {YG_OP_logical_xor, rule_broadcast, DT_BOOL},
+    {YG_OP_logical_not, rule_same, DT_BOOL},
+    {YG_OP_sum, rule_scalar, DT_SUM},
+    {YG_OP_mean, rule_scalar, DT_SAME},
+    {YG_OP_prod, rule_scalar, DT_SAME},
+    {YG_OP_max, rule_scalar, DT_SAME},
+    {YG_OP_min, rule_scalar, DT_SAME},
+    {YG_OP_all, rule_scalar, DT_BOOL},
+    {YG_OP_any, rule_scalar, DT_BOOL},
+    {YG_OP_argmax, rule_scalar, DT_INT64},
+    {YG_OP_argmin, rule_scalar, DT_INT64},
+    {YG_OP_sum_dim, rule_reduce, DT_SUM},
+    {YG_OP_mean_dim, rule_reduce, DT_SAME},
+    {YG_OP_prod_dim, rule_reduce, DT_SAME},
+    {YG_OP_amax, rule_reduce, DT_SAME},
+    {YG_OP_amin, rule_reduce, DT_SAME},
+    {YG_OP_var, rule_reduce, DT_SAME},
+    {YG_OP_std, rule_reduce, DT_SAME},
+    {YG_OP_norm, rule_reduce, DT_SAME},
+    {YG_OP_logsumexp, rule_reduce, DT_SAME},
+    {YG_OP_all_dim, rule_reduce, DT_BOOL},
+    {YG_OP_any_dim, rule_reduce, DT_BOOL},
+    {YG_OP_argmax_dim, rule_reduce, DT_INT64},
+    {YG_OP_argmin_dim, rule_reduce, DT_INT64},
+    {YG_OP_max_dim, rule_reduce, DT_SAME}, /* indices: int64, set by the driver */
+    {YG_OP_min_dim, rule_reduce, DT_SAME},
+    {YG_OP_var_mean, rule_var_mean, DT_RULE},
+    {YG_OP_div_mode, rule_broadcast, DT_PROMOTE}, /* div, then trunc or floor */
+    {YG_OP_mm, rule_mm, DT_SAME},
+    {YG_OP_addmm, rule_addmm, DT_SAME},
+    {YG_OP_bmm, rule_bmm, DT_SAME},
+    {YG_OP_baddbmm, rule_baddbmm, DT_SAME},
+    {YG_OP_matmul, rule_matmul, DT_SAME},
+    {YG_OP_mv, rule_mv, DT_SAME},
+    {YG_OP_dot, rule_dot, DT_SAME},
+    {YG_OP_outer, rule_outer, DT_SAME},
+    {YG_OP_linear, rule_linear, DT_SAME},
+    {YG_OP_transpose, rule_transpose, DT_SAME},
+    {YG_OP_t, rule_t, DT_SAME},
+    {YG_OP_permute, rule_permute, DT_SAME},
+    {YG_OP_view, rule_view, DT_SAME},
+    {YG_OP_reshape, rule_reshape, DT_SAME},
+    {YG_OP_expand, rule_expand, DT_SAME},
+    {YG_OP_unsqueeze, rule_unsqueeze, DT_SAME},
+    {YG_OP_squeeze, rule_squeeze, DT_SAME},
+    {YG_OP_squeeze_dim, rule_squeeze, DT_SAME},
+    {YG_OP_flatten, rule_flatten, DT_SAME},
+    {YG_OP_select, rule_select_slice, DT_SAME},
+    {YG_OP_slice, rule_select_slice, DT_SAME},
+    {YG_OP_narrow, rule_select_slice, DT_SAME},
+    {YG_OP_cat, rule_cat_stack, DT_SAME},
+    {YG_OP_stack, rule_cat_stack, DT_SAME},
+    {YG_OP_sum_to, rule_sum_to, DT_SAME},
+    {YG_OP_clone, rule_same, DT_SAME},
+    {YG_OP_contiguous, rule_same, DT_SAME},
+    {YG_OP_softmax, rule_same, DT_SAME},
+    {YG_OP_log_softmax, rule_same, DT_SAME},
+    {YG_OP_softmax_backward, rule_same, DT_SAME},
+    {YG_OP_log_softmax_backward, rule_same, DT_SAME},
+    {YG_OP_cumsum, rule_same, DT_SAME},
+    {YG_OP_cumprod, rule_same, DT_SAME},
+    {YG_OP_tril, rule_same, DT_SAME},
+    {YG_OP_triu, rule_same, DT_SAME},
+    {YG_OP_flip, rule_same, DT_SAME},
+    {YG_OP_layer_norm, rule_same, DT_SAME},
+    {YG_OP_group_norm, rule_same, DT_SAME},
+    {YG_OP_embedding, rule_embedding, DT_SAME},
+    {YG_OP_mse_loss, rule_loss, DT_SAME},
+    {YG_OP_l1_loss, rule_loss, DT_SAME},
+    {YG_OP_smooth_l1_loss, rule_loss, DT_SAME},
+    {YG_OP_binary_cross_entropy, rule_loss, DT_SAME},
+    {YG_OP_binary_cross_entropy_with_logits, rule_loss, DT_SAME},
+    {YG_OP_nll_loss, rule_loss, DT_SAME},
+    {YG_OP_cross_entropy, rule_loss, DT_SAME},
 };
 
 static const shape_rule *find_rule(const yg_ir_node *n) {
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        if (strcmp(rules[i].op, n->kind) == 0)
+        if (yg__pass_is(n, rules[i].op))
             return &rules[i];
     }
     for (size_t i = 0; i < yg__shape_rules_nn_len; i++) {
-        if (strcmp(yg__shape_rules_nn[i].op, n->kind) == 0)
+        if (yg__pass_is(n, yg__shape_rules_nn[i].op))
             return &yg__shape_rules_nn[i];
     }
     return NULL;
@@ -828,7 +829,7 @@ static yg_status propagate_node(yg_ir_node *n, int depth) {
                                        : input_dtype(n, r->dtype == DT_PROMOTE);
         if (r->dtype == DT_SUM && (dtype == YG_BOOL || dtype == YG_INT32 || dtype == YG_INT64))
             dtype = YG_INT64;
-    } else if (n->op->kind == YG_OP_POINTWISE) {
+    } else if (n->op->kind == YG_OP_KIND_POINTWISE) {
         ok = rule_broadcast(&c);
         dtype = input_dtype(n, true);
     } else {

@@ -38,7 +38,7 @@ typedef enum out_dtype {
 typedef bool (*rule_fn)(shape_ctx *c);
 
 typedef struct shape_rule {
-    const char *op;
+    int32_t op; /* yg_op_id (op_ids.h) */
     rule_fn fn;
     out_dtype dtype;
 } shape_rule;

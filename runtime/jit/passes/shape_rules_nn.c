@@ -12,6 +12,7 @@
  * takes its dtype from an attribute.
  */
 #include "jit/passes/shape_rules.h"
+#include "op_ids.h"
 
 #include <math.h>
 #include <string.h>
@@ -167,7 +168,7 @@ static bool rule_pieces(shape_ctx *c) {
     const yg_ir_type *t = in(c, 0);
     int32_t n_out = c->n->n_outputs;
     int64_t dim = yg__pass_int_attr(c->n, "dim", 0);
-    bool unbind = yg__pass_is(c->n, "unbind");
+    bool unbind = yg__pass_is(c->n, YG_OP_unbind);
     set_all(c, t->dtype, t->device);
     if (t->ndim == YG_IR_UNKNOWN)
         return true;
@@ -182,7 +183,7 @@ static bool rule_pieces(shape_ctx *c) {
         piece[i] = YG_IR_UNKNOWN;
     if (unbind) {
         count = size == YG_IR_UNKNOWN ? -1 : (size > n_out ? n_out + 1 : (int32_t)size);
-    } else if (yg__pass_is(c->n, "split_with_sizes")) {
+    } else if (yg__pass_is(c->n, YG_OP_split_with_sizes)) {
         int64_t sizes[YG_SHAPE_MAX_OUTPUTS + 1];
         int32_t len = 0;
         if (!yg__pass_ints_attr(c->n, "split_sizes", sizes, YG_SHAPE_MAX_OUTPUTS + 1, &len))
@@ -204,7 +205,7 @@ static bool rule_pieces(shape_ctx *c) {
                         (long long)size);
         count = len;
     } else {
-        bool chunk = yg__pass_is(c->n, "chunk");
+        bool chunk = yg__pass_is(c->n, YG_OP_chunk);
         int64_t k = yg__pass_int_attr(c->n, chunk ? "chunks" : "split_size", 0);
         if (k <= 0 || (chunk && size == 0))
             return true; /* refused or an edge case: left to the op */
@@ -365,9 +366,9 @@ static bool rule_pad(shape_ctx *c) {
     const char *mode = "constant";
     const yg_ir_attr *m = yg__ir_node_attr(c->n, "mode");
     set_all(c, x->dtype, x->device);
-    if (yg__pass_is(c->n, "reflection_pad"))
+    if (yg__pass_is(c->n, YG_OP_reflection_pad))
         mode = "reflect";
-    else if (yg__pass_is(c->n, "replication_pad"))
+    else if (yg__pass_is(c->n, YG_OP_replication_pad))
         mode = "replicate";
     else if (m != NULL)
         mode = m->kind == YG_IR_ATTR_STR ? m->u.s : "";
@@ -429,7 +430,7 @@ static bool rule_output_size(shape_ctx *c) {
     if (x->ndim != n + 1 && x->ndim != n + 2)
         return fail(c, "expected input with %d or %d dims, got %d", n + 1, n + 2, x->ndim);
     bool ok = window_pair(c, "output_size", n, NULL, o);
-    if (!ok && yg__pass_is(c->n, "upsample_bilinear2d") &&
+    if (!ok && yg__pass_is(c->n, YG_OP_upsample_bilinear2d) &&
         yg__pass_ints_attr(c->n, "output_size", given, 3, &given_len) && given_len == 0) {
         /* sizes from the scales, as the kernel computes them */
         const char *names[2] = {"scales_h", "scales_w"};
@@ -485,7 +486,7 @@ static bool rule_interpolate(shape_ctx *c) {
  * refuses leave the sizes unknown. */
 static bool rule_pixel_shuffle(shape_ctx *c) {
     const yg_ir_type *x = in(c, 0);
-    bool up = yg__pass_is(c->n, "pixel_shuffle");
+    bool up = yg__pass_is(c->n, YG_OP_pixel_shuffle);
     int64_t r = yg__pass_int_attr(c->n, up ? "upscale_factor" : "downscale_factor", 0);
     set_all(c, x->dtype, x->device);
     if (x->ndim == YG_IR_UNKNOWN)
@@ -927,105 +928,105 @@ static bool rule_self_type(shape_ctx *c) {
 }
 
 const shape_rule yg__shape_rules_nn[] = {
-    {"zeros", rule_float_creation, DT_RULE},
-    {"ones", rule_float_creation, DT_RULE},
-    {"full", rule_float_creation, DT_RULE},
-    {"empty", rule_float_creation, DT_RULE},
-    {"rand", rule_float_creation, DT_RULE},
-    {"randn", rule_float_creation, DT_RULE},
-    {"randint", rule_randint, DT_RULE},
-    {"arange", rule_arange, DT_RULE},
-    {"arange.start", rule_arange, DT_RULE},
-    {"linspace", rule_linspace, DT_RULE},
-    {"eye", rule_eye, DT_RULE},
-    {"eye.m", rule_eye, DT_RULE},
-    {"zeros_like", rule_like, DT_RULE},
-    {"ones_like", rule_like, DT_RULE},
-    {"full_like", rule_like, DT_RULE},
-    {"empty_like", rule_like, DT_RULE},
-    {"rand_like", rule_like, DT_RULE},
-    {"randn_like", rule_like, DT_RULE},
-    {"bernoulli", rule_self_type, DT_RULE},
-    {"bernoulli.p", rule_self_type, DT_RULE},
-    {"dropout", rule_self_type, DT_RULE},
-    {"clamp.opt", rule_self_type, DT_RULE},
-    {"to_copy", rule_to_dtype, DT_RULE},
-    {"to.dtype", rule_to_dtype, DT_RULE},
-    {"type_as", rule_type_as, DT_RULE},
-    {"split", rule_pieces, DT_RULE},
-    {"split_with_sizes", rule_pieces, DT_RULE},
-    {"chunk", rule_pieces, DT_RULE},
-    {"unbind", rule_pieces, DT_RULE},
-    {"batch_norm", rule_batch_norm, DT_RULE},
-    {"max_pool1d", rule_max_pool, DT_RULE},
-    {"max_pool2d", rule_max_pool, DT_RULE},
-    {"max_pool1d_with_indices", rule_max_pool, DT_RULE},
-    {"max_pool2d_with_indices", rule_max_pool, DT_RULE},
-    {"max_pool3d", rule_max_pool, DT_RULE},
-    {"max_pool3d_with_indices", rule_max_pool, DT_RULE},
-    {"reflection_pad", rule_pad, DT_RULE},
-    {"replication_pad", rule_pad, DT_RULE},
-    {"pad", rule_pad, DT_RULE},
-    {"index", rule_index, DT_RULE},
-    {"index_put", rule_self_type, DT_RULE},
-    {"avg_pool1d", rule_max_pool, DT_RULE},
-    {"avg_pool2d", rule_max_pool, DT_RULE},
-    {"avg_pool3d", rule_max_pool, DT_RULE},
-    {"adaptive_avg_pool1d", rule_output_size, DT_RULE},
-    {"adaptive_avg_pool2d", rule_output_size, DT_RULE},
-    {"adaptive_avg_pool3d", rule_output_size, DT_RULE},
-    {"adaptive_max_pool2d", rule_output_size, DT_RULE},
-    {"upsample_nearest2d", rule_output_size, DT_RULE},
-    {"upsample_bilinear2d", rule_output_size, DT_RULE},
-    {"interpolate", rule_interpolate, DT_RULE},
-    {"pixel_shuffle", rule_pixel_shuffle, DT_RULE},
-    {"pixel_unshuffle", rule_pixel_shuffle, DT_RULE},
-    {"channel_shuffle", rule_self_type, DT_RULE},
-    {"constant_pad_nd", rule_pad, DT_RULE},
-    {"repeat", rule_repeat, DT_RULE},
-    {"index_select", rule_index_select, DT_RULE},
-    {"gather", rule_gather, DT_RULE},
-    {"scatter", rule_self_type, DT_RULE},
-    {"scatter.value", rule_self_type, DT_RULE},
-    {"scatter_add", rule_self_type, DT_RULE},
-    {"sum_backward", rule_sizes_attr, DT_RULE},
-    {"mm_mat1_backward", rule_like_input1, DT_RULE},
-    {"mm_mat2_backward", rule_like_input2, DT_RULE},
-    {"lstm_cell_gates_backward", rule_like_input2, DT_RULE},
-    {"mean_backward", rule_sizes_attr, DT_RULE},
-    {"value_selecting_reduction_backward", rule_sizes_attr, DT_RULE},
-    {"select_backward", rule_sizes_attr, DT_RULE},
-    {"slice_backward", rule_sizes_attr, DT_RULE},
-    {"index_select_backward", rule_sizes_attr, DT_RULE},
-    {"gather_backward", rule_sizes_attr, DT_RULE},
-    {"scatter_src_backward", rule_sizes_attr, DT_RULE},
-    {"index_backward", rule_sizes_attr, DT_RULE},
-    {"nll_loss_backward", rule_sizes_attr, DT_RULE},
-    {"embedding_backward", rule_sizes_attr, DT_RULE},
-    {"max_pool2d_with_indices_backward", rule_sizes_attr, DT_RULE},
-    {"max_pool3d_with_indices_backward", rule_sizes_attr, DT_RULE},
-    {"avg_pool2d_backward", rule_sizes_attr, DT_RULE},
-    {"avg_pool3d_backward", rule_sizes_attr, DT_RULE},
-    {"adaptive_avg_pool2d_backward", rule_sizes_attr, DT_RULE},
-    {"adaptive_avg_pool3d_backward", rule_sizes_attr, DT_RULE},
-    {"upsample_nearest2d_backward", rule_sizes_attr, DT_RULE},
-    {"upsample_bilinear2d_backward", rule_sizes_attr, DT_RULE},
-    {"reflection_pad_backward", rule_sizes_attr, DT_RULE},
-    {"replication_pad_backward", rule_sizes_attr, DT_RULE},
-    {"prod_backward", rule_like_input1, DT_RULE},
-    {"minmax_backward", rule_like_input1, DT_RULE},
-    {"var_backward", rule_like_input1, DT_RULE},
-    {"norm_backward", rule_like_input1, DT_RULE},
-    {"logsumexp_backward", rule_like_input1, DT_RULE},
-    {"cumsum_backward", rule_self_type, DT_RULE},
-    {"cumprod_backward", rule_self_type, DT_RULE},
-    {"permute_backward", rule_permute_backward, DT_RULE},
-    {"constant_pad_nd_backward", rule_constant_pad_nd_backward, DT_RULE},
-    {"index_put_self_backward", rule_self_type, DT_RULE},
-    {"lstm_cell", rule_lstm_cell, DT_RULE},
-    {"lstm_cell_gates", rule_lstm_cell_gates, DT_RULE},
-    {"gru_cell", rule_gru_cell, DT_RULE},
-    {"scaled_dot_product_attention", rule_sdpa, DT_RULE},
+    {YG_OP_zeros, rule_float_creation, DT_RULE},
+    {YG_OP_ones, rule_float_creation, DT_RULE},
+    {YG_OP_full, rule_float_creation, DT_RULE},
+    {YG_OP_empty, rule_float_creation, DT_RULE},
+    {YG_OP_rand, rule_float_creation, DT_RULE},
+    {YG_OP_randn, rule_float_creation, DT_RULE},
+    {YG_OP_randint, rule_randint, DT_RULE},
+    {YG_OP_arange, rule_arange, DT_RULE},
+    {YG_OP_arange_start, rule_arange, DT_RULE},
+    {YG_OP_linspace, rule_linspace, DT_RULE},
+    {YG_OP_eye, rule_eye, DT_RULE},
+    {YG_OP_eye_m, rule_eye, DT_RULE},
+    {YG_OP_zeros_like, rule_like, DT_RULE},
+    {YG_OP_ones_like, rule_like, DT_RULE},
+    {YG_OP_full_like, rule_like, DT_RULE},
+    {YG_OP_empty_like, rule_like, DT_RULE},
+    {YG_OP_rand_like, rule_like, DT_RULE},
+    {YG_OP_randn_like, rule_like, DT_RULE},
+    {YG_OP_bernoulli, rule_self_type, DT_RULE},
+    {YG_OP_bernoulli_p, rule_self_type, DT_RULE},
+    {YG_OP_dropout, rule_self_type, DT_RULE},
+    {YG_OP_clamp_opt, rule_self_type, DT_RULE},
+    {YG_OP_to_copy, rule_to_dtype, DT_RULE},
+    {YG_OP_to_dtype, rule_to_dtype, DT_RULE},
+    {YG_OP_type_as, rule_type_as, DT_RULE},
+    {YG_OP_split, rule_pieces, DT_RULE},
+    {YG_OP_split_with_sizes, rule_pieces, DT_RULE},
+    {YG_OP_chunk, rule_pieces, DT_RULE},
+    {YG_OP_unbind, rule_pieces, DT_RULE},
+    {YG_OP_batch_norm, rule_batch_norm, DT_RULE},
+    {YG_OP_max_pool1d, rule_max_pool, DT_RULE},
+    {YG_OP_max_pool2d, rule_max_pool, DT_RULE},
+    {YG_OP_max_pool1d_with_indices, rule_max_pool, DT_RULE},
+    {YG_OP_max_pool2d_with_indices, rule_max_pool, DT_RULE},
+    {YG_OP_max_pool3d, rule_max_pool, DT_RULE},
+    {YG_OP_max_pool3d_with_indices, rule_max_pool, DT_RULE},
+    {YG_OP_reflection_pad, rule_pad, DT_RULE},
+    {YG_OP_replication_pad, rule_pad, DT_RULE},
+    {YG_OP_pad, rule_pad, DT_RULE},
+    {YG_OP_index, rule_index, DT_RULE},
+    {YG_OP_index_put, rule_self_type, DT_RULE},
+    {YG_OP_avg_pool1d, rule_max_pool, DT_RULE},
+    {YG_OP_avg_pool2d, rule_max_pool, DT_RULE},
+    {YG_OP_avg_pool3d, rule_max_pool, DT_RULE},
+    {YG_OP_adaptive_avg_pool1d, rule_output_size, DT_RULE},
+    {YG_OP_adaptive_avg_pool2d, rule_output_size, DT_RULE},
+    {YG_OP_adaptive_avg_pool3d, rule_output_size, DT_RULE},
+    {YG_OP_adaptive_max_pool2d, rule_output_size, DT_RULE},
+    {YG_OP_upsample_nearest2d, rule_output_size, DT_RULE},
+    {YG_OP_upsample_bilinear2d, rule_output_size, DT_RULE},
+    {YG_OP_interpolate, rule_interpolate, DT_RULE},
+    {YG_OP_pixel_shuffle, rule_pixel_shuffle, DT_RULE},
+    {YG_OP_pixel_unshuffle, rule_pixel_shuffle, DT_RULE},
+    {YG_OP_channel_shuffle, rule_self_type, DT_RULE},
+    {YG_OP_constant_pad_nd, rule_pad, DT_RULE},
+    {YG_OP_repeat, rule_repeat, DT_RULE},
+    {YG_OP_index_select, rule_index_select, DT_RULE},
+    {YG_OP_gather, rule_gather, DT_RULE},
+    {YG_OP_scatter, rule_self_type, DT_RULE},
+    {YG_OP_scatter_value, rule_self_type, DT_RULE},
+    {YG_OP_scatter_add, rule_self_type, DT_RULE},
+    {YG_OP_sum_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_mm_mat1_backward, rule_like_input1, DT_RULE},
+    {YG_OP_mm_mat2_backward, rule_like_input2, DT_RULE},
+    {YG_OP_lstm_cell_gates_backward, rule_like_input2, DT_RULE},
+    {YG_OP_mean_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_value_selecting_reduction_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_select_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_slice_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_index_select_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_gather_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_scatter_src_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_index_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_nll_loss_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_embedding_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_max_pool2d_with_indices_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_max_pool3d_with_indices_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_avg_pool2d_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_avg_pool3d_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_adaptive_avg_pool2d_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_adaptive_avg_pool3d_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_upsample_nearest2d_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_upsample_bilinear2d_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_reflection_pad_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_replication_pad_backward, rule_sizes_attr, DT_RULE},
+    {YG_OP_prod_backward, rule_like_input1, DT_RULE},
+    {YG_OP_minmax_backward, rule_like_input1, DT_RULE},
+    {YG_OP_var_backward, rule_like_input1, DT_RULE},
+    {YG_OP_norm_backward, rule_like_input1, DT_RULE},
+    {YG_OP_logsumexp_backward, rule_like_input1, DT_RULE},
+    {YG_OP_cumsum_backward, rule_self_type, DT_RULE},
+    {YG_OP_cumprod_backward, rule_self_type, DT_RULE},
+    {YG_OP_permute_backward, rule_permute_backward, DT_RULE},
+    {YG_OP_constant_pad_nd_backward, rule_constant_pad_nd_backward, DT_RULE},
+    {YG_OP_index_put_self_backward, rule_self_type, DT_RULE},
+    {YG_OP_lstm_cell, rule_lstm_cell, DT_RULE},
+    {YG_OP_lstm_cell_gates, rule_lstm_cell_gates, DT_RULE},
+    {YG_OP_gru_cell, rule_gru_cell, DT_RULE},
+    {YG_OP_scaled_dot_product_attention, rule_sdpa, DT_RULE},
 };
 
 const size_t yg__shape_rules_nn_len = sizeof yg__shape_rules_nn / sizeof yg__shape_rules_nn[0];

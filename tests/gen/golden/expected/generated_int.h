@@ -18,9 +18,9 @@
 
 /* How an op is implemented. */
 typedef enum yg_op_kind {
-    YG_OP_POINTWISE, /* a `pointwise:` expression: generated kernels */
-    YG_OP_KERNEL,    /* `dispatch:` kernels */
-    YG_OP_COMPOSITE, /* yg__composite_<op>, written with other ops */
+    YG_OP_KIND_POINTWISE, /* a `pointwise:` expression: generated kernels */
+    YG_OP_KIND_KERNEL,    /* `dispatch:` kernels */
+    YG_OP_KIND_COMPOSITE, /* yg__composite_<op>, written with other ops */
 } yg_op_kind;
 
 /* An op's `tags:`, one bit each (yg_op_info.tags). */
