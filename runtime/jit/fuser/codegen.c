@@ -20,6 +20,8 @@
  */
 #include "cpu/vec/vecmath_list.h"
 #include "jit/fuser/fuser.h"
+#include "jit/passes/passes.h"
+#include "op_ids.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -32,7 +34,7 @@
 #define YG_FUSE_TILE 4096
 
 bool yg__fuser_is_cat(const yg_ir_node *n) {
-    return n->op != NULL && strcmp(n->op->name, "cat") == 0;
+    return yg__pass_is(n, YG_OP_cat);
 }
 
 int32_t yg__fuser_kernel_outputs(const yg_graph *sub, const yg_ir_value **out, int32_t cap) {
@@ -69,8 +71,7 @@ yg_fuse_anchor yg__fuser_anchor(const yg_ir_node *n) {
     int32_t nd = n->inputs[0]->type.ndim;
     if (nd == YG_IR_UNKNOWN || nd < 1)
         return YG_ANCHOR_NONE;
-    const char *k = n->op->name;
-    if (strcmp(k, "layer_norm") == 0) {
+    if (yg__pass_is(n, YG_OP_layer_norm)) {
         /* Over the last dim, with a weight and a bias of that size.  Sizes
          * the graph does not know (an executor's plan keeps only ranks)
          * are checked when the group runs (run.c). */
@@ -88,13 +89,13 @@ yg_fuse_anchor yg__fuser_anchor(const yg_ir_node *n) {
     }
     if (n->n_inputs != 1)
         return YG_ANCHOR_NONE;
-    if (strcmp(k, "softmax") == 0 || strcmp(k, "log_softmax") == 0) {
+    if (yg__pass_is(n, YG_OP_softmax) || yg__pass_is(n, YG_OP_log_softmax)) {
         int64_t dim = 0;
         if (!yg__ir_attr_as_int(n, "dim", &dim) || (dim != nd - 1 && dim != -1))
             return YG_ANCHOR_NONE;
-        return k[0] == 's' ? YG_ANCHOR_SOFTMAX : YG_ANCHOR_LOG_SOFTMAX;
+        return yg__pass_is(n, YG_OP_softmax) ? YG_ANCHOR_SOFTMAX : YG_ANCHOR_LOG_SOFTMAX;
     }
-    if (strcmp(k, "sum.dim") == 0) {
+    if (yg__pass_is(n, YG_OP_sum_dim)) {
         const yg_ir_attr *a = yg__ir_node_attr(n, "dim");
         int64_t d;
         if (a != NULL && a->kind == YG_IR_ATTR_INTS && a->u.ints.len == 1)

@@ -19,14 +19,15 @@
 #include <string.h>
 
 static bool broadcasts(const yg_ir_node *n) {
-    static const char *const compare[] = {
-        "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"};
+    static const int32_t compare[] = {YG_OP_eq, YG_OP_ne, YG_OP_lt, YG_OP_le, YG_OP_gt,
+                                      YG_OP_ge, YG_OP_logical_and, YG_OP_logical_or,
+                                      YG_OP_logical_xor};
     if (n->op == NULL || n->n_inputs < 2)
         return false;
     if (n->op->kind == YG_OP_KIND_POINTWISE)
         return true;
     for (size_t i = 0; i < sizeof compare / sizeof compare[0]; i++) {
-        if (strcmp(n->kind, compare[i]) == 0)
+        if (yg__pass_is(n, compare[i]))
             return true;
     }
     return false;
