@@ -120,85 +120,111 @@ char *gen_enum_value_cname(const gen_enum *e, int v)
     return s;
 }
 
-void gen_op_params(const gen_op *op, gen_params *p)
+/* The parameter of Tensor argument a: state updated in place, in-out,
+ * or borrowed (nullable when optional). */
+static void push_tensor_param(gen_params *p, const gen_arg *a)
 {
-    memset(p, 0, sizeof(*p));
-    for (int i = 0; i < op->schema.n_args; i++) {
-        const gen_arg *a = &op->schema.args[i];
-        const char *opt = a->nullable ? "nullable" : NULL;
-        char *what;
-        switch (a->type) {
-        case GEN_T_TENSOR:
-            if (gen_arg_is_state(a))
-                push_param(p, gen_xprintf("yg_tensor *%s", a->name),
-                           default_comment(a, "nullable, in-out: updated in place"));
-            else if (a->mutable_)
-                push_param(p, gen_xprintf("yg_tensor *%s", a->name), gen_xstrdup("in-out"));
-            else if (a->nullable)
-                push_param(p, gen_xprintf("const yg_tensor *%s", a->name),
-                           default_comment(a, "nullable, borrowed"));
-            else
-                push_param(p, gen_xprintf("const yg_tensor *%s", a->name), gen_xstrdup("borrowed"));
-            break;
-        case GEN_T_TENSOR_LIST:
-            if (a->nullable) {
-                /* Tensor?[]: the items, not the array, may be NULL */
-                what = gen_xprintf("borrowed, %s_len entries, each nullable", a->name);
-                push_param(p, gen_xprintf("const yg_tensor *const *%s", a->name),
-                           default_comment(a, what));
-                free(what);
-                push_param(p, gen_xprintf("int64_t %s_len", a->name), NULL);
-                break;
-            }
-            push_list_param(p, a, "const yg_tensor *const ");
-            break;
-        case GEN_T_INT:
-            if (a->enum_id > 0) {
-                const gen_enum *e = gen_arg_enum(a);
-                char *v = a->default_ != NULL ? gen_enum_value_cname(e, atoi(a->default_)) : NULL;
-                char *dc = v != NULL ? gen_xprintf("default %s", v) : NULL;
-                free(v);
-                push_param(p, gen_xprintf("yg_%s %s", e->cname, a->name), dc);
-                break;
-            }
-            push_param(p, gen_xprintf(a->nullable ? "const int64_t *%s" : "int64_t %s", a->name),
-                       default_comment(a, opt));
-            break;
-        case GEN_T_INT_LIST:
-            push_list_param(p, a, "const int64_t ");
-            break;
-        case GEN_T_BOOL_LIST:
-            what = gen_xprintf("borrowed, %d entries", a->fixed_len);
-            push_param(p, gen_xprintf("const bool *%s", a->name), default_comment(a, what));
-            free(what);
-            break;
-        case GEN_T_FLOAT:
-        case GEN_T_SCALAR:
-            push_param(p, gen_xprintf(a->nullable ? "const double *%s" : "double %s", a->name),
-                       default_comment(a, opt));
-            break;
-        case GEN_T_BOOL:
-            push_param(p, gen_xprintf("bool %s", a->name), default_comment(a, NULL));
-            break;
-        case GEN_T_SCALAR_TYPE:
-            push_param(p,
-                       gen_xprintf(a->nullable ? "const yg_dtype *%s" : "yg_dtype %s", a->name),
-                       default_comment(a, opt));
-            break;
-        case GEN_T_STR:
-            push_param(p, gen_xprintf("const char *%s", a->name), default_comment(a, NULL));
-            break;
-        case GEN_T_DEVICE:
-            push_param(p,
-                       gen_xprintf(a->nullable ? "const yg_device *%s" : "yg_device %s", a->name),
-                       default_comment(a, opt));
-            break;
-        case GEN_T_GENERATOR:
-            push_param(p, gen_xprintf("yg_generator *%s", a->name),
-                       default_comment(a, "nullable (the default generator), advanced"));
-            break;
-        }
+    if (gen_arg_is_state(a))
+        push_param(p, gen_xprintf("yg_tensor *%s", a->name),
+                   default_comment(a, "nullable, in-out: updated in place"));
+    else if (a->mutable_)
+        push_param(p, gen_xprintf("yg_tensor *%s", a->name), gen_xstrdup("in-out"));
+    else if (a->nullable)
+        push_param(p, gen_xprintf("const yg_tensor *%s", a->name),
+                   default_comment(a, "nullable, borrowed"));
+    else
+        push_param(p, gen_xprintf("const yg_tensor *%s", a->name), gen_xstrdup("borrowed"));
+}
+
+/* The parameters of Tensor[] argument a: the array and its length; for
+ * Tensor?[] the items, not the array, may be NULL. */
+static void push_tensor_list_param(gen_params *p, const gen_arg *a)
+{
+    if (!a->nullable) {
+        push_list_param(p, a, "const yg_tensor *const ");
+        return;
     }
+    char *what = gen_xprintf("borrowed, %s_len entries, each nullable", a->name);
+    push_param(p, gen_xprintf("const yg_tensor *const *%s", a->name), default_comment(a, what));
+    free(what);
+    push_param(p, gen_xprintf("int64_t %s_len", a->name), NULL);
+}
+
+/* The parameter of an enum argument a: the enum's type, its default
+ * spelled as the enum's value. */
+static void push_enum_param(gen_params *p, const gen_arg *a)
+{
+    const gen_enum *e = gen_arg_enum(a);
+    char *v = a->default_ != NULL ? gen_enum_value_cname(e, atoi(a->default_)) : NULL;
+    char *dc = v != NULL ? gen_xprintf("default %s", v) : NULL;
+
+    free(v);
+    push_param(p, gen_xprintf("yg_%s %s", e->cname, a->name), dc);
+}
+
+/* The parameter of value argument a of C type ctype: by pointer (NULL
+ * when not given) when optional. */
+static void push_value_param(gen_params *p, const gen_arg *a, const char *ctype)
+{
+    char *decl = a->nullable ? gen_xprintf("const %s *%s", ctype, a->name)
+                             : gen_xprintf("%s %s", ctype, a->name);
+
+    push_param(p, decl, default_comment(a, a->nullable ? "nullable" : NULL));
+}
+
+/* The parameters of argument a: one, or a list's two (items, length). */
+static void push_arg_params(gen_params *p, const gen_arg *a)
+{
+    switch (a->type) {
+    case GEN_T_TENSOR:
+        push_tensor_param(p, a);
+        break;
+    case GEN_T_TENSOR_LIST:
+        push_tensor_list_param(p, a);
+        break;
+    case GEN_T_INT:
+        if (a->enum_id > 0)
+            push_enum_param(p, a);
+        else
+            push_value_param(p, a, "int64_t");
+        break;
+    case GEN_T_INT_LIST:
+        push_list_param(p, a, "const int64_t ");
+        break;
+    case GEN_T_BOOL_LIST: {
+        char *what = gen_xprintf("borrowed, %d entries", a->fixed_len);
+        push_param(p, gen_xprintf("const bool *%s", a->name), default_comment(a, what));
+        free(what);
+        break;
+    }
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        push_value_param(p, a, "double");
+        break;
+    case GEN_T_BOOL:
+        push_param(p, gen_xprintf("bool %s", a->name), default_comment(a, NULL));
+        break;
+    case GEN_T_SCALAR_TYPE:
+        push_value_param(p, a, "yg_dtype");
+        break;
+    case GEN_T_STR:
+        push_param(p, gen_xprintf("const char *%s", a->name), default_comment(a, NULL));
+        break;
+    case GEN_T_DEVICE:
+        push_value_param(p, a, "yg_device");
+        break;
+    case GEN_T_GENERATOR:
+        push_param(p, gen_xprintf("yg_generator *%s", a->name),
+                   default_comment(a, "nullable (the default generator), advanced"));
+        break;
+    }
+}
+
+/* The out-parameters of op's returns: a new reference each (a view of
+ * the argument it aliases, if any), or a Tensor[]'s new array of new
+ * references and its length. */
+static void push_return_params(gen_params *p, const gen_op *op)
+{
     for (int i = 0; i < op->schema.n_returns; i++) {
         const gen_return *r = &op->schema.returns[i];
         const char *base = aliased_arg(op, r);
@@ -221,6 +247,14 @@ void gen_op_params(const gen_op *op, gen_params *p)
         push_param(p, gen_xprintf("yg_tensor **%s", name), comment);
         free(name);
     }
+}
+
+void gen_op_params(const gen_op *op, gen_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    for (int i = 0; i < op->schema.n_args; i++)
+        push_arg_params(p, &op->schema.args[i]);
+    push_return_params(p, op);
 }
 
 void gen_params_free(gen_params *p)

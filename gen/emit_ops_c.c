@@ -816,7 +816,126 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     gen_sb_puts(sb, "    yg__node_release(base);\n    return st;\n}\n\n");
 }
 
-/* Emits the saves of op's node (which is `base`, typed `node`). */
+/* Opens `if (<an edge that reads s wants a gradient>) {` around a save
+ * that not every gradient of d reads. */
+static void emit_save_condition(gen_sb *sb, const gen_deriv *d, const gen_save *s)
+{
+    bool first = true;
+
+    gen_sb_puts(sb, "    if (");
+    for (int e = 0; e < d->n_edges; e++) {
+        if (!(s->used_by & ((uint64_t)1 << e)))
+            continue;
+        char *needs = gen_needs_grad(d, e);
+        gen_sb_printf(sb, "%s%s", first ? "" : " || ", needs);
+        free(needs);
+        first = false;
+    }
+    gen_sb_puts(sb, ") {\n");
+}
+
+/* The save of a tensor s (argument a, or NULL for an output) at indent
+ * ind: in place, a copy of self's value before the kernel; an output
+ * without its history when it has one. */
+static void emit_tensor_save(gen_sb *sb, const gen_op *op, const gen_save *s, const gen_arg *a,
+                             const char *ind)
+{
+    if (s->old_value) {
+        gen_sb_printf(sb,
+                      "%sst = yg_clone(%s, &%s_before);\n"
+                      "%sif (st != YG_OK)\n%s    goto out;\n"
+                      "%sst = yg__saved_save(&node->%s, %s_before, false, 0, \"%s\");\n"
+                      "%sif (st != YG_OK)\n%s    goto out;\n",
+                      ind, s->arg, s->arg, ind, ind, ind, s->field, s->arg, s->arg, ind, ind);
+        return;
+    }
+    if (a != NULL || op->schema.n_returns == 1) {
+        gen_sb_printf(sb,
+                      "%sst = yg__saved_save(&node->%s, %s, %s, 0, \"%s\");\n"
+                      "%sif (st != YG_OK)\n%s    goto out;\n",
+                      ind, s->field, s->arg, a == NULL ? "true" : "false", s->arg, ind, ind);
+        return;
+    }
+    /* An output is saved without its history (no cycle) when it
+     * has history; one without (not differentiable, or integer)
+     * is saved as a plain value. */
+    char *cond = gets_history(op, s->output_nr);
+    char *head = gen_xprintf("%sst = yg__saved_save(", ind);
+    char *a0 = gen_xprintf("&node->%s", s->field);
+    char *a3 = gen_xprintf("%d", s->output_nr);
+    char *a4 = gen_xprintf("\"results[%d]\"", s->output_nr);
+    const char *sargs[] = {a0, s->arg, cond, a3, a4};
+    gen_emit_wrapped(sb, "", head, sargs, 5, ");");
+    gen_sb_printf(sb, "%sif (st != YG_OK)\n%s    goto out;\n", ind, ind);
+    free(cond);
+    free(head);
+    free(a0);
+    free(a3);
+    free(a4);
+}
+
+/* The lines that save s into the node at indent ind, by its kind. */
+static void emit_save(gen_sb *sb, const gen_op *op, const gen_save *s, const char *ind)
+{
+    const gen_arg *a = s->arg_index >= 0 ? &op->schema.args[s->arg_index] : NULL;
+    bool nullable = a != NULL && a->nullable;
+
+    switch (s->kind) {
+    case GEN_SAVE_TENSOR:
+        emit_tensor_save(sb, op, s, a, ind);
+        break;
+    case GEN_SAVE_SIZES:
+        if (nullable)
+            gen_sb_printf(sb, "%sif (%s != NULL)\n    ", ind, s->arg);
+        gen_sb_printf(sb, "%syg__saved_sizes_save(&node->%s, %s);\n", ind, s->field, s->arg);
+        break;
+    case GEN_SAVE_NUMEL:
+        gen_sb_printf(sb, "%snode->%s = yg_tensor_numel(%s);\n", ind, s->field, s->arg);
+        break;
+    case GEN_SAVE_DTYPE:
+        gen_sb_printf(sb, "%snode->%s = yg_tensor_dtype(%s);\n", ind, s->field, s->arg);
+        break;
+    case GEN_SAVE_DEVICE:
+        gen_sb_printf(sb,
+                      "%snode->%s = yg_tensor_device(%s);\n"
+                      "%snode->%s_index = yg_tensor_device_index(%s);\n",
+                      ind, s->field, s->arg, ind, s->field, s->arg);
+        break;
+    case GEN_SAVE_VALUE:
+        if (nullable) {
+            /* int?, float?, Scalar? or ScalarType?: given or not */
+            gen_sb_printf(sb,
+                          "%snode->has_%s = %s != NULL;\n"
+                          "%sif (%s != NULL)\n%s    node->%s = *%s;\n",
+                          ind, s->field, s->arg, ind, s->arg, ind, s->field, s->arg);
+            break;
+        }
+        gen_sb_printf(sb, "%snode->%s = %s;\n", ind, s->field, s->arg);
+        break;
+    case GEN_SAVE_INT_LIST:
+        gen_sb_printf(sb,
+                      "%sst = yg__saved_int_list_save(&node->%s, %s, %s_len);\n"
+                      "%sif (st != YG_OK)\n%s    goto out;\n",
+                      ind, s->field, s->arg, s->arg, ind, ind);
+        break;
+    case GEN_SAVE_LIST_SIZES:
+        gen_sb_printf(sb,
+                      "%sst = yg__saved_list_sizes_save(&node->%s, %s, %s_len, %s);\n"
+                      "%sif (st != YG_OK)\n%s    goto out;\n",
+                      ind, s->field, s->arg, s->arg, s->at, ind, ind);
+        break;
+    case GEN_SAVE_TENSOR_LIST:
+        gen_sb_printf(sb,
+                      "%sst = yg__saved_list_save(&node->%s, %s, %s_len, \"%s\");\n"
+                      "%sif (st != YG_OK)\n%s    goto out;\n",
+                      ind, s->field, s->arg, s->arg, s->arg, ind, ind);
+        break;
+    }
+}
+
+/* Emits the saves of op's node (which is `base`, typed `node`) that
+ * filter selects, each one that not every gradient reads inside an if
+ * on the gradients that do. */
 static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
 {
     const gen_deriv *d = op->deriv;
@@ -828,106 +947,9 @@ static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
             (filter == SAVES_BUT_RESULT && s->arg_index < 0))
             continue;
         bool conditional = s->kind != GEN_SAVE_VALUE && (s->used_by & all_edges) != all_edges;
-        const gen_arg *a = s->arg_index >= 0 ? &op->schema.args[s->arg_index] : NULL;
-        bool nullable = a != NULL && a->nullable;
-        const char *ind = conditional ? "        " : "    ";
-        if (conditional) {
-            gen_sb_puts(sb, "    if (");
-            bool first = true;
-            for (int e = 0; e < d->n_edges; e++) {
-                if (!(s->used_by & ((uint64_t)1 << e)))
-                    continue;
-                char *needs = gen_needs_grad(d, e);
-                gen_sb_printf(sb, "%s%s", first ? "" : " || ", needs);
-                free(needs);
-                first = false;
-            }
-            gen_sb_puts(sb, ") {\n");
-        }
-        switch (s->kind) {
-        case GEN_SAVE_TENSOR:
-            if (s->old_value) {
-                gen_sb_printf(sb,
-                              "%sst = yg_clone(%s, &%s_before);\n"
-                              "%sif (st != YG_OK)\n%s    goto out;\n"
-                              "%sst = yg__saved_save(&node->%s, %s_before, false, 0, \"%s\");\n"
-                              "%sif (st != YG_OK)\n%s    goto out;\n",
-                              ind, s->arg, s->arg, ind, ind, ind, s->field, s->arg, s->arg, ind,
-                              ind);
-                break;
-            }
-            if (a != NULL || op->schema.n_returns == 1) {
-                gen_sb_printf(sb,
-                              "%sst = yg__saved_save(&node->%s, %s, %s, 0, \"%s\");\n"
-                              "%sif (st != YG_OK)\n%s    goto out;\n",
-                              ind, s->field, s->arg, a == NULL ? "true" : "false", s->arg, ind,
-                              ind);
-                break;
-            }
-            /* An output is saved without its history (no cycle) when it
-             * has history; one without (not differentiable, or integer)
-             * is saved as a plain value. */
-            char *cond = gets_history(op, s->output_nr);
-            char *head = gen_xprintf("%sst = yg__saved_save(", ind);
-            char *a0 = gen_xprintf("&node->%s", s->field);
-            char *a3 = gen_xprintf("%d", s->output_nr);
-            char *a4 = gen_xprintf("\"results[%d]\"", s->output_nr);
-            const char *sargs[] = {a0, s->arg, cond, a3, a4};
-            gen_emit_wrapped(sb, "", head, sargs, 5, ");");
-            gen_sb_printf(sb, "%sif (st != YG_OK)\n%s    goto out;\n", ind, ind);
-            free(cond);
-            free(head);
-            free(a0);
-            free(a3);
-            free(a4);
-            break;
-        case GEN_SAVE_SIZES:
-            if (nullable)
-                gen_sb_printf(sb, "%sif (%s != NULL)\n    ", ind, s->arg);
-            gen_sb_printf(sb, "%syg__saved_sizes_save(&node->%s, %s);\n", ind, s->field, s->arg);
-            break;
-        case GEN_SAVE_NUMEL:
-            gen_sb_printf(sb, "%snode->%s = yg_tensor_numel(%s);\n", ind, s->field, s->arg);
-            break;
-        case GEN_SAVE_DTYPE:
-            gen_sb_printf(sb, "%snode->%s = yg_tensor_dtype(%s);\n", ind, s->field, s->arg);
-            break;
-        case GEN_SAVE_DEVICE:
-            gen_sb_printf(sb,
-                          "%snode->%s = yg_tensor_device(%s);\n"
-                          "%snode->%s_index = yg_tensor_device_index(%s);\n",
-                          ind, s->field, s->arg, ind, s->field, s->arg);
-            break;
-        case GEN_SAVE_VALUE:
-            if (nullable) {
-                /* int?, float?, Scalar? or ScalarType?: given or not */
-                gen_sb_printf(sb,
-                              "%snode->has_%s = %s != NULL;\n"
-                              "%sif (%s != NULL)\n%s    node->%s = *%s;\n",
-                              ind, s->field, s->arg, ind, s->arg, ind, s->field, s->arg);
-                break;
-            }
-            gen_sb_printf(sb, "%snode->%s = %s;\n", ind, s->field, s->arg);
-            break;
-        case GEN_SAVE_INT_LIST:
-            gen_sb_printf(sb,
-                          "%sst = yg__saved_int_list_save(&node->%s, %s, %s_len);\n"
-                          "%sif (st != YG_OK)\n%s    goto out;\n",
-                          ind, s->field, s->arg, s->arg, ind, ind);
-            break;
-        case GEN_SAVE_LIST_SIZES:
-            gen_sb_printf(sb,
-                          "%sst = yg__saved_list_sizes_save(&node->%s, %s, %s_len, %s);\n"
-                          "%sif (st != YG_OK)\n%s    goto out;\n",
-                          ind, s->field, s->arg, s->arg, s->at, ind, ind);
-            break;
-        case GEN_SAVE_TENSOR_LIST:
-            gen_sb_printf(sb,
-                          "%sst = yg__saved_list_save(&node->%s, %s, %s_len, \"%s\");\n"
-                          "%sif (st != YG_OK)\n%s    goto out;\n",
-                          ind, s->field, s->arg, s->arg, s->arg, ind, ind);
-            break;
-        }
+        if (conditional)
+            emit_save_condition(sb, d, s);
+        emit_save(sb, op, s, conditional ? "        " : "    ");
         if (conditional)
             gen_sb_puts(sb, "    }\n");
     }

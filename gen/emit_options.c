@@ -149,6 +149,100 @@ void gen_emit_options_decl(gen_sb *sb, const gen_op *op)
     gen_params_free(&full);
 }
 
+/* The call argument (after sep) for defaulted int, float, Scalar or bool
+ * argument a: the option's value when set, else the default (by
+ * pointer, from a static local in locals, for an optional one). */
+static void default_value_arg(gen_sb *locals, gen_sb *call, const gen_arg *a, const char *sep)
+{
+    const char *n = a->name;
+    const char *ct = a->type == GEN_T_INT    ? "int64_t"
+                     : a->type == GEN_T_BOOL ? "bool"
+                                             : "double";
+
+    if (!a->nullable)
+        gen_sb_printf(call, "%so->%s.set ? o->%s.value : %s", sep, n, n, c_scalar(a->default_));
+    else if (strcmp(a->default_, "None") == 0)
+        gen_sb_printf(call, "%so->%s.set ? &o->%s.value : NULL", sep, n, n);
+    else {
+        gen_sb_printf(locals, "    static const %s %s_default = %s;\n", ct, n,
+                      c_scalar(a->default_));
+        gen_sb_printf(call, "%so->%s.set ? &o->%s.value : &%s_default", sep, n, n, n);
+    }
+}
+
+/* The call arguments (after sep) for defaulted int[] argument a, items
+ * and length: the option's when set, else the default's (a static
+ * local in locals) or NULL and 0 for an empty default. */
+static void default_ints_arg(gen_sb *locals, gen_sb *call, const gen_arg *a, const char *sep)
+{
+    const char *n = a->name;
+    int count = 0;
+    char *items = gen_default_list(a->default_, a->fixed_len, false, &count);
+
+    if (count > 0) {
+        gen_sb_printf(locals, "    static const int64_t %s_default[] = {%s};\n", n, items);
+        gen_sb_printf(call,
+                      "%so->%s.set ? o->%s.items : %s_default\x01o->%s.set ? o->%s.len : %d",
+                      sep, n, n, n, n, n, count);
+    } else {
+        gen_sb_printf(call, "%so->%s.set ? o->%s.items : NULL\x01o->%s.set ? o->%s.len : 0",
+                      sep, n, n, n, n);
+    }
+    free(items);
+}
+
+/* The call argument(s) (after sep; \x01 between two) for defaulted
+ * argument a, read from the options o, with any static default it
+ * needs in locals. */
+static void default_arg(gen_sb *locals, gen_sb *call, const gen_arg *a, const char *sep)
+{
+    const char *n = a->name;
+
+    switch (a->type) {
+    case GEN_T_INT:
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+    case GEN_T_BOOL:
+        default_value_arg(locals, call, a, sep);
+        break;
+    case GEN_T_INT_LIST:
+        default_ints_arg(locals, call, a, sep);
+        break;
+    case GEN_T_STR:
+        if (strcmp(a->default_, "None") == 0)
+            gen_sb_printf(call, "%so->%s", sep, n);
+        else
+            gen_sb_printf(call, "%so->%s != NULL ? o->%s : \"%.*s\"", sep, n, n,
+                          (int)strlen(a->default_) - 2, a->default_ + 1);
+        break;
+    default: /* Tensor?, ScalarType, Device, Generator: NULL or the value */
+        gen_sb_printf(call, "%so->%s", sep, n);
+        break;
+    }
+}
+
+/* The body of yg_<op>_opt: the defaults, any static default locals,
+ * then the call of the full form with call's arguments (\x01 between
+ * them), one per line so it reads as the full form's parameter list. */
+static void emit_options_body(gen_sb *sb, const gen_op *op, const gen_sb *locals,
+                              const gen_sb *call)
+{
+    gen_sb_printf(sb,
+                  "{\n"
+                  "    static const yg_%s_options defaults = {0};\n"
+                  "    const yg_%s_options *o = options != NULL ? options : &defaults;\n",
+                  op->cname, op->cname);
+    if (locals->len > 0)
+        gen_sb_puts(sb, locals->buf);
+    gen_sb_printf(sb, "    return yg_%s(", op->cname);
+    for (const char *p = call->buf != NULL ? call->buf : ""; *p != '\0';) {
+        size_t len = strcspn(p, "\x01");
+        gen_sb_printf(sb, "\n        %.*s%s", (int)len, p, p[len] != '\0' ? "," : "");
+        p += len + (p[len] != '\0');
+    }
+    gen_sb_puts(sb, ");\n}\n");
+}
+
 void gen_emit_options_def(gen_sb *sb, const gen_op *op)
 {
     gen_params full, shortp = {0};
@@ -167,56 +261,10 @@ void gen_emit_options_def(gen_sb *sb, const gen_op *op)
             for (int j = 0; j < np; j++)
                 shortp.decls[shortp.n++] = gen_xstrdup(full.decls[k + j]);
             gen_sb_printf(&call, np == 2 ? "%s%s\x01%s_len" : "%s%s", sep, n, n);
-            k += np;
-            continue;
+        } else {
+            default_arg(&locals, &call, a, sep);
         }
         k += np;
-        bool none = strcmp(a->default_, "None") == 0;
-        switch (a->type) {
-        case GEN_T_INT:
-        case GEN_T_FLOAT:
-        case GEN_T_SCALAR:
-        case GEN_T_BOOL: {
-            const char *ct = a->type == GEN_T_INT    ? "int64_t"
-                             : a->type == GEN_T_BOOL ? "bool"
-                                                     : "double";
-            if (!a->nullable)
-                gen_sb_printf(&call, "%so->%s.set ? o->%s.value : %s", sep, n, n,
-                              c_scalar(a->default_));
-            else if (none)
-                gen_sb_printf(&call, "%so->%s.set ? &o->%s.value : NULL", sep, n, n);
-            else {
-                gen_sb_printf(&locals, "    static const %s %s_default = %s;\n", ct, n,
-                              c_scalar(a->default_));
-                gen_sb_printf(&call, "%so->%s.set ? &o->%s.value : &%s_default", sep, n, n, n);
-            }
-            break;
-        }
-        case GEN_T_INT_LIST: {
-            int count = 0;
-            char *items = gen_default_list(a->default_, a->fixed_len, false, &count);
-            if (count > 0) {
-                gen_sb_printf(&locals, "    static const int64_t %s_default[] = {%s};\n", n, items);
-                gen_sb_printf(&call, "%so->%s.set ? o->%s.items : %s_default\x01o->%s.set ? o->%s.len : %d",
-                              sep, n, n, n, n, n, count);
-            } else {
-                gen_sb_printf(&call, "%so->%s.set ? o->%s.items : NULL\x01o->%s.set ? o->%s.len : 0",
-                              sep, n, n, n, n);
-            }
-            free(items);
-            break;
-        }
-        case GEN_T_STR:
-            if (none)
-                gen_sb_printf(&call, "%so->%s", sep, n);
-            else
-                gen_sb_printf(&call, "%so->%s != NULL ? o->%s : \"%.*s\"", sep, n, n,
-                              (int)strlen(a->default_) - 2, a->default_ + 1);
-            break;
-        default: /* Tensor?, ScalarType, Device, Generator: NULL or the value */
-            gen_sb_printf(&call, "%so->%s", sep, n);
-            break;
-        }
     }
     shortp.decls[shortp.n++] = gen_xprintf("const yg_%s_options *options", op->cname);
     for (; k < full.n; k++) {
@@ -228,22 +276,7 @@ void gen_emit_options_def(gen_sb *sb, const gen_op *op)
     char *prefix = gen_xprintf("yg_status yg_%s_opt(", op->cname);
     gen_sb_puts(sb, "\n");
     gen_emit_call_decl(sb, prefix, &shortp, false, "");
-    gen_sb_printf(sb,
-                  "{\n"
-                  "    static const yg_%s_options defaults = {0};\n"
-                  "    const yg_%s_options *o = options != NULL ? options : &defaults;\n",
-                  op->cname, op->cname);
-    if (locals.len > 0)
-        gen_sb_puts(sb, locals.buf);
-    /* One argument per line: the call reads as the full form's parameter
-     * list. */
-    gen_sb_printf(sb, "    return yg_%s(", op->cname);
-    for (const char *p = call.buf != NULL ? call.buf : ""; *p != '\0';) {
-        size_t len = strcspn(p, "\x01");
-        gen_sb_printf(sb, "\n        %.*s%s", (int)len, p, p[len] != '\0' ? "," : "");
-        p += len + (p[len] != '\0');
-    }
-    gen_sb_puts(sb, ");\n}\n");
+    emit_options_body(sb, op, &locals, &call);
     free(prefix);
     gen_sb_free(&locals);
     gen_sb_free(&call);

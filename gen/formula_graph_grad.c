@@ -90,12 +90,153 @@ static char *sym_named(gen_formula_ctx *fc, CXCursor c, const char *name)
     return gen_xstrdup("NULL");
 }
 
+/* An attribute a formula passes as a metadata helper of a forward value
+ * x (sizes(x), dtype(x)), and the df call that records it. */
+typedef struct meta_attr {
+    const char *helper; /* the call in the formula unit */
+    const char *df_fn;  /* records it: df_fn(s, n, "<attribute>", <x's slot>) */
+    const char *what;   /* names it when x has no slot */
+} meta_attr;
+
+static const meta_attr sizes_attr = {"sizes", "yg__df_sizes", "sizes() of this value"};
+static const meta_attr dtype_attr = {gen__dtype_helper, "yg__df_dtype_attr",
+                                     "dtype() of this value"};
+
+/* When argument a (of parameter p) is the call m->helper(x): appends
+ * its df call, or fails when x is no forward value, and returns true;
+ * false when a is no such call. */
+static bool sym_meta_attr(gen_formula_ctx *fc, CXCursor a, const gen_arg *p, const meta_attr *m,
+                          gen_sb *out)
+{
+    CXCursor sa = gen__cursor_strip(a);
+
+    if (!gen__is_call_to(sa, m->helper) || clang_Cursor_getNumArguments(sa) != 1)
+        return false;
+    char *x = ref_name(clang_Cursor_getArgument(sa, 0));
+    char *slot = x != NULL ? gen__df_slot(fc->d, x) : NULL;
+    if (slot == NULL)
+        fail(fc, a, m->what);
+    else
+        gen_sb_printf(out, "%s%s(s, n, \"%s\", %s);\n", ind, m->df_fn, p->name, slot);
+    free(slot);
+    free(x);
+    return true;
+}
+
+/* A Tensor[] argument a (name: what it names, or NULL): the output
+ * gradients (grads) or a Tensor[] input of the forward op. */
+static void sym_tensor_list_arg(gen_formula_ctx *fc, CXCursor a, const char *name, gen_sb *out)
+{
+    const gen_op *fop = fc->d->op;
+
+    if (name != NULL && strcmp(name, "grads") == 0)
+        gen_sb_printf(out, "%syg__df_in_grads(s, n);\n", ind);
+    else if (name != NULL && gen__tensor_ordinal(fop, name) >= 0)
+        gen_sb_printf(out, "%syg__df_in_list(s, n, %d);\n", ind, gen__tensor_ordinal(fop, name));
+    else
+        fail(fc, a, "this Tensor[] argument");
+}
+
+/* An int[] attribute a of parameter p (name: what it names, or NULL):
+ * sizes(x), list_sizes(x, dim) or an int[] argument of the forward op. */
+static void sym_int_list_arg(gen_formula_ctx *fc, CXCursor a, const gen_arg *p, const char *name,
+                             gen_sb *out)
+{
+    CXCursor sa = gen__cursor_strip(a);
+    const gen_op *fop = fc->d->op;
+
+    if (sym_meta_attr(fc, a, p, &sizes_attr, out))
+        return;
+    if (gen__is_call_to(sa, "list_sizes") && clang_Cursor_getNumArguments(sa) == 2) {
+        char *x = ref_name(clang_Cursor_getArgument(sa, 0));
+        int ord = x != NULL ? gen__tensor_ordinal(fop, x) : -1;
+        char *dim = gen__lower_scalar(fc, clang_Cursor_getArgument(sa, 1));
+        if (ord < 0)
+            fail(fc, a, "list_sizes() of this value");
+        else
+            gen_sb_printf(out, "%syg__df_list_sizes(s, n, \"%s\", %d, %s);\n", ind, p->name, ord,
+                          dim);
+        free(dim);
+        free(x);
+    } else if (name != NULL && gen__arg_index(fop, name) >= 0) {
+        gen_sb_printf(out, "%syg__df_ints(s, n, \"%s\", %s.items, %s.len);\n", ind, p->name, name,
+                      name);
+    } else {
+        fail(fc, a, "this int[] argument");
+    }
+}
+
+/* A bool[] attribute a of parameter p: only grad_input_mask, recorded
+ * with the tensor ordinals of the key's inputs. */
+static void sym_mask_arg(gen_formula_ctx *fc, CXCursor a, const gen_arg *p, const char *name,
+                         gen_sb *out)
+{
+    if (name == NULL || strcmp(name, "grad_input_mask") != 0) {
+        fail(fc, a, "this bool[] argument");
+        return;
+    }
+    gen_sb ords = {0};
+    for (int m = 0; m < fc->n_members; m++)
+        gen_sb_printf(&ords, "%s%d", m > 0 ? ", " : "",
+                      gen__tensor_ordinal(fc->d->op, fc->members[m]->input));
+    gen_sb_printf(out, "%syg__df_mask(s, n, \"%s\", (const int[]){%s}, %d);\n", ind, p->name,
+                  ords.buf, fc->n_members);
+    gen_sb_free(&ords);
+}
+
+/* A ScalarType attribute a of parameter p: dtype(x) or a ScalarType
+ * (ScalarType?: when given) argument of the forward op. */
+static void sym_dtype_arg(gen_formula_ctx *fc, CXCursor a, const gen_arg *p, const char *name,
+                          gen_sb *out)
+{
+    const gen_op *fop = fc->d->op;
+
+    if (sym_meta_attr(fc, a, p, &dtype_attr, out))
+        return;
+    if (name != NULL && gen__arg_index(fop, name) >= 0) {
+        if (fop->schema.args[gen__arg_index(fop, name)].nullable)
+            gen_sb_printf(out, "%sif (%s != NULL)\n%s    yg__df_int(s, n, \"%s\", *%s);\n", ind,
+                          name, ind, p->name, name);
+        else
+            gen_sb_printf(out, "%syg__df_int(s, n, \"%s\", %s);\n", ind, p->name, name);
+    } else {
+        fail(fc, a, "this ScalarType argument");
+    }
+}
+
+/* An int, bool, float or Scalar attribute a of parameter p: an optional
+ * one passes on an optional argument of the op (set when given); an
+ * enum is recorded by name, as the tracer records it. */
+static void sym_scalar_arg(gen_formula_ctx *fc, CXCursor a, const gen_arg *p, const char *name,
+                           gen_sb *out)
+{
+    const gen_op *fop = fc->d->op;
+
+    if (p->nullable) {
+        int index = name != NULL ? gen__arg_index(fop, name) : -1;
+        if (index < 0 || !fop->schema.args[index].nullable || p->enum_id > 0) {
+            fail(fc, a, "an optional scalar argument that is not one of the op's");
+            return;
+        }
+        gen_sb_printf(out, "%sif (%s != NULL)\n%s    yg__df_%s(s, n, \"%s\", *%s);\n", ind, name,
+                      ind, p->type == GEN_T_INT ? "int" : "float", p->name, name);
+        return;
+    }
+    char *text = gen__lower_scalar(fc, a);
+    bool is_int = p->type == GEN_T_INT || p->type == GEN_T_BOOL;
+    if (p->enum_id > 0)
+        gen_sb_printf(out, "%syg__df_str(s, n, \"%s\", yg_%s_name(%s));\n", ind, p->name,
+                      gen_arg_enum(p)->cname, text);
+    else
+        gen_sb_printf(out, "%syg__df_%s(s, n, \"%s\", %s);\n", ind, is_int ? "int" : "float",
+                      p->name, text);
+    free(text);
+}
+
 /* Appends one argument of a call to node n: an input or an attribute. */
 static void sym_arg(gen_formula_ctx *fc, CXCursor a, const gen_arg *p, gen_sb *out)
 {
-    CXCursor sa = gen__cursor_strip(a);
-    char *name = ref_name(sa);
-    const gen_op *fop = fc->d->op;
+    char *name = ref_name(a);
 
     switch (p->type) {
     case GEN_T_TENSOR: {
@@ -105,102 +246,23 @@ static void sym_arg(gen_formula_ctx *fc, CXCursor a, const gen_arg *p, gen_sb *o
         break;
     }
     case GEN_T_TENSOR_LIST:
-        if (name != NULL && strcmp(name, "grads") == 0)
-            gen_sb_printf(out, "%syg__df_in_grads(s, n);\n", ind);
-        else if (name != NULL && gen__tensor_ordinal(fop, name) >= 0)
-            gen_sb_printf(out, "%syg__df_in_list(s, n, %d);\n", ind,
-                          gen__tensor_ordinal(fop, name));
-        else
-            fail(fc, a, "this Tensor[] argument");
+        sym_tensor_list_arg(fc, a, name, out);
         break;
     case GEN_T_INT_LIST:
-        if (gen__is_call_to(sa, "sizes") && clang_Cursor_getNumArguments(sa) == 1) {
-            char *x = ref_name(clang_Cursor_getArgument(sa, 0));
-            char *slot = x != NULL ? gen__df_slot(fc->d, x) : NULL;
-            if (slot == NULL)
-                fail(fc, a, "sizes() of this value");
-            else
-                gen_sb_printf(out, "%syg__df_sizes(s, n, \"%s\", %s);\n", ind, p->name, slot);
-            free(slot);
-            free(x);
-        } else if (gen__is_call_to(sa, "list_sizes") && clang_Cursor_getNumArguments(sa) == 2) {
-            char *x = ref_name(clang_Cursor_getArgument(sa, 0));
-            int ord = x != NULL ? gen__tensor_ordinal(fop, x) : -1;
-            char *dim = gen__lower_scalar(fc, clang_Cursor_getArgument(sa, 1));
-            if (ord < 0)
-                fail(fc, a, "list_sizes() of this value");
-            else
-                gen_sb_printf(out, "%syg__df_list_sizes(s, n, \"%s\", %d, %s);\n", ind, p->name,
-                              ord, dim);
-            free(dim);
-            free(x);
-        } else if (name != NULL && gen__arg_index(fop, name) >= 0) {
-            gen_sb_printf(out, "%syg__df_ints(s, n, \"%s\", %s.items, %s.len);\n", ind, p->name,
-                          name, name);
-        } else {
-            fail(fc, a, "this int[] argument");
-        }
+        sym_int_list_arg(fc, a, p, name, out);
         break;
     case GEN_T_BOOL_LIST:
-        if (name != NULL && strcmp(name, "grad_input_mask") == 0) {
-            gen_sb ords = {0};
-            for (int m = 0; m < fc->n_members; m++)
-                gen_sb_printf(&ords, "%s%d", m > 0 ? ", " : "",
-                              gen__tensor_ordinal(fop, fc->members[m]->input));
-            gen_sb_printf(out, "%syg__df_mask(s, n, \"%s\", (const int[]){%s}, %d);\n", ind,
-                          p->name, ords.buf, fc->n_members);
-            gen_sb_free(&ords);
-        } else {
-            fail(fc, a, "this bool[] argument");
-        }
+        sym_mask_arg(fc, a, p, name, out);
         break;
     case GEN_T_SCALAR_TYPE:
-        if (gen__is_call_to(sa, gen__dtype_helper) && clang_Cursor_getNumArguments(sa) == 1) {
-            char *x = ref_name(clang_Cursor_getArgument(sa, 0));
-            char *slot = x != NULL ? gen__df_slot(fc->d, x) : NULL;
-            if (slot == NULL)
-                fail(fc, a, "dtype() of this value");
-            else
-                gen_sb_printf(out, "%syg__df_dtype_attr(s, n, \"%s\", %s);\n", ind, p->name,
-                              slot);
-            free(slot);
-            free(x);
-        } else if (name != NULL && gen__arg_index(fop, name) >= 0) {
-            if (fop->schema.args[gen__arg_index(fop, name)].nullable)
-                gen_sb_printf(out, "%sif (%s != NULL)\n%s    yg__df_int(s, n, \"%s\", *%s);\n",
-                              ind, name, ind, p->name, name);
-            else
-                gen_sb_printf(out, "%syg__df_int(s, n, \"%s\", %s);\n", ind, p->name, name);
-        } else {
-            fail(fc, a, "this ScalarType argument");
-        }
+        sym_dtype_arg(fc, a, p, name, out);
         break;
     case GEN_T_INT:
     case GEN_T_BOOL:
     case GEN_T_FLOAT:
-    case GEN_T_SCALAR: {
-        if (p->nullable) {
-            /* An optional argument of the op, passed on: set when given. */
-            int index = name != NULL ? gen__arg_index(fop, name) : -1;
-            if (index < 0 || !fop->schema.args[index].nullable || p->enum_id > 0) {
-                fail(fc, a, "an optional scalar argument that is not one of the op's");
-                break;
-            }
-            gen_sb_printf(out, "%sif (%s != NULL)\n%s    yg__df_%s(s, n, \"%s\", *%s);\n", ind,
-                          name, ind, p->type == GEN_T_INT ? "int" : "float", p->name, name);
-            break;
-        }
-        char *text = gen__lower_scalar(fc, a);
-        bool is_int = p->type == GEN_T_INT || p->type == GEN_T_BOOL;
-        if (p->enum_id > 0) /* by name, as the tracer records it */
-            gen_sb_printf(out, "%syg__df_str(s, n, \"%s\", yg_%s_name(%s));\n", ind, p->name,
-                          gen_arg_enum(p)->cname, text);
-        else
-            gen_sb_printf(out, "%syg__df_%s(s, n, \"%s\", %s);\n", ind,
-                          is_int ? "int" : "float", p->name, text);
-        free(text);
+    case GEN_T_SCALAR:
+        sym_scalar_arg(fc, a, p, name, out);
         break;
-    }
     case GEN_T_STR: {
         char *text = gen__lower_scalar(fc, a);
         gen_sb_printf(out, "%syg__df_str(s, n, \"%s\", %s);\n", ind, p->name, text);

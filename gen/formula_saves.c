@@ -221,6 +221,168 @@ static bool check_size_dim(gen_formula_ctx *fc, CXCursor dim)
     return false;
 }
 
+/* The special names a formula may read (grad_input_mask, grad, grads,
+ * result, results) where they are refused or need nothing saved: true
+ * when name (read at c, under parent) was one of those cases, whether
+ * accepted or reported. */
+static bool infer_special_name(gen_formula_ctx *fc, CXCursor c, CXCursor parent, const char *name)
+{
+    int n_returns = fc->d->op->schema.n_returns;
+
+    if (strcmp(name, "grad_input_mask") == 0) {
+        fc->reads_mask = true;
+        if (fc->n_members < 2)
+            gen__formula_error_at(fc, c,
+                                  "'%s' exists only in a formula shared by several inputs "
+                                  "('self, other: f(...)'): one entry per input of the key",
+                                  name);
+    } else if (gen_returns_list(fc->d->op) &&
+               (strcmp(name, "grad") == 0 || strcmp(name, "result") == 0 ||
+                strcmp(name, "results") == 0)) {
+        gen__formula_error_at(fc, c,
+                              "'%s' is not defined for an op returning Tensor[]: its formulas "
+                              "pass grads (the list of output gradients) whole to a Tensor[] "
+                              "argument",
+                              name);
+    } else if (strcmp(name, "grads") == 0 && gen_returns_list(fc->d->op)) {
+        /* the output gradients as one list: nothing to save */
+        fc->d->reads_grad_list = true;
+    } else if ((strcmp(name, "grad") == 0 || strcmp(name, "result") == 0) && n_returns > 1) {
+        gen__formula_error_at(fc, c,
+                              "'%s' is ambiguous for an op with several outputs: write "
+                              "grads[i] or results[i] for output i",
+                              name);
+    } else if (strcmp(name, "grad") == 0 &&
+               (gen__is_call_to(parent, gen__size_helper) || gen__is_call_to(parent, "sizes") ||
+                gen__is_call_to(parent, "numel"))) {
+        /* The node saves no metadata of grad (it runs with grad). */
+        const char *helper = gen__is_call_to(parent, "sizes")   ? "sizes"
+                             : gen__is_call_to(parent, "numel") ? "numel"
+                                                                : "size";
+        gen__formula_errorf(fc, c,
+                            "%s() takes a Tensor argument of the op or result, not 'grad' (it "
+                            "has the sizes of result: write %s(result%s))",
+                            helper, helper, strcmp(helper, "size") == 0 ? ", d" : "");
+    } else if (strcmp(name, "grad") == 0) {
+        /* the incoming gradient: nothing to save */
+        fc->f->grads_read |= 1;
+        fc->d->grads_used |= 1;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+/* result, or the Tensor argument index, read at c under parent: saves
+ * the tensor, or only the sizes, numel, dtype or device that the
+ * metadata helper around it needs. */
+static void infer_tensor_read(gen_formula_ctx *fc, CXCursor c, CXCursor parent, const char *name,
+                              int index)
+{
+    /* size(x, d) keeps x's sizes and reads one at backward time. */
+    bool size_of = gen__is_call_to(parent, gen__size_helper);
+    bool device_of = gen__is_call_to(parent, gen__device_helper) ||
+                     gen__is_call_to(parent, gen__device_index_helper);
+    gen_save_kind sk = gen__is_call_to(parent, "sizes") || size_of ? GEN_SAVE_SIZES
+                       : gen__is_call_to(parent, "numel")          ? GEN_SAVE_NUMEL
+                       : gen__is_call_to(parent, gen__dtype_helper) ? GEN_SAVE_DTYPE
+                       : device_of                                 ? GEN_SAVE_DEVICE
+                                                                   : GEN_SAVE_TENSOR;
+    if ((sk == GEN_SAVE_DTYPE || sk == GEN_SAVE_DEVICE || size_of) && index >= 0 &&
+        fc->d->op->schema.args[index].nullable)
+        gen__formula_errorf(fc, c,
+                            "%s() of '%s', a Tensor? argument that may be NULL (None), is "
+                            "not supported",
+                            size_of ? "size" : sk == GEN_SAVE_DEVICE ? "device" : "dtype",
+                            name);
+    else
+        add_save(fc, c, name, sk, index >= 0 ? -1 : 0);
+}
+
+/* result or an argument of the op (index, or -1), read at c under
+ * parent: records what the node saves of it, or reports a type that
+ * formulas cannot read. */
+static void infer_arg_name(gen_formula_ctx *fc, CXCursor c, CXCursor parent, const char *name,
+                           int index)
+{
+    const gen_arg *a = index >= 0 ? &fc->d->op->schema.args[index] : NULL;
+
+    if (strcmp(name, "result") == 0 || (a != NULL && a->type == GEN_T_TENSOR)) {
+        infer_tensor_read(fc, c, parent, name, index);
+    } else if (a != NULL && a->type == GEN_T_TENSOR_LIST) {
+        if (gen__is_call_to(parent, "list_sizes"))
+            save_list_sizes(fc, c, parent, name);
+        else
+            add_save(fc, c, name, GEN_SAVE_TENSOR_LIST, -1);
+    } else if (a != NULL && !gen__formula_readable(a)) {
+        gen__formula_error_at(fc, c,
+                              "formulas cannot read '%s' yet: its type is not one of "
+                              "Tensor, Tensor[], int, int?, int[], float, float?, bool, "
+                              "Scalar, Scalar?, ScalarType and ScalarType?",
+                              name);
+    } else if (a != NULL) {
+        add_save(fc, c, name, a->type == GEN_T_INT_LIST ? GEN_SAVE_INT_LIST : GEN_SAVE_VALUE, -1);
+    }
+}
+
+/* grads[i] or results[i] at c (under parent): grads[i] marks output i's
+ * gradient read, results[i] saves output i; anything else subscripted,
+ * or such a subscript inside a metadata helper, is reported. */
+static void infer_subscript(gen_formula_ctx *fc, CXCursor c, CXCursor parent)
+{
+    const char *which = NULL;
+    int i = 0;
+
+    if (gen_returns_list(fc->d->op)) {
+        gen__formula_error_at(fc, c,
+                              "an op returning Tensor[] has no grads[i] or results[i]%s: its "
+                              "formulas pass grads whole to a Tensor[] argument",
+                              "");
+        return;
+    }
+    if (gen__indexed_output(fc, c, &which, &i)) {
+        if (gen__is_call_to(parent, "sizes") || gen__is_call_to(parent, "numel")) {
+            gen__formula_error_at(fc, c,
+                                  "sizes() and numel() take a Tensor argument by name, not "
+                                  "grads[i] or results[i]%s",
+                                  "");
+        } else if (gen__is_call_to(parent, gen__size_helper)) {
+            gen__formula_error_at(fc, c,
+                                  "size() takes a Tensor argument by name or result, not "
+                                  "grads[i] or results[i]%s",
+                                  "");
+        } else if (gen__is_call_to(parent, gen__dtype_helper)) {
+            gen__formula_error_at(fc, c,
+                                  "dtype() takes a Tensor argument by name, not grads[i] or "
+                                  "results[i]%s",
+                                  "");
+        } else if (strcmp(which, "grad") == 0) {
+            fc->f->grads_read |= (uint64_t)1 << i;
+            fc->d->grads_used |= (uint64_t)1 << i;
+        } else {
+            char *local = gen__output_local("result", i);
+            add_save(fc, c, local, GEN_SAVE_TENSOR, i);
+            free(local);
+        }
+        return;
+    }
+    if (!fc->f->has_error)
+        gen__formula_error_at(fc, c, "subscripts apply only to grads[i] and results[i]%s", "");
+}
+
+/* Whether the operator at c has a Tensor operand or result (formulas
+ * must call an op instead). */
+static bool is_tensor_operator(CXCursor c)
+{
+    gen_kids k = gen__cursor_children(c);
+    bool tensor = gen__is_tensor_type(clang_getCursorType(c));
+
+    for (unsigned i = 0; i < k.n; i++)
+        tensor |= gen__is_tensor_type(clang_getCursorType(k.c[i]));
+    free(k.c);
+    return tensor;
+}
+
 /* Walks the formula: records saves, rejects arithmetic on tensors and
  * constructs the lowering does not know. */
 void gen__formula_infer(gen_formula_ctx *fc, CXCursor c, CXCursor parent)
@@ -233,135 +395,19 @@ void gen__formula_infer(gen_formula_ctx *fc, CXCursor c, CXCursor parent)
         if (clang_getCursorKind(ref) != CXCursor_ParmDecl)
             break;
         char *name = gen__cursor_name(c);
-        int index = gen__arg_index(fc->d->op, name);
-        int n_returns = fc->d->op->schema.n_returns;
-        if (strcmp(name, "grad_input_mask") == 0) {
-            fc->reads_mask = true;
-            if (fc->n_members < 2)
-                gen__formula_error_at(fc, c,
-                                      "'%s' exists only in a formula shared by several inputs "
-                                      "('self, other: f(...)'): one entry per input of the key",
-                                      name);
-        } else if (gen_returns_list(fc->d->op) &&
-                   (strcmp(name, "grad") == 0 || strcmp(name, "result") == 0 ||
-                    strcmp(name, "results") == 0)) {
-            gen__formula_error_at(fc, c,
-                                  "'%s' is not defined for an op returning Tensor[]: its formulas "
-                                  "pass grads (the list of output gradients) whole to a Tensor[] "
-                                  "argument",
-                                  name);
-        } else if (strcmp(name, "grads") == 0 && gen_returns_list(fc->d->op)) {
-            /* the output gradients as one list: nothing to save */
-            fc->d->reads_grad_list = true;
-        } else if ((strcmp(name, "grad") == 0 || strcmp(name, "result") == 0) && n_returns > 1) {
-            gen__formula_error_at(fc, c,
-                                  "'%s' is ambiguous for an op with several outputs: write "
-                                  "grads[i] or results[i] for output i",
-                                  name);
-        } else if (strcmp(name, "grad") == 0 &&
-                   (gen__is_call_to(parent, gen__size_helper) || gen__is_call_to(parent, "sizes") ||
-                    gen__is_call_to(parent, "numel"))) {
-            /* The node saves no metadata of grad (it runs with grad). */
-            const char *helper = gen__is_call_to(parent, "sizes")   ? "sizes"
-                                 : gen__is_call_to(parent, "numel") ? "numel"
-                                                               : "size";
-            gen__formula_errorf(fc, c,
-                                "%s() takes a Tensor argument of the op or result, not 'grad' (it "
-                                "has the sizes of result: write %s(result%s))",
-                                helper, helper, strcmp(helper, "size") == 0 ? ", d" : "");
-        } else if (strcmp(name, "grad") == 0) {
-            /* the incoming gradient: nothing to save */
-            fc->f->grads_read |= 1;
-            fc->d->grads_used |= 1;
-        } else if (strcmp(name, "result") == 0 ||
-                   (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR)) {
-            /* size(x, d) keeps x's sizes and reads one at backward time. */
-            bool size_of = gen__is_call_to(parent, gen__size_helper);
-            bool device_of = gen__is_call_to(parent, gen__device_helper) ||
-                             gen__is_call_to(parent, gen__device_index_helper);
-            gen_save_kind sk = gen__is_call_to(parent, "sizes") || size_of ? GEN_SAVE_SIZES
-                               : gen__is_call_to(parent, "numel")          ? GEN_SAVE_NUMEL
-                               : gen__is_call_to(parent, gen__dtype_helper) ? GEN_SAVE_DTYPE
-                               : device_of                                 ? GEN_SAVE_DEVICE
-                                                                           : GEN_SAVE_TENSOR;
-            if ((sk == GEN_SAVE_DTYPE || sk == GEN_SAVE_DEVICE || size_of) && index >= 0 &&
-                fc->d->op->schema.args[index].nullable)
-                gen__formula_errorf(fc, c,
-                                    "%s() of '%s', a Tensor? argument that may be NULL (None), is "
-                                    "not supported",
-                                    size_of ? "size" : sk == GEN_SAVE_DEVICE ? "device" : "dtype",
-                                    name);
-            else
-                add_save(fc, c, name, sk, index >= 0 ? -1 : 0);
-        } else if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR_LIST) {
-            if (gen__is_call_to(parent, "list_sizes"))
-                save_list_sizes(fc, c, parent, name);
-            else
-                add_save(fc, c, name, GEN_SAVE_TENSOR_LIST, -1);
-        } else if (index >= 0 && !gen__formula_readable(&fc->d->op->schema.args[index])) {
-            gen__formula_error_at(fc, c, "formulas cannot read '%s' yet: its type is not one of "
-                                    "Tensor, Tensor[], int, int?, int[], float, float?, bool, "
-                                    "Scalar, Scalar?, ScalarType and ScalarType?",
-                             name);
-        } else if (index >= 0) {
-            add_save(fc, c, name,
-                     fc->d->op->schema.args[index].type == GEN_T_INT_LIST ? GEN_SAVE_INT_LIST
-                                                                         : GEN_SAVE_VALUE,
-                     -1);
-        }
+        if (!infer_special_name(fc, c, parent, name))
+            infer_arg_name(fc, c, parent, name, gen__arg_index(fc->d->op, name));
         free(name);
         break;
     }
-    case CXCursor_ArraySubscriptExpr: {
-        const char *which = NULL;
-        int i = 0;
-        if (gen_returns_list(fc->d->op)) {
-            gen__formula_error_at(fc, c,
-                                  "an op returning Tensor[] has no grads[i] or results[i]%s: its "
-                                  "formulas pass grads whole to a Tensor[] argument",
-                                  "");
-            return;
-        }
-        if (gen__indexed_output(fc, c, &which, &i)) {
-            if (gen__is_call_to(parent, "sizes") || gen__is_call_to(parent, "numel")) {
-                gen__formula_error_at(fc, c,
-                                      "sizes() and numel() take a Tensor argument by name, not "
-                                      "grads[i] or results[i]%s",
-                                      "");
-            } else if (gen__is_call_to(parent, gen__size_helper)) {
-                gen__formula_error_at(fc, c,
-                                      "size() takes a Tensor argument by name or result, not "
-                                      "grads[i] or results[i]%s",
-                                      "");
-            } else if (gen__is_call_to(parent, gen__dtype_helper)) {
-                gen__formula_error_at(fc, c,
-                                      "dtype() takes a Tensor argument by name, not grads[i] or "
-                                      "results[i]%s",
-                                      "");
-            } else if (strcmp(which, "grad") == 0) {
-                fc->f->grads_read |= (uint64_t)1 << i;
-                fc->d->grads_used |= (uint64_t)1 << i;
-            } else {
-                char *local = gen__output_local("result", i);
-                add_save(fc, c, local, GEN_SAVE_TENSOR, i);
-                free(local);
-            }
-            return;
-        }
-        if (!fc->f->has_error)
-            gen__formula_error_at(fc, c, "subscripts apply only to grads[i] and results[i]%s", "");
+    case CXCursor_ArraySubscriptExpr:
+        infer_subscript(fc, c, parent);
         return;
-    }
     case CXCursor_BinaryOperator:
     case CXCursor_UnaryOperator:
     case CXCursor_CompoundAssignOperator:
-    case CXCursor_ConditionalOperator: {
-        gen_kids k = gen__cursor_children(c);
-        bool tensor = gen__is_tensor_type(clang_getCursorType(c));
-        for (unsigned i = 0; i < k.n; i++)
-            tensor |= gen__is_tensor_type(clang_getCursorType(k.c[i]));
-        free(k.c);
-        if (tensor) {
+    case CXCursor_ConditionalOperator:
+        if (is_tensor_operator(c)) {
             gen__formula_error_at(fc, c,
                                   "operators do not apply to Tensor values in formulas%s; call "
                                   "an op such as add, sub, mul, div or neg",
@@ -369,7 +415,6 @@ void gen__formula_infer(gen_formula_ctx *fc, CXCursor c, CXCursor parent)
             return;
         }
         break;
-    }
     case CXCursor_CallExpr:
         if (gen__is_call_to(c, gen__size_helper) && clang_Cursor_getNumArguments(c) == 2 &&
             !check_size_dim(fc, gen__cursor_strip(clang_Cursor_getArgument(c, 1))))

@@ -637,18 +637,13 @@ static const char formula_prelude[] =
     "long yg__device_index_of(Tensor tensor);\n"
     "#define device_index(...) yg__device_index_of(__VA_ARGS__)\n";
 
-static void analyse_formulas(gen_model *model, CXIndex index)
+/* The formula unit's TensorN typedefs: an op with N Tensor returns
+ * returns a TensorN, which only a key naming N inputs accepts
+ * ("Tensor2 r_ = f(...)"), so clang types the tuple as a whole. */
+static void declare_tuples(unit *u, const gen_model *model)
 {
-    unit u = {0};
-    int n_formulas = 0;
-    gen_formula_ctx *ctxs = NULL;
-
-    synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL, NULL);
-    gen_sb_puts(&u.text, formula_prelude);
-    /* An op with N Tensor returns returns a TensorN, which only a key
-     * naming N inputs accepts ("Tensor2 r_ = f(...)"), so clang types
-     * the tuple as a whole. */
     int max_tuple = 1;
+
     for (int i = 0; i < model->n_ops; i++)
         if (model->ops[i].valid && model->ops[i].schema.n_returns > max_tuple)
             max_tuple = model->ops[i].schema.n_returns;
@@ -657,30 +652,159 @@ static void analyse_formulas(gen_model *model, CXIndex index)
             if (model->derivs[i].formulas[j].group_size > max_tuple)
                 max_tuple = model->derivs[i].formulas[j].group_size;
     for (int n = 2; n <= max_tuple; n++)
-        gen_sb_printf(&u.text, "typedef struct Tensor%d { Tensor t_[%d]; } Tensor%d;\n", n, n, n);
+        gen_sb_printf(&u->text, "typedef struct Tensor%d { Tensor t_[%d]; } Tensor%d;\n", n, n, n);
+}
+
+/* A declaration of every valid op in the formula unit, at its YAML
+ * line, so formulas call ops with clang checking the arguments. */
+static void declare_ops(unit *u, const gen_model *model)
+{
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         if (!op->valid)
             continue;
-        gen_sb_printf(&u.text, "#line %d \"%s\"\n", op->func_loc.line, GEN_NATIVE_FILE);
-        add_region(&u, GEN_NATIVE_FILE, op->func_loc.line, op->func_loc, false, NULL,
+        gen_sb_printf(&u->text, "#line %d \"%s\"\n", op->func_loc.line, GEN_NATIVE_FILE);
+        add_region(u, GEN_NATIVE_FILE, op->func_loc.line, op->func_loc, false, NULL,
                    op->full_name);
         if (gen_returns_list(op))
-            gen_sb_puts(&u.text, "TensorList ");
+            gen_sb_puts(&u->text, "TensorList ");
         else if (op->schema.n_returns == 1)
-            gen_sb_puts(&u.text, "Tensor ");
+            gen_sb_puts(&u->text, "Tensor ");
         else
-            gen_sb_printf(&u.text, "Tensor%d ", op->schema.n_returns);
-        gen_sb_printf(&u.text, "%s(", op->cname);
-        unit_params(&u.text, op, false);
-        gen_sb_puts(&u.text, ");\n");
+            gen_sb_printf(&u->text, "Tensor%d ", op->schema.n_returns);
+        gen_sb_printf(&u->text, "%s(", op->cname);
+        unit_params(&u->text, op, false);
+        gen_sb_puts(&u->text, ");\n");
     }
+}
+
+/* How many formula functions the unit holds: one per formula with an
+ * expression, a shared one once. */
+static int count_formulas(const gen_model *model)
+{
+    int n_formulas = 0;
+
     for (int i = 0; i < model->n_derivs; i++)
         for (int j = 0; model->derivs[i].op != NULL && j < model->derivs[i].n_formulas; j++)
             n_formulas += model->derivs[i].formulas[j].expr != NULL &&
                           model->derivs[i].formulas[j].group_index == 0;
-    ctxs = gen_xcalloc((size_t)n_formulas, sizeof(gen_formula_ctx));
+    return n_formulas;
+}
+
+/* Sets up fc for formula f of d: the formulas of its key (members) and
+ * the edges they fill. */
+static void init_formula_ctx(gen_formula_ctx *fc, gen_model *model, gen_deriv *d, gen_formula *f)
+{
+    fc->model = model;
+    fc->d = d;
+    fc->f = f;
+    fc->members = gen_xcalloc((size_t)f->group_size, sizeof(gen_formula *));
+    for (int m = 0; m < d->n_formulas; m++) {
+        gen_formula *g = &d->formulas[m];
+        if (g->group == f->group && g->group_index < f->group_size) {
+            fc->members[g->group_index] = g;
+            fc->edges |= g->edge >= 0 ? (uint64_t)1 << g->edge : 0;
+        }
+    }
+    fc->n_members = f->group_size;
+}
+
+/* Appends fc's formula to the unit as function yg__formula_<k> taking
+ * the names a formula may read, its expression at its YAML location
+ * (fc->expr_offset: where it starts in the unit). */
+static void add_formula_fn(unit *u, gen_formula_ctx *fc, int k)
+{
+    gen_deriv *d = fc->d;
+    gen_formula *f = fc->f;
+
+    /* What clang reports in the function around the formula (a
+     * tuple that does not fit the key) is about the formula. */
+    char *name = gen_xprintf("yagrad-gen:formula:%d", k);
+    synthetic_line(u, name, f->loc, &f->has_error, d->op->full_name);
+    free(name);
+    /* An op returning Tensor[] has its gradients as one list. */
+    gen_sb_printf(&u->text,
+                  "void yg__formula_%d(Tensor grad, Tensor result, %s grads, "
+                  "Tensor *results, const _Bool *grad_input_mask",
+                  k, gen_returns_list(d->op) ? "TensorList" : "Tensor *");
+    for (int a = 0; a < d->op->schema.n_args; a++)
+        gen_sb_printf(&u->text, ", %s %s", unit_type(&d->op->schema.args[a], false),
+                      d->op->schema.args[a].name);
+    if (f->group_size > 1)
+        gen_sb_printf(&u->text, ") {\nTensor%d r_ =\n", f->group_size);
+    else if (f->list)
+        gen_sb_puts(&u->text, ") {\nTensorList r_ =\n");
+    else
+        gen_sb_puts(&u->text, ") {\nTensor r_ =\n");
+    /* After an error, a placeholder of the right type keeps clang quiet. */
+    char *placeholder = f->group_size > 1 ? gen_xprintf("(Tensor%d){{0}}", f->group_size)
+                        : f->list         ? gen_xstrdup("(TensorList){0}")
+                                          : gen_xstrdup("0");
+    fc->expr_offset = yaml_line(u, f->has_error ? placeholder : f->expr, f->loc, &f->has_error,
+                                d->op->full_name);
+    free(placeholder);
+    gen_loc end = f->loc;
+    end.col += (int)strlen(f->expr);
+    name = gen_xprintf("yagrad-gen:formula-end:%d", k);
+    synthetic_line(u, name, end, &f->has_error, d->op->full_name);
+    free(name);
+    gen_sb_puts(&u->text, ";}\n");
+}
+
+/* Parses the formula unit, reports clang's diagnostics and analyses
+ * each of the n_formulas formulas (ctxs) clang found no error in. */
+static void analyse_unit(gen_model *model, CXIndex index, unit *u, gen_formula_ctx *ctxs,
+                         int n_formulas)
+{
+    CXTranslationUnit tu = parse_unit(index, u, "yagrad-gen-formulas.c");
+
+    if (tu == NULL)
+        return;
+    report_diagnostics(tu, u, false, model);
+    fn_slot *slots = gen_xcalloc((size_t)n_formulas, sizeof(fn_slot));
+    find_ctx fctx = {.prefix = "yg__formula_", .slots = slots, .n = n_formulas};
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &fctx);
+    for (int k = 0; k < n_formulas; k++) {
+        if (ctxs[k].f->has_error)
+            continue;
+        if (!slots[k].found) {
+            gen_error(ctxs[k].f->loc, "internal: formula function %d not found", k);
+            continue;
+        }
+        ctxs[k].tu = tu;
+        analyse_formula(&ctxs[k], slots[k].cursor);
+    }
+    free(slots);
+    clang_disposeTranslationUnit(tu);
+}
+
+/* Frees the n formula contexts ctxs and what each holds. */
+static void free_formula_ctxs(gen_formula_ctx *ctxs, int n)
+{
+    for (int k = 0; k < n; k++) {
+        gen_sb_free(&ctxs[k].code);
+        free(ctxs[k].members);
+        for (int i = 0; i < 2 * ctxs[k].n_size_locals; i++)
+            free(ctxs[k].size_reads[i]);
+        free(ctxs[k].size_reads);
+    }
+    free(ctxs);
+}
+
+/* Analyses every derivative formula in one synthetic unit (the prelude,
+ * the ops, one function per formula): names each gradient local, infers
+ * the saves and lowers the formula (analyse_formula). */
+static void analyse_formulas(gen_model *model, CXIndex index)
+{
+    unit u = {0};
+    int n_formulas = count_formulas(model);
+    gen_formula_ctx *ctxs = gen_xcalloc((size_t)n_formulas, sizeof(gen_formula_ctx));
     int k = 0;
+
+    synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL, NULL);
+    gen_sb_puts(&u.text, formula_prelude);
+    declare_tuples(&u, model);
+    declare_ops(&u, model);
     for (int i = 0; i < model->n_derivs; i++) {
         gen_deriv *d = &model->derivs[i];
         for (int j = 0; d->op != NULL && j < d->n_formulas; j++) {
@@ -699,82 +823,13 @@ static void analyse_formulas(gen_model *model, CXIndex index)
                              "'#')");
                 f->has_error = true;
             }
-            gen_formula_ctx *fc = &ctxs[k];
-            fc->model = model;
-            fc->d = d;
-            fc->f = f;
-            fc->members = gen_xcalloc((size_t)f->group_size, sizeof(gen_formula *));
-            for (int m = 0; m < d->n_formulas; m++) {
-                gen_formula *g = &d->formulas[m];
-                if (g->group == f->group && g->group_index < f->group_size) {
-                    fc->members[g->group_index] = g;
-                    fc->edges |= g->edge >= 0 ? (uint64_t)1 << g->edge : 0;
-                }
-            }
-            fc->n_members = f->group_size;
-            /* What clang reports in the function around the formula (a
-             * tuple that does not fit the key) is about the formula. */
-            char *name = gen_xprintf("yagrad-gen:formula:%d", k);
-            synthetic_line(&u, name, f->loc, &f->has_error, d->op->full_name);
-            free(name);
-            /* An op returning Tensor[] has its gradients as one list. */
-            gen_sb_printf(&u.text,
-                          "void yg__formula_%d(Tensor grad, Tensor result, %s grads, "
-                          "Tensor *results, const _Bool *grad_input_mask",
-                          k, gen_returns_list(d->op) ? "TensorList" : "Tensor *");
-            for (int a = 0; a < d->op->schema.n_args; a++)
-                gen_sb_printf(&u.text, ", %s %s", unit_type(&d->op->schema.args[a], false),
-                              d->op->schema.args[a].name);
-            if (f->group_size > 1)
-                gen_sb_printf(&u.text, ") {\nTensor%d r_ =\n", f->group_size);
-            else if (f->list)
-                gen_sb_puts(&u.text, ") {\nTensorList r_ =\n");
-            else
-                gen_sb_puts(&u.text, ") {\nTensor r_ =\n");
-            /* After an error, a placeholder of the right type keeps clang quiet. */
-            char *placeholder = f->group_size > 1 ? gen_xprintf("(Tensor%d){{0}}", f->group_size)
-                                : f->list         ? gen_xstrdup("(TensorList){0}")
-                                                  : gen_xstrdup("0");
-            fc->expr_offset = yaml_line(&u, f->has_error ? placeholder : f->expr, f->loc,
-                                        &f->has_error, d->op->full_name);
-            free(placeholder);
-            gen_loc end = f->loc;
-            end.col += (int)strlen(f->expr);
-            name = gen_xprintf("yagrad-gen:formula-end:%d", k);
-            synthetic_line(&u, name, end, &f->has_error, d->op->full_name);
-            free(name);
-            gen_sb_puts(&u.text, ";}\n");
+            init_formula_ctx(&ctxs[k], model, d, f);
+            add_formula_fn(&u, &ctxs[k], k);
             k++;
         }
     }
-    CXTranslationUnit tu = parse_unit(index, &u, "yagrad-gen-formulas.c");
-    if (tu == NULL)
-        goto out;
-    report_diagnostics(tu, &u, false, model);
-    fn_slot *slots = gen_xcalloc((size_t)n_formulas, sizeof(fn_slot));
-    find_ctx fctx = {.prefix = "yg__formula_", .slots = slots, .n = n_formulas};
-    clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &fctx);
-    for (k = 0; k < n_formulas; k++) {
-        if (ctxs[k].f->has_error)
-            continue;
-        if (!slots[k].found) {
-            gen_error(ctxs[k].f->loc, "internal: formula function %d not found", k);
-            continue;
-        }
-        ctxs[k].tu = tu;
-        analyse_formula(&ctxs[k], slots[k].cursor);
-    }
-    free(slots);
-    clang_disposeTranslationUnit(tu);
-out:
-    for (k = 0; k < n_formulas; k++) {
-        gen_sb_free(&ctxs[k].code);
-        free(ctxs[k].members);
-        for (int i = 0; i < 2 * ctxs[k].n_size_locals; i++)
-            free(ctxs[k].size_reads[i]);
-        free(ctxs[k].size_reads);
-    }
-    free(ctxs);
+    analyse_unit(model, index, &u, ctxs, n_formulas);
+    free_formula_ctxs(ctxs, n_formulas);
     unit_free(&u);
 }
 
@@ -955,6 +1010,100 @@ static void pointwise_bodies(gen_op *op, CXCursor expr, size_t base)
     free(fl.ends);
 }
 
+/* Appends op's pointwise expression (is_int: its pointwise_int one) to
+ * the unit as the function yg__pointwise_<i> of its arguments as C
+ * scalars (yg__pwint_<i>: every argument a long), after checking that it
+ * is a single C expression; *err is set on any error in it.  Returns the
+ * expression's offset in the unit. */
+static size_t add_pointwise_fn(unit *u, const gen_op *op, int i, bool is_int, bool *err)
+{
+    const char *expr = is_int ? op->pointwise_int : op->pointwise;
+    gen_loc loc = is_int ? op->pointwise_int_loc : op->pointwise_loc;
+    const char *tag = is_int ? "pointwise-int" : "pointwise";
+
+    if (strpbrk(expr, ";{}#") != NULL) {
+        gen_error_in(op->full_name, loc, "%s",
+                     is_int ? "a pointwise_int expression must be a single C expression (no ';', "
+                              "'{', '}' or '#')"
+                            : "a pointwise expression must be a single C expression (no ';', '{', "
+                              "'}' or '#')");
+        *err = true;
+    }
+    char *name = gen_xprintf("yagrad-gen:%s:%d", tag, i);
+    synthetic_line(u, name, op->func_loc, err, op->full_name);
+    free(name);
+    if (is_int) {
+        gen_sb_printf(&u->text, "long yg__pwint_%d(", i);
+        for (int a = 0; a < op->schema.n_args; a++)
+            gen_sb_printf(&u->text, "%slong %s", a > 0 ? ", " : "", op->schema.args[a].name);
+    } else {
+        gen_sb_printf(&u->text, "double yg__pointwise_%d(", i);
+        unit_params(&u->text, op, true);
+    }
+    gen_sb_puts(&u->text, ") { return\n");
+    size_t base = yaml_line(u, *err ? "0" : expr, loc, err, op->full_name);
+    gen_loc end = loc;
+    end.col += (int)strlen(expr);
+    name = gen_xprintf("yagrad-gen:%s-end:%d", tag, i);
+    synthetic_line(u, name, end, err, op->full_name);
+    free(name);
+    gen_sb_puts(&u->text, ";}\n");
+    return base;
+}
+
+/* Reports a call in op's pointwise_int expression (expr, its AST) other
+ * than the integer helpers, or a floating literal. */
+static void check_int_calls(const gen_op *op, CXCursor expr)
+{
+    int_calls_ctx ic = {NULL};
+
+    if (find_non_int_call(expr, clang_getNullCursor(), &ic) != CXChildVisit_Break)
+        clang_visitChildren(expr, find_non_int_call, &ic);
+    if (ic.bad != NULL) {
+        gen_error_in(op->full_name, op->pointwise_int_loc,
+                     "a pointwise_int expression computes in integers: it may call "
+                     "yg_int_div_trunc, yg_int_div_floor and yg_int_remainder "
+                     "(core/intmath.h), not %s%s%s",
+                     strcmp(ic.bad, "a floating literal") == 0 ? "" : "'", ic.bad,
+                     strcmp(ic.bad, "a floating literal") == 0 ? "" : "'");
+        free(ic.bad);
+    }
+}
+
+/* Analyses op, pointwise op i of the parsed unit: slot and int_slot are
+ * its two functions, base the unit offset of its expression.  Sets
+ * int_safe and the loop bodies, and checks pointwise_int. */
+static void analyse_pointwise_op(gen_op *op, int i, const fn_slot *slot, const fn_slot *int_slot,
+                                 size_t base)
+{
+    CXCursor expr;
+
+    if (!slot->found || !body_expr(slot->cursor, &expr)) {
+        gen_error(op->pointwise_loc, "internal: pointwise function %d not found", i);
+        return;
+    }
+    /* Integer loops only for expressions without calls (math
+     * functions) and division (integer division truncates). */
+    op->int_safe = !has_call(expr) && strchr(op->pointwise, '/') == NULL;
+    pointwise_bodies(op, expr, base);
+    if (op->pointwise_int == NULL)
+        return;
+    if (op->int_safe) {
+        gen_error_in(op->full_name, op->pointwise_int_loc,
+                     "the 'pointwise' expression already runs on integers (no calls, no "
+                     "'/'); drop 'pointwise_int'");
+        return;
+    }
+    if (!int_slot->found || !body_expr(int_slot->cursor, &expr)) {
+        gen_error(op->pointwise_int_loc, "internal: pointwise_int function %d not found", i);
+        return;
+    }
+    check_int_calls(op, expr);
+}
+
+/* Analyses every pointwise op's expression in one synthetic unit (the
+ * prelude, one function per expression): reports clang's diagnostics,
+ * then fills each op's loop bodies (analyse_pointwise_op). */
 static void analyse_pointwise(gen_model *model, CXIndex index)
 {
     unit u = {0};
@@ -967,50 +1116,10 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
         gen_op *op = &model->ops[i];
         if (!op->valid || op->kind != GEN_OP_POINTWISE)
             continue;
-        if (strpbrk(op->pointwise, ";{}#") != NULL) {
-            gen_error_in(op->full_name, op->pointwise_loc,
-                         "a pointwise expression must be a single C expression (no ';', '{', "
-                         "'}' or '#')");
-            errors[i] = true;
-        }
-        char *name = gen_xprintf("yagrad-gen:pointwise:%d", i);
-        synthetic_line(&u, name, op->func_loc, &errors[i], op->full_name);
-        free(name);
-        gen_sb_printf(&u.text, "double yg__pointwise_%d(", i);
-        unit_params(&u.text, op, true);
-        gen_sb_puts(&u.text, ") { return\n");
-        bases[i] = yaml_line(&u, errors[i] ? "0" : op->pointwise, op->pointwise_loc, &errors[i],
-                             op->full_name);
-        gen_loc end = op->pointwise_loc;
-        end.col += (int)strlen(op->pointwise);
-        name = gen_xprintf("yagrad-gen:pointwise-end:%d", i);
-        synthetic_line(&u, name, end, &errors[i], op->full_name);
-        free(name);
-        gen_sb_puts(&u.text, ";}\n");
-        if (op->pointwise_int == NULL)
-            continue;
+        bases[i] = add_pointwise_fn(&u, op, i, false, &errors[i]);
         /* The integer loops' expression: every argument an integer. */
-        if (strpbrk(op->pointwise_int, ";{}#") != NULL) {
-            gen_error_in(op->full_name, op->pointwise_int_loc,
-                         "a pointwise_int expression must be a single C expression (no ';', "
-                         "'{', '}' or '#')");
-            errors[i] = true;
-        }
-        name = gen_xprintf("yagrad-gen:pointwise-int:%d", i);
-        synthetic_line(&u, name, op->func_loc, &errors[i], op->full_name);
-        free(name);
-        gen_sb_printf(&u.text, "long yg__pwint_%d(", i);
-        for (int a = 0; a < op->schema.n_args; a++)
-            gen_sb_printf(&u.text, "%slong %s", a > 0 ? ", " : "", op->schema.args[a].name);
-        gen_sb_puts(&u.text, ") { return\n");
-        yaml_line(&u, errors[i] ? "0" : op->pointwise_int, op->pointwise_int_loc, &errors[i],
-                  op->full_name);
-        end = op->pointwise_int_loc;
-        end.col += (int)strlen(op->pointwise_int);
-        name = gen_xprintf("yagrad-gen:pointwise-int-end:%d", i);
-        synthetic_line(&u, name, end, &errors[i], op->full_name);
-        free(name);
-        gen_sb_puts(&u.text, ";}\n");
+        if (op->pointwise_int != NULL)
+            add_pointwise_fn(&u, op, i, true, &errors[i]);
     }
     CXTranslationUnit tu = parse_unit(index, &u, "yagrad-gen-pointwise.c");
     if (tu == NULL)
@@ -1024,41 +1133,8 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
     clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &ictx);
     for (int i = 0; i < model->n_ops; i++) {
         gen_op *op = &model->ops[i];
-        CXCursor expr;
-        if (!op->valid || op->kind != GEN_OP_POINTWISE || errors[i])
-            continue;
-        if (!slots[i].found || !body_expr(slots[i].cursor, &expr)) {
-            gen_error(op->pointwise_loc, "internal: pointwise function %d not found", i);
-            continue;
-        }
-        /* Integer loops only for expressions without calls (math
-         * functions) and division (integer division truncates). */
-        op->int_safe = !has_call(expr) && strchr(op->pointwise, '/') == NULL;
-        pointwise_bodies(op, expr, bases[i]);
-        if (op->pointwise_int == NULL)
-            continue;
-        if (op->int_safe) {
-            gen_error_in(op->full_name, op->pointwise_int_loc,
-                         "the 'pointwise' expression already runs on integers (no calls, no "
-                         "'/'); drop 'pointwise_int'");
-            continue;
-        }
-        if (!int_slots[i].found || !body_expr(int_slots[i].cursor, &expr)) {
-            gen_error(op->pointwise_int_loc, "internal: pointwise_int function %d not found", i);
-            continue;
-        }
-        int_calls_ctx ic = {NULL};
-        if (find_non_int_call(expr, clang_getNullCursor(), &ic) != CXChildVisit_Break)
-            clang_visitChildren(expr, find_non_int_call, &ic);
-        if (ic.bad != NULL) {
-            gen_error_in(op->full_name, op->pointwise_int_loc,
-                         "a pointwise_int expression computes in integers: it may call "
-                         "yg_int_div_trunc, yg_int_div_floor and yg_int_remainder "
-                         "(core/intmath.h), not %s%s%s",
-                         strcmp(ic.bad, "a floating literal") == 0 ? "" : "'", ic.bad,
-                         strcmp(ic.bad, "a floating literal") == 0 ? "" : "'");
-            free(ic.bad);
-        }
+        if (op->valid && op->kind == GEN_OP_POINTWISE && !errors[i])
+            analyse_pointwise_op(op, i, &slots[i], &int_slots[i], bases[i]);
     }
     free(int_slots);
     free(slots);

@@ -427,85 +427,93 @@ static gen_op *find_op_by_prefix(gen_model *model, const char *text)
     return NULL;
 }
 
-static bool resolve_formulas(gen_deriv *d)
+/* The check of d's output_differentiability against the op's returns;
+ * then every output has an entry (true when the key is not given), and
+ * *nondiff_output says whether none of them is differentiable.  False
+ * (reported) on a wrong count. */
+static bool resolve_output_diff(gen_deriv *d, bool *nondiff_output)
 {
-    gen_op *op = d->op;
-    bool ok = true;
-    bool nondiff_output = false;
+    const gen_op *op = d->op;
 
     if (d->has_output_diff && d->n_output_diff != op->schema.n_returns) {
         gen_error_in(op->full_name, d->output_diff_loc,
                      "'output_differentiability' has %d entries but the op returns %d",
                      d->n_output_diff, op->schema.n_returns);
-        ok = false;
-    } else {
-        /* From here on every output has an entry (true when not given). */
-        if (!d->has_output_diff) {
-            free(d->output_diff);
-            d->output_diff = gen_xcalloc((size_t)op->schema.n_returns, sizeof(bool));
-            for (int i = 0; i < op->schema.n_returns; i++)
-                d->output_diff[i] = true;
-            d->n_output_diff = op->schema.n_returns;
-        }
-        nondiff_output = true;
-        for (int i = 0; i < d->n_output_diff; i++)
-            nondiff_output &= !d->output_diff[i];
+        return false;
     }
-    for (int i = 0; i < d->n_formulas; i++) {
-        gen_formula *f = &d->formulas[i];
-        for (int j = 0; j < op->schema.n_args; j++)
-            if (strcmp(op->schema.args[j].name, f->input) == 0)
-                f->arg_index = j;
-        if (f->arg_index < 0) {
-            gen_error_in(op->full_name, f->key_loc,
-                         "unknown key '%s': no argument has that name (keys are 'name', "
-                         "'output_differentiability' and Tensor argument names)",
-                         f->input);
-            ok = false;
-        } else if (op->schema.args[f->arg_index].type == GEN_T_TENSOR_LIST &&
-                   op->schema.args[f->arg_index].nullable) {
-            gen_error_in(op->full_name, f->key_loc,
-                         "argument '%s' is a Tensor?[]; only a Tensor[] (without '?') has "
-                         "gradients, one per item",
-                         f->input);
-            ok = false;
-        } else if (op->schema.args[f->arg_index].type == GEN_T_TENSOR_LIST &&
-                   f->group_size > 1) {
-            gen_error_in(op->full_name, f->key_loc,
-                         "the Tensor[] argument '%s' cannot share a formula with other "
-                         "inputs; give it its own key",
-                         f->input);
-            ok = false;
-        } else if (op->schema.args[f->arg_index].type != GEN_T_TENSOR &&
-                   op->schema.args[f->arg_index].type != GEN_T_TENSOR_LIST) {
-            gen_error_in(op->full_name, f->key_loc,
-                         "argument '%s' is a %s, not a Tensor; only Tensor arguments have "
-                         "gradients",
-                         f->input, gen_type_name(&op->schema.args[f->arg_index]));
-            ok = false;
-        } else {
-            for (int k = 0; k < i; k++) {
-                if (d->formulas[k].arg_index == f->arg_index) {
-                    gen_error_in(op->full_name, f->key_loc,
-                                 "argument '%s' already has a formula (line %d)", f->input,
-                                 d->formulas[k].key_loc.line);
-                    ok = false;
-                    break;
-                }
-            }
-        }
-        if (!nondiff_output || f->expr == NULL)
-            continue;
-        if (op->schema.n_returns == 1)
-            gen_error_in(op->full_name, f->loc,
-                         "the output is not differentiable (output_differentiability: [False]), "
-                         "so this formula would never run; write 'non_differentiable'");
-        else
-            gen_error_in(op->full_name, f->loc,
-                         "no output is differentiable (output_differentiability), so this "
-                         "formula would never run; write 'non_differentiable'");
-        ok = false;
+    /* From here on every output has an entry (true when not given). */
+    if (!d->has_output_diff) {
+        free(d->output_diff);
+        d->output_diff = gen_xcalloc((size_t)op->schema.n_returns, sizeof(bool));
+        for (int i = 0; i < op->schema.n_returns; i++)
+            d->output_diff[i] = true;
+        d->n_output_diff = op->schema.n_returns;
     }
+    *nondiff_output = true;
+    for (int i = 0; i < d->n_output_diff; i++)
+        *nondiff_output &= !d->output_diff[i];
+    return true;
+}
+
+/* Resolves the key of formula i of d to its argument (arg_index): false
+ * (reported) when no argument has that name, the argument cannot have
+ * gradients through this key, or an earlier key already named it. */
+static bool resolve_formula_key(gen_deriv *d, int i)
+{
+    const gen_op *op = d->op;
+    gen_formula *f = &d->formulas[i];
+
+    for (int j = 0; j < op->schema.n_args; j++)
+        if (strcmp(op->schema.args[j].name, f->input) == 0)
+            f->arg_index = j;
+    if (f->arg_index < 0) {
+        gen_error_in(op->full_name, f->key_loc,
+                     "unknown key '%s': no argument has that name (keys are 'name', "
+                     "'output_differentiability' and Tensor argument names)",
+                     f->input);
+        return false;
+    }
+    const gen_arg *a = &op->schema.args[f->arg_index];
+    if (a->type == GEN_T_TENSOR_LIST && a->nullable) {
+        gen_error_in(op->full_name, f->key_loc,
+                     "argument '%s' is a Tensor?[]; only a Tensor[] (without '?') has "
+                     "gradients, one per item",
+                     f->input);
+        return false;
+    }
+    if (a->type == GEN_T_TENSOR_LIST && f->group_size > 1) {
+        gen_error_in(op->full_name, f->key_loc,
+                     "the Tensor[] argument '%s' cannot share a formula with other "
+                     "inputs; give it its own key",
+                     f->input);
+        return false;
+    }
+    if (a->type != GEN_T_TENSOR && a->type != GEN_T_TENSOR_LIST) {
+        gen_error_in(op->full_name, f->key_loc,
+                     "argument '%s' is a %s, not a Tensor; only Tensor arguments have "
+                     "gradients",
+                     f->input, gen_type_name(a));
+        return false;
+    }
+    for (int k = 0; k < i; k++) {
+        if (d->formulas[k].arg_index == f->arg_index) {
+            gen_error_in(op->full_name, f->key_loc,
+                         "argument '%s' already has a formula (line %d)", f->input,
+                         d->formulas[k].key_loc.line);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The checks of op's arguments against d's formulas: none is named like
+ * a formula variable, and (unless no output is differentiable) every
+ * Tensor argument has a key.  False (reported) otherwise. */
+static bool check_formula_args(const gen_deriv *d, bool nondiff_output)
+{
+    const gen_op *op = d->op;
+    bool ok = true;
+
     for (int j = 0; j < op->schema.n_args; j++) {
         const gen_arg *a = &op->schema.args[j];
         if (strcmp(a->name, "grad") == 0 || strcmp(a->name, "result") == 0 ||
@@ -528,13 +536,19 @@ static bool resolve_formulas(gen_deriv *d)
             ok = false;
         }
     }
-    if (!ok)
-        return false;
-    /* Signature order, so edge numbers follow the arguments, except that
-     * the edges of a Tensor[] input (as many as it has items, known only
-     * at record time) come after all others. */
+    return ok;
+}
+
+/* Puts d's formulas in signature order and numbers their edges, so edge
+ * numbers follow the arguments, except that the edges of a Tensor[]
+ * input (as many as it has items, known only at record time) come after
+ * all others.  False (reported) past 64 edges. */
+static bool number_edges(gen_deriv *d)
+{
+    const gen_op *op = d->op;
     gen_formula *sorted = gen_xcalloc((size_t)d->n_formulas, sizeof(gen_formula));
     int n = 0;
+
     d->n_edges = 0;
     for (int j = 0; j < op->schema.n_args; j++) {
         for (int i = 0; i < d->n_formulas; i++) {
@@ -560,6 +574,36 @@ static bool resolve_formulas(gen_deriv *d)
         return false;
     }
     return true;
+}
+
+/* Resolves d's formulas against its op: output_differentiability, each
+ * key's argument, formulas that could never run, the arguments' checks,
+ * then the edges.  False when anything was reported. */
+static bool resolve_formulas(gen_deriv *d)
+{
+    gen_op *op = d->op;
+    bool nondiff_output = false;
+    bool ok = resolve_output_diff(d, &nondiff_output);
+
+    for (int i = 0; i < d->n_formulas; i++) {
+        gen_formula *f = &d->formulas[i];
+        ok &= resolve_formula_key(d, i);
+        if (!nondiff_output || f->expr == NULL)
+            continue;
+        if (op->schema.n_returns == 1)
+            gen_error_in(op->full_name, f->loc,
+                         "the output is not differentiable (output_differentiability: [False]), "
+                         "so this formula would never run; write 'non_differentiable'");
+        else
+            gen_error_in(op->full_name, f->loc,
+                         "no output is differentiable (output_differentiability), so this "
+                         "formula would never run; write 'non_differentiable'");
+        ok = false;
+    }
+    ok &= check_formula_args(d, nondiff_output);
+    if (!ok)
+        return false;
+    return number_edges(d);
 }
 
 static void resolve_deriv(gen_model *model, int index)

@@ -295,6 +295,137 @@ static int find_enum(const char *name)
     return -1;
 }
 
+/* Tensor's suffixes after its name (next, the character after it):
+ * Tensor?, Tensor[], Tensor?[], Tensor(a), Tensor(a!) and Tensor(a!)?. */
+static bool tensor_type(parser *p, gen_arg *a, char next)
+{
+    bool ok = true;
+
+    a->type = GEN_T_TENSOR;
+    if (next == '?') {
+        p->pos++;
+        a->nullable = true;
+        if (p->text[p->pos] == '[') {
+            /* Tensor?[]: a list whose items may be NULL */
+            p->pos++;
+            a->type = GEN_T_TENSOR_LIST;
+            ok = expect(p, ']', "']' (a list of optional Tensors is written Tensor?[])");
+        }
+    } else if (next == '[') {
+        p->pos++;
+        a->type = GEN_T_TENSOR_LIST;
+        ok = expect(p, ']', "']' (a Tensor list is written Tensor[])");
+    } else if (next == '(') {
+        ok = alias_annotation(p, &a->alias, &a->mutable_);
+        /* Tensor(a!)?: optional state the op updates in place */
+        if (ok && a->mutable_ && p->text[p->pos] == '?') {
+            p->pos++;
+            a->nullable = true;
+        }
+    }
+    return ok;
+}
+
+/* The value types other than Tensor and Generator, and the suffixes
+ * each takes after its name. */
+typedef struct value_type {
+    const char *name;
+    gen_type type;
+    bool optional;      /* T?: nullable */
+    bool has_list;      /* T[N], of list_type */
+    gen_type list_type;
+    bool list_any_len;  /* T[] (any length) as well as T[N] */
+} value_type;
+
+static const value_type value_types[] = {
+    {.name = "int",
+     .type = GEN_T_INT,
+     .optional = true,
+     .has_list = true,
+     .list_type = GEN_T_INT_LIST,
+     .list_any_len = true},
+    {.name = "bool", .type = GEN_T_BOOL, .has_list = true, .list_type = GEN_T_BOOL_LIST},
+    {.name = "float", .type = GEN_T_FLOAT, .optional = true},
+    {.name = "Scalar", .type = GEN_T_SCALAR, .optional = true},
+    {.name = "ScalarType", .type = GEN_T_SCALAR_TYPE, .optional = true},
+    {.name = "str", .type = GEN_T_STR},
+    {.name = "Device", .type = GEN_T_DEVICE, .optional = true},
+};
+
+/* The row of value_types named name, or NULL. */
+static const value_type *find_value_type(const char *name)
+{
+    for (size_t i = 0; i < sizeof value_types / sizeof value_types[0]; i++)
+        if (strcmp(value_types[i].name, name) == 0)
+            return &value_types[i];
+    return NULL;
+}
+
+/* Sets a's type from vt and reads its suffix (next, the character after
+ * the name): '?' or a list's "[]" / "[N]". */
+static bool value_type_suffix(parser *p, gen_arg *a, const value_type *vt, char next)
+{
+    a->type = vt->type;
+    if (vt->optional && next == '?') {
+        p->pos++;
+        a->nullable = true;
+    } else if (vt->has_list && next == '[') {
+        a->type = vt->list_type;
+        return list_suffix(p, a, vt->list_any_len);
+    }
+    return true;
+}
+
+/* Reports the unknown type t (at start) with the nearest known name and
+ * the list of the known ones, enums included. */
+static void unknown_type(parser *p, const char *t, size_t start)
+{
+    static const char *const builtin[] = {"Tensor", "int",        "float", "bool",     "Scalar",
+                                          "str",    "ScalarType", "Device", "Generator"};
+    enum { N_BUILTIN = (int)(sizeof builtin / sizeof builtin[0]) };
+    const char **types = gen_xmalloc((size_t)(N_BUILTIN + n_known_enums) * sizeof(char *));
+    gen_sb enums = {0};
+
+    for (int i = 0; i < N_BUILTIN; i++)
+        types[i] = builtin[i];
+    for (int i = 0; i < n_known_enums; i++) {
+        types[N_BUILTIN + i] = known_enums[i].name;
+        gen_sb_printf(&enums, ", %s", known_enums[i].name);
+    }
+    const char *near = gen_nearest_name(t, types, N_BUILTIN + n_known_enums);
+    char *hint = near != NULL ? gen_xprintf("; did you mean '%s'?", near) : gen_xstrdup("");
+    char *known = gen_xprintf("%s%s", n_known_enums > 0 ? " or a declared enum:" : "",
+                              enums.buf != NULL ? enums.buf + 1 : "");
+    char *msg = gen_xprintf("unknown argument type '%s'%s (expected Tensor, Tensor?, "
+                            "Tensor[], int, int?, int[], int[N], float, float?, bool, "
+                            "bool[N], Scalar, Scalar?, ScalarType?, str, Device, Device?, "
+                            "Generator?%s)",
+                            t, hint, known);
+    perror_at(p, start, "%s%s", msg, "");
+    free(msg);
+    free(known);
+    free(hint);
+    free(types);
+    gen_sb_free(&enums);
+}
+
+/* The checks after type t: no suffix it does not take, then a space. */
+static bool type_end_ok(parser *p, const char *t)
+{
+    if (!p->failed && strchr("?[(", p->text[p->pos]) != NULL && p->text[p->pos] != '\0') {
+        perror_at(p, p->pos, "type '%s' cannot take the suffix %s", t, here(p));
+        return false;
+    }
+    if (p->text[p->pos] != ' ' && p->text[p->pos] != '\t' && !p->failed) {
+        perror_at(p, p->pos, "malformed signature: expected a space after the type, found %s%s",
+                  here(p), "");
+        return false;
+    }
+    return true;
+}
+
+/* Parses an argument's type into a (type, nullable, list length, alias,
+ * enum); false when it is malformed (reported). */
 static bool parse_type(parser *p, gen_arg *a)
 {
     skip_ws(p);
@@ -306,61 +437,11 @@ static bool parse_type(parser *p, gen_arg *a)
         return false;
     bool ok = true;
     char next = p->text[p->pos];
+    const value_type *vt = find_value_type(t);
     if (strcmp(t, "Tensor") == 0) {
-        a->type = GEN_T_TENSOR;
-        if (next == '?') {
-            p->pos++;
-            a->nullable = true;
-            if (p->text[p->pos] == '[') {
-                /* Tensor?[]: a list whose items may be NULL */
-                p->pos++;
-                a->type = GEN_T_TENSOR_LIST;
-                ok = expect(p, ']', "']' (a list of optional Tensors is written Tensor?[])");
-            }
-        } else if (next == '[') {
-            p->pos++;
-            a->type = GEN_T_TENSOR_LIST;
-            ok = expect(p, ']', "']' (a Tensor list is written Tensor[])");
-        } else if (next == '(') {
-            ok = alias_annotation(p, &a->alias, &a->mutable_);
-            /* Tensor(a!)?: optional state the op updates in place */
-            if (ok && a->mutable_ && p->text[p->pos] == '?') {
-                p->pos++;
-                a->nullable = true;
-            }
-        }
-    } else if (strcmp(t, "int") == 0) {
-        a->type = GEN_T_INT;
-        if (next == '?') {
-            p->pos++;
-            a->nullable = true;
-        } else if (next == '[') {
-            a->type = GEN_T_INT_LIST;
-            ok = list_suffix(p, a, true);
-        }
-    } else if (strcmp(t, "bool") == 0) {
-        a->type = GEN_T_BOOL;
-        if (next == '[') {
-            a->type = GEN_T_BOOL_LIST;
-            ok = list_suffix(p, a, false);
-        }
-    } else if (strcmp(t, "float") == 0 || strcmp(t, "Scalar") == 0 ||
-               strcmp(t, "ScalarType") == 0) {
-        a->type = t[0] == 'f'            ? GEN_T_FLOAT
-                  : strcmp(t, "Scalar") == 0 ? GEN_T_SCALAR
-                                             : GEN_T_SCALAR_TYPE;
-        if (next == '?') {
-            p->pos++;
-            a->nullable = true;
-        }
-    } else if (strcmp(t, "str") == 0) {
-        a->type = GEN_T_STR;
-    } else if (strcmp(t, "Device") == 0) {
-        a->type = GEN_T_DEVICE;
-        if (next == '?') {
-            p->pos++;
-            a->nullable = true;
-        }
+        ok = tensor_type(p, a, next);
+    } else if (vt != NULL) {
+        ok = value_type_suffix(p, a, vt, next);
     } else if (strcmp(t, "Generator") == 0) {
         /* A generator is advanced by the op; NULL means the default one,
          * so the type is always nullable. */
@@ -372,43 +453,11 @@ static bool parse_type(parser *p, gen_arg *a)
         a->type = GEN_T_INT;
         a->enum_id = find_enum(t) + 1;
     } else {
-        static const char *const builtin[] = {"Tensor", "int",        "float", "bool",     "Scalar",
-                                              "str",    "ScalarType", "Device", "Generator"};
-        enum { N_BUILTIN = (int)(sizeof builtin / sizeof builtin[0]) };
-        const char **types = gen_xmalloc((size_t)(N_BUILTIN + n_known_enums) * sizeof(char *));
-        gen_sb enums = {0};
-        for (int i = 0; i < N_BUILTIN; i++)
-            types[i] = builtin[i];
-        for (int i = 0; i < n_known_enums; i++) {
-            types[N_BUILTIN + i] = known_enums[i].name;
-            gen_sb_printf(&enums, ", %s", known_enums[i].name);
-        }
-        const char *near = gen_nearest_name(t, types, N_BUILTIN + n_known_enums);
-        char *hint = near != NULL ? gen_xprintf("; did you mean '%s'?", near) : gen_xstrdup("");
-        char *known = gen_xprintf("%s%s", n_known_enums > 0 ? " or a declared enum:" : "",
-                                  enums.buf != NULL ? enums.buf + 1 : "");
-        char *msg = gen_xprintf("unknown argument type '%s'%s (expected Tensor, Tensor?, "
-                                "Tensor[], int, int?, int[], int[N], float, float?, bool, "
-                                "bool[N], Scalar, Scalar?, ScalarType?, str, Device, Device?, "
-                                "Generator?%s)",
-                                t, hint, known);
-        perror_at(p, start, "%s%s", msg, "");
-        free(msg);
-        free(known);
-        free(hint);
-        free(types);
-        gen_sb_free(&enums);
+        unknown_type(p, t, start);
         ok = false;
     }
-    if (ok && !p->failed && strchr("?[(", p->text[p->pos]) != NULL && p->text[p->pos] != '\0') {
-        perror_at(p, p->pos, "type '%s' cannot take the suffix %s", t, here(p));
-        ok = false;
-    }
-    if (ok && p->text[p->pos] != ' ' && p->text[p->pos] != '\t' && !p->failed) {
-        perror_at(p, p->pos, "malformed signature: expected a space after the type, found %s%s",
-                  here(p), "");
-        ok = false;
-    }
+    if (ok)
+        ok = type_end_ok(p, t);
     free(t);
     return ok;
 }
