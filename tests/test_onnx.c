@@ -879,6 +879,49 @@ static const sym_case sym_cases[] = {
      "  %y : Tensor = scatter_add[dim=1](%a, %i, %s)\n  return (%y)\n",
      false,
      4},
+    /* ---- image ops (runtime/onnx/sym_vision.c) ---- */
+    {"conv1d.padding",
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 7]), %w : Tensor(dtype=float32, sizes=[3, 2, 3])):\n"
+     "  %n : None = prim::None()\n  %y : Tensor = conv1d.padding[dilation=[2], groups=1, padding=\"same\", stride=[1]](%a, %w, %n)\n  return (%y)\n",
+     false,
+     0},
+    {"conv2d.padding",
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 5, 6]), %w : Tensor(dtype=float32, sizes=[3, 2, 2, 3]), %b : Tensor(dtype=float32, sizes=[3])):\n"
+     "  %y : Tensor = conv2d.padding[dilation=[1, 1], groups=1, padding=\"same\", stride=[1, 1]](%a, %w, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"conv3d.padding",
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 1, 4, 4, 4]), %w : Tensor(dtype=float32, sizes=[2, 1, 3, 3, 3])):\n"
+     "  %n : None = prim::None()\n  %y : Tensor = conv3d.padding[dilation=[1, 1, 1], groups=1, padding=\"valid\", stride=[1, 1, 1]](%a, %w, %n)\n  return (%y)\n",
+     false,
+     0},
+    {"conv_transpose1d",
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 4, 5]), %w : Tensor(dtype=float32, sizes=[4, 2, 3])):\n"
+     "  %n : None = prim::None()\n  %y : Tensor = conv_transpose1d[dilation=[1], groups=1, output_padding=[1], padding=[1], stride=[2]](%a, %w, %n)\n  return (%y)\n",
+     false,
+     0},
+    {"conv_transpose2d",
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 4, 3, 3]), %w : Tensor(dtype=float32, sizes=[4, 2, 3, 3]), %b : Tensor(dtype=float32, sizes=[2])):\n"
+     "  %y : Tensor = conv_transpose2d[dilation=[1, 1], groups=1, output_padding=[1, 1], padding=[1, 1], stride=[2, 2]](%a, %w, %b)\n  return (%y)\n",
+     false,
+     0},
+    {"conv_transpose3d",
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 3, 3, 3]), %w : Tensor(dtype=float32, sizes=[2, 1, 2, 2, 2])):\n"
+     "  %n : None = prim::None()\n  %y : Tensor = conv_transpose3d[dilation=[1, 1, 1], groups=2, output_padding=[0, 0, 0], padding=[0, 0, 0], stride=[1, 1, 1]](%a, %w, %n)\n  return (%y)\n",
+     false,
+     0},
+    {"max_pool1d", GS("[1, 2, 7]", "max_pool1d[kernel_size=[3], padding=[1], stride=[2]]"), false, 0},
+    {"max_pool3d", GS("[1, 2, 4, 4, 4]", "max_pool3d[kernel_size=[2, 2, 2]]"), false, 0},
+    {"avg_pool1d", GS("[1, 2, 7]", "avg_pool1d[count_include_pad=0, kernel_size=[3], padding=[1], stride=[2]]"), false, 0},
+    {"avg_pool3d", GS("[1, 1, 4, 4, 4]", "avg_pool3d[kernel_size=[2, 2, 2], stride=[2, 2, 2]]"), false, 0},
+    {"adaptive_avg_pool1d", GS("[1, 2, 6]", "adaptive_avg_pool1d[output_size=[3]]"), false, 0},
+    {"adaptive_avg_pool3d", GS("[1, 2, 4, 4, 4]", "adaptive_avg_pool3d[output_size=[1, 1, 1]]"), false, 0},
+    {"upsample_nearest2d", GS("[1, 2, 3, 4]", "upsample_nearest2d[output_size=[5, 7]]"), false, 0},
+    {"upsample_bilinear2d", GS("[1, 2, 3, 4]", "upsample_bilinear2d[align_corners=0, output_size=[5, 7]]"), false, 0},
+    {"interpolate", GS("[1, 2, 3, 4]", "interpolate[mode=\"bilinear\", scale_factor=1.5]"), false, 0},
+    {"pixel_shuffle", GS("[1, 8, 2, 3]", "pixel_shuffle[upscale_factor=2]"), false, 0},
+    {"pixel_unshuffle", GS("[1, 2, 4, 6]", "pixel_unshuffle[downscale_factor=2]"), false, 0},
+    {"channel_shuffle", GS("[1, 6, 2, 2]", "channel_shuffle[groups=3]"), false, 0},
     {"scaled_dot_product_attention",
      "graph(%q : Tensor(dtype=float32, sizes=[2, 3, 4]), %k : Tensor(dtype=float32, sizes=[2, 5, "
      "4]),"
