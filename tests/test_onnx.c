@@ -922,6 +922,101 @@ static const sym_case sym_cases[] = {
     {"pixel_shuffle", GS("[1, 8, 2, 3]", "pixel_shuffle[upscale_factor=2]"), false, 0},
     {"pixel_unshuffle", GS("[1, 2, 4, 6]", "pixel_unshuffle[downscale_factor=2]"), false, 0},
     {"channel_shuffle", GS("[1, 6, 2, 2]", "channel_shuffle[groups=3]"), false, 0},
+    /* ---- losses, atan2, remainder (runtime/onnx/sym_loss.c) ---- */
+    {"mse_loss", G2("mse_loss[reduction=\"sum\"]"), false, 0},
+    {"l1_loss", G2("l1_loss"), false, 0},
+    {"smooth_l1_loss", G2("smooth_l1_loss[beta=0.5, reduction=\"none\"]"), false, 0},
+    {"binary_cross_entropy",
+     "graph(%a : " F34 ", %b : " F34 "):\n  %p : Tensor = sigmoid(%a)\n"
+     "  %t : Tensor = sigmoid(%b)\n  %n : None = prim::None()\n"
+     "  %y : Tensor = binary_cross_entropy(%p, %t, %n)\n  return (%y)\n",
+     false,
+     0},
+    {"binary_cross_entropy_with_logits",
+     "graph(%a : " F34 ", %b : " F34 ", %w : Tensor(dtype=float32, sizes=[4])):\n"
+     "  %t : Tensor = sigmoid(%b)\n"
+     "  %y : Tensor = binary_cross_entropy_with_logits(%a, %t, %w, %w)\n  return (%y)\n",
+     false,
+     0},
+    {"nll_loss",
+     "graph(%a : " F34 ", %t : Tensor(dtype=int64, sizes=[3])):\n  %n : None = prim::None()\n"
+     "  %y : Tensor = nll_loss[ignore_index=2](%a, %t, %n)\n  return (%y)\n",
+     false,
+     4},
+    {"cross_entropy",
+     "graph(%a : " F34 ", %t : Tensor(dtype=int64, sizes=[3]), %w : Tensor(dtype=float32, "
+     "sizes=[4])):\n"
+     "  %y : Tensor = cross_entropy(%a, %t, %w)\n  return (%y)\n",
+     true,
+     4},
+    {"cross_entropy",
+     "graph(%a : " F34 ", %b : " F34 "):\n  %t : Tensor = softmax[dim=1](%b)\n"
+     "  %n : None = prim::None()\n"
+     "  %y : Tensor = cross_entropy[reduction=\"none\"](%a, %t, %n)\n  return (%y)\n",
+     false,
+     0},
+    {"atan2", G2("atan2"), false, 0},
+    {"remainder", G2("remainder"), true, 0},
+    {"remainder.Scalar", G1("remainder.Scalar[other=0.7]"), false, 0},
+    {"upsample_nearest2d_to", GS("[1, 2, 3, 4]", "upsample_nearest2d_to[sizes=[1, 2, 5, 7]]"), false, 0},
+    {"upsample_bilinear2d_to",
+     GS("[1, 2, 3, 4]", "upsample_bilinear2d_to[align_corners=1, sizes=[1, 2, 5, 7]]"),
+     false,
+     0},
+    /* ---- creation (runtime/onnx/sym_creation.c) ---- */
+    {"zeros_like", G1("zeros_like"), false, 0},
+    {"ones_like", G1("ones_like"), false, 0},
+    {"full_like", G1("full_like[fill_value=2.5]"), false, 0},
+    {"empty_like",
+     "graph(%a : " F34 "):\n  %e : Tensor = empty_like(%a)\n  %y : Tensor = zeros_like(%e)\n"
+     "  return (%y)\n",
+     false,
+     0},
+    {"zeros",
+     "graph(%a : " F34 "):\n  %z : Tensor = zeros[size=[3, 4]]()\n"
+     "  %y : Tensor = add[alpha=1](%a, %z)\n  return (%y)\n",
+     false,
+     0},
+    {"ones",
+     "graph(%a : " F34 "):\n  %z : Tensor = ones[size=[4]]()\n"
+     "  %y : Tensor = add[alpha=1](%a, %z)\n  return (%y)\n",
+     false,
+     0},
+    {"full",
+     "graph(%a : " F34 "):\n  %z : Tensor = full[fill_value=-1.5, size=[3, 1]]()\n"
+     "  %y : Tensor = add[alpha=1](%a, %z)\n  return (%y)\n",
+     false,
+     0},
+    {"empty",
+     "graph(%a : " F34 "):\n  %e : Tensor = empty[size=[3, 4]]()\n"
+     "  %z : Tensor = zeros_like(%e)\n  %y : Tensor = add[alpha=1](%a, %z)\n  return (%y)\n",
+     false,
+     0},
+    {"arange",
+     "graph(%a : " F34 "):\n  %z : Tensor = arange[dtype=\"float32\", end=4]()\n"
+     "  %y : Tensor = add[alpha=1](%a, %z)\n  return (%y)\n",
+     false,
+     0},
+    {"arange.start",
+     "graph(%a : " F34 "):\n  %z : Tensor = arange.start[dtype=\"float32\", end=2.0, start=-1.0, step=0.75]()\n"
+     "  %y : Tensor = add[alpha=1](%a, %z)\n  return (%y)\n",
+     false,
+     0},
+    {"linspace",
+     "graph(%a : " F34 "):\n  %z : Tensor = linspace[end=1.0, start=-1.0, steps=4]()\n"
+     "  %y : Tensor = add[alpha=1](%a, %z)\n  return (%y)\n",
+     false,
+     0},
+    {"eye.m",
+     "graph(%a : " F34 "):\n  %z : Tensor = eye.m[dtype=\"float32\", m=4, n=3]()\n"
+     "  %y : Tensor = add[alpha=1](%a, %z)\n  return (%y)\n",
+     false,
+     0},
+    {"eye",
+     "graph(%a : Tensor(dtype=float32, sizes=[3, 3])):\n  %z : Tensor = eye[dtype=\"float32\", n=3]()\n"
+     "  %y : Tensor = add[alpha=1](%a, %z)\n  return (%y)\n",
+     false,
+     0},
     {"scaled_dot_product_attention",
      "graph(%q : Tensor(dtype=float32, sizes=[2, 3, 4]), %k : Tensor(dtype=float32, sizes=[2, 5, "
      "4]),"

@@ -493,3 +493,34 @@ yg_status yg__onnx_sym_channel_shuffle(yg_onnx_ctx *cx, const yg_ir_node *node) 
     YG_RETURN_IF_ERROR(transpose(cx, node, a, (const int64_t[]){0, 2, 1, 3, 4}, 5, &b));
     return reshape(cx, node, b, s, 4, yg__onnx_output_name_of(node, 0), NULL);
 }
+
+/* The _to forms (adjoints in double backward): to the last two entries
+ * of sizes. */
+static yg_status last_two(yg_onnx_ctx *cx, const yg_ir_node *node, yg_box_ints *v) {
+    YG_RETURN_IF_ERROR(yg__box_ints(node, "sizes", NULL, YG_BOX_REQUIRED, 0, v));
+    if (v->len < 2)
+        return yg__onnx_unsupported(cx, node, "sizes needs at least 2 entries");
+    v->items += v->len - 2;
+    v->len = 2;
+    return YG_OK;
+}
+
+yg_status yg__onnx_sym_upsample_nearest2d_to(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    yg_box_ints size = {0};
+    const char *sizes = NULL;
+    YG_RETURN_IF_ERROR(last_two(cx, node, &size));
+    YG_RETURN_IF_ERROR(resize_sizes(cx, node, size.items, &sizes));
+    return resize(cx, node, NULL, sizes, "nearest", "asymmetric");
+}
+
+yg_status yg__onnx_sym_upsample_bilinear2d_to(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    yg_box_ints size = {0};
+    bool align = false;
+    double bh = 0, bw = 0;
+    const double *sh = NULL, *sw = NULL;
+    YG_RETURN_IF_ERROR(last_two(cx, node, &size));
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "align_corners", NULL, &align));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_h", NULL, &bh, &sh));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scales_w", NULL, &bw, &sw));
+    return bilinear(cx, node, &size, sh, sw, align);
+}
