@@ -1017,6 +1017,24 @@ static const sym_case sym_cases[] = {
      "  %y : Tensor = add[alpha=1](%a, %z)\n  return (%y)\n",
      false,
      0},
+    {"max_pool2d_with_indices",
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 2, 5, 6])):\n"
+     "  %v : Tensor, %i : Tensor = max_pool2d_with_indices[kernel_size=[2, 3], padding=[1, 1], "
+     "stride=[2, 2]](%a)\n  return (%v, %i)\n",
+     false,
+     0},
+    {"max_pool1d_with_indices",
+     "graph(%a : Tensor(dtype=float32, sizes=[2, 3, 7])):\n"
+     "  %v : Tensor, %i : Tensor = max_pool1d_with_indices[kernel_size=[3], stride=[2]](%a)\n"
+     "  return (%v, %i)\n",
+     false,
+     0},
+    {"max_pool3d_with_indices",
+     "graph(%a : Tensor(dtype=float32, sizes=[1, 2, 4, 4, 4])):\n"
+     "  %v : Tensor, %i : Tensor = max_pool3d_with_indices[kernel_size=[2, 2, 2]](%a)\n"
+     "  return (%v, %i)\n",
+     false,
+     0},
     {"scaled_dot_product_attention",
      "graph(%q : Tensor(dtype=float32, sizes=[2, 3, 4]), %k : Tensor(dtype=float32, sizes=[2, 5, "
      "4]),"

@@ -99,7 +99,10 @@ yg_onnx_symbolic_fn yg__onnx_sym_conv_transpose2d; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_conv_transpose3d; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_convolution; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_max_pool2d; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_max_pool2d_with_indices; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_max_pool1d_with_indices; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_max_pool1d; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_max_pool3d_with_indices; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_max_pool3d; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_avg_pool2d; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_avg_pool1d; /* handwritten */

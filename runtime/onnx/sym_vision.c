@@ -184,7 +184,25 @@ static yg_status pool(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n, bool m
         YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "dilations", dilation, n));
     else
         YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "count_include_pad", include_pad));
-    return yg__onnx_output(cx, o, node, 0);
+    YG_RETURN_IF_ERROR(yg__onnx_output(cx, o, node, 0));
+    if (node->n_outputs < 2)
+        return YG_OK;
+    /* The indices: ONNX's count over N*C*(D*)H*W, yagrad's within each
+     * plane, so modulo the plane's size (which the graph must know). */
+    yg_ir_type t = yg__onnx_input_type(node, 0);
+    int64_t plane = 1;
+    const char *flat = NULL, *size = NULL;
+    for (int32_t i = 0; i < n; i++) {
+        if (t.sizes[2 + i] == YG_IR_UNKNOWN)
+            return yg__onnx_unsupported(cx, node, "indices need the spatial sizes");
+        plane *= t.sizes[2 + i];
+    }
+    YG_RETURN_IF_ERROR(yg__onnx_output_fresh(cx, o, node, "flat", &flat));
+    YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, (double)plane, &size));
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Mod", &o));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, flat));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, size));
+    return yg__onnx_output(cx, o, node, 1);
 }
 
 yg_status yg__onnx_sym_max_pool1d(yg_onnx_ctx *cx, const yg_ir_node *node) {
@@ -192,6 +210,18 @@ yg_status yg__onnx_sym_max_pool1d(yg_onnx_ctx *cx, const yg_ir_node *node) {
 }
 
 yg_status yg__onnx_sym_max_pool3d(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    return pool(cx, node, 3, true);
+}
+
+yg_status yg__onnx_sym_max_pool1d_with_indices(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    return pool(cx, node, 1, true);
+}
+
+yg_status yg__onnx_sym_max_pool2d_with_indices(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    return pool(cx, node, 2, true);
+}
+
+yg_status yg__onnx_sym_max_pool3d_with_indices(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return pool(cx, node, 3, true);
 }
 
