@@ -1035,6 +1035,22 @@ static const sym_case sym_cases[] = {
      "  return (%v, %i)\n",
      false,
      0},
+    /* ---- mixed dtypes: Cast insertion (runtime/onnx/pass_cast.c) ---- */
+    {"add",
+     "graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[3, 4])):\n"
+     "  %y : Tensor = add[alpha=1](%a, %i)\n  return (%y)\n",
+     false,
+     5},
+    {"lt",
+     "graph(%a : " F34 ", %i : Tensor(dtype=int64, sizes=[4])):\n"
+     "  %y : Tensor = lt(%i, %a)\n  return (%y)\n",
+     false,
+     2},
+    {"where",
+     "graph(%c : " B34 ", %a : " F34 ", %d : Tensor(dtype=float64, sizes=[3, 4])):\n"
+     "  %y : Tensor = where(%c, %a, %d)\n  return (%y)\n",
+     false,
+     0},
     {"scaled_dot_product_attention",
      "graph(%q : Tensor(dtype=float32, sizes=[2, 3, 4]), %k : Tensor(dtype=float32, sizes=[2, 5, "
      "4]),"

@@ -64,5 +64,6 @@ yg_status yg__onnx_run_passes(yg_graph *g) {
     YG_RETURN_IF_ERROR(fill_unknown_types(g));
     YG_RETURN_IF_ERROR(yg__onnx_peephole(g));
     YG_RETURN_IF_ERROR(yg__onnx_fuse_broadcast(g));
+    YG_RETURN_IF_ERROR(yg__onnx_insert_casts(g));
     return yg__onnx_eliminate_dead_code(g);
 }

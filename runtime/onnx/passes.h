@@ -22,13 +22,19 @@ yg_status yg__onnx_fuse_broadcast(yg_graph *g);
  * in graphs without side effects only. */
 yg_status yg__onnx_peephole(yg_graph *g);
 
+/* pass_cast.c: every value input of a pointwise or broadcasting op whose
+ * dtype is not the promoted dtype of the op's tensor inputs is cast to it
+ * (a to.dtype node, which exports as Cast): ONNX's elementwise operators
+ * take one type, yagrad's ops promote. */
+yg_status yg__onnx_insert_casts(yg_graph *g);
+
 /* pass_dce.c: removes nodes whose outputs nothing reads (the IR's dead
  * code elimination, which keeps side effects). */
 yg_status yg__onnx_eliminate_dead_code(yg_graph *g);
 
 /* Runs shape propagation (yg_graph_propagate_shapes) to fill the types
- * g does not know (types it knows are kept), then the three in order:
- * peephole, broadcast fusion, DCE. */
+ * g does not know (types it knows are kept), then in order: peephole,
+ * broadcast fusion, Cast insertion, DCE. */
 yg_status yg__onnx_run_passes(yg_graph *g);
 
 #endif /* YAGRAD_ONNX_PASSES_H */
