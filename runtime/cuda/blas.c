@@ -5,11 +5,27 @@
  *
  * cuBLAS is column-major: a row-major C = op(A) op(B) is the column-major
  * C^T = op(B)^T op(A)^T, which is the same call with the operands (and
- * their transpose flags) swapped and m and n exchanged; no copy.  One
- * handle per device, made on first use and used under a lock (a handle
- * is not safe for concurrent calls).  TF32 tensor-op math is off unless
- * yg_cuda_set_allow_tf32 turned it on (float32 products then round their
- * inputs to 10 mantissa bits, as PyTorch's allow_tf32 does).
+ * their transpose flags) swapped and m and n exchanged; no copy.  TF32
+ * tensor-op math is off unless yg_cuda_set_allow_tf32 turned it on
+ * (float32 products then round their inputs to 10 mantissa bits, as
+ * PyTorch's allow_tf32 does).
+ *
+ * Handles and workspaces.  One handle per device, made on first use and
+ * used under a lock (a handle is not safe for concurrent calls), and one
+ * workspace per (device, stream), as PyTorch keeps one per (handle,
+ * stream).  Why not one handle per stream: a handle costs a context's
+ * worth of setup and host memory, while all the per-stream state cuBLAS
+ * has is the stream and the workspace, both of which can be set per call.
+ * Why a workspace per stream: cublasSetStream resets the handle to
+ * cuBLAS's default workspace pool, so with the stream set per call, gemms
+ * in flight on two streams would share that pool and one could overwrite
+ * the other's scratch.  So every call sets the stream and then
+ * cublasSetWorkspace to the stream's own buffer, which only work queued on
+ * that stream touches, in queue order.  The buffers come straight from
+ * cudaMalloc (once per stream and device, not from the caching allocator,
+ * whose counters then describe tensors alone) and are freed when their
+ * stream is destroyed (yg__cuda_blas_forget_stream) or with the handles
+ * (yg__cuda_blas_release).
  */
 #include "core/core.h"
 #include "cuda/cuda.h"
@@ -18,9 +34,35 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdlib.h>
 
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static cublasHandle_t handles[YG_CUDA_MAX_DEVICES];
+
+/* The workspaces of one device, one per stream that ran a gemm there. */
+typedef struct workspace {
+    cudaStream_t stream;
+    void *ptr;
+} workspace;
+
+typedef struct device_workspaces {
+    workspace *w;
+    int len, cap;
+    size_t size; /* bytes per workspace; 0 until the first is made */
+} device_workspaces;
+
+static device_workspaces workspaces[YG_CUDA_MAX_DEVICES];
+
+/* cuBLAS's documentation recommends a user workspace of at least 32 MiB
+ * on Hopper (compute capability 9.x) and later, 4 MiB before. */
+static size_t workspace_size(int index) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, index) != cudaSuccess) {
+        (void)cudaGetLastError();
+        major = 0;
+    }
+    return major >= 9 ? (size_t)32 << 20 : (size_t)4 << 20;
+}
 
 static const char *cublas_reason(cublasStatus_t s) {
     switch (s) {
@@ -39,6 +81,97 @@ static const char *cublas_reason(cublasStatus_t s) {
     default:
         return "cuBLAS error";
     }
+}
+
+/* Points device index's handle at stream s with s's own workspace, made
+ * on first use (after giving the caching allocator's unused segments back
+ * when cudaMalloc is short).  Caller holds handles_lock, device index
+ * current, the handle made. */
+static yg_status bind_stream(const char *op, int index, cudaStream_t s) {
+    device_workspaces *d = &workspaces[index];
+    void *ws = NULL;
+    cublasStatus_t cs = cublasSetStream(handles[index], s);
+    if (cs != CUBLAS_STATUS_SUCCESS)
+        return yg__fail(
+            YG_ERR_DEVICE, "%s: cuBLAS setting the stream on cuda:%d: %s", op, index,
+            cublas_reason(cs));
+    for (int i = 0; i < d->len && ws == NULL; i++)
+        if (d->w[i].stream == s)
+            ws = d->w[i].ptr;
+    if (ws == NULL) {
+        if (d->len == d->cap) {
+            int cap = d->cap == 0 ? 4 : d->cap * 2;
+            workspace *w = realloc(d->w, (size_t)cap * sizeof *w);
+            if (w == NULL)
+                return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of host memory", op);
+            d->w = w;
+            d->cap = cap;
+        }
+        if (d->size == 0)
+            d->size = workspace_size(index);
+        if (cudaMalloc(&ws, d->size) != cudaSuccess) {
+            (void)cudaGetLastError(); /* out of memory is not sticky */
+            yg__cuda_empty_cache();
+            if (cudaMalloc(&ws, d->size) != cudaSuccess) {
+                (void)cudaGetLastError();
+                return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                                "%s: out of CUDA memory allocating the cuBLAS workspace of %zu "
+                                "bytes on cuda:%d",
+                                op,
+                                d->size,
+                                index);
+            }
+        }
+        d->w[d->len++] = (workspace){.stream = s, .ptr = ws};
+    }
+    cs = cublasSetWorkspace(handles[index], ws, d->size);
+    if (cs != CUBLAS_STATUS_SUCCESS)
+        return yg__fail(YG_ERR_DEVICE, "%s: cuBLAS setting the workspace on cuda:%d: %s", op,
+                        index, cublas_reason(cs));
+    return YG_OK;
+}
+
+void yg__cuda_blas_forget_stream(int index, void *stream) {
+    if (index < 0 || index >= YG_CUDA_MAX_DEVICES || stream == NULL)
+        return;
+    pthread_mutex_lock(&handles_lock);
+    device_workspaces *d = &workspaces[index];
+    for (int i = 0; i < d->len; i++) {
+        if (d->w[i].stream != (cudaStream_t)stream)
+            continue;
+        /* The handle may still name the stream and its buffer: point it
+         * at the default stream (and cuBLAS's own pool) first. */
+        if (handles[index] != NULL)
+            (void)cublasSetStream(handles[index], NULL);
+        (void)cudaFree(d->w[i].ptr);
+        (void)cudaGetLastError();
+        d->w[i] = d->w[--d->len];
+        break;
+    }
+    pthread_mutex_unlock(&handles_lock);
+}
+
+void yg__cuda_blas_release(void) {
+    int prev = 0;
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        prev = 0;
+    pthread_mutex_lock(&handles_lock);
+    for (int index = 0; index < YG_CUDA_MAX_DEVICES; index++) {
+        device_workspaces *d = &workspaces[index];
+        if (handles[index] == NULL && d->len == 0)
+            continue;
+        (void)cudaSetDevice(index);
+        if (handles[index] != NULL)
+            (void)cublasDestroy(handles[index]); /* waits for its work */
+        handles[index] = NULL;
+        for (int i = 0; i < d->len; i++)
+            (void)cudaFree(d->w[i].ptr);
+        free(d->w);
+        *d = (device_workspaces){0};
+    }
+    pthread_mutex_unlock(&handles_lock);
+    (void)cudaSetDevice(prev);
+    (void)cudaGetLastError();
 }
 
 yg_status yg__cuda_gemm(const char *op,
@@ -62,17 +195,19 @@ yg_status yg__cuda_gemm(const char *op,
     YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
     pthread_mutex_lock(&handles_lock);
     cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
-    if (handles[index] == NULL)
-        s = cublasCreate(&handles[index]);
-    /* On the calling thread's current stream (the handle is shared). */
+    yg_status st = YG_OK;
+    if (handles[index] == NULL && (s = cublasCreate(&handles[index])) != CUBLAS_STATUS_SUCCESS)
+        handles[index] = NULL;
+    /* On the calling thread's current stream, with that stream's own
+     * workspace (the handle is shared; see the top of the file). */
     if (s == CUBLAS_STATUS_SUCCESS)
-        s = cublasSetStream(handles[index], (cudaStream_t)yg__cuda_current_stream());
-    if (s == CUBLAS_STATUS_SUCCESS)
+        st = bind_stream(op, index, (cudaStream_t)yg__cuda_current_stream());
+    if (s == CUBLAS_STATUS_SUCCESS && st == YG_OK)
         s = cublasSetMathMode(handles[index],
                               yg_cuda_get_allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH
                                                        : CUBLAS_DEFAULT_MATH);
     cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-    if (s == CUBLAS_STATUS_SUCCESS && dtype == YG_FLOAT64) {
+    if (s == CUBLAS_STATUS_SUCCESS && st == YG_OK && dtype == YG_FLOAT64) {
         const double one = 1.0, bt = beta;
         s = cublasDgemm(handles[index],
                         ob,
@@ -88,7 +223,7 @@ yg_status yg__cuda_gemm(const char *op,
                         &bt,
                         c,
                         (int)ldc);
-    } else if (s == CUBLAS_STATUS_SUCCESS) {
+    } else if (s == CUBLAS_STATUS_SUCCESS && st == YG_OK) {
         const float one = 1.0f, bt = (float)beta;
         s = cublasSgemm(handles[index],
                         ob,
@@ -107,6 +242,8 @@ yg_status yg__cuda_gemm(const char *op,
     }
     pthread_mutex_unlock(&handles_lock);
     yg__cuda_device_leave(prev);
+    if (st != YG_OK)
+        return st;
     if (s != CUBLAS_STATUS_SUCCESS)
         return yg__fail(
             YG_ERR_DEVICE, "%s: cuBLAS gemm on cuda:%d: %s", op, index, cublas_reason(s));

@@ -135,6 +135,16 @@ yg_status yg__cuda_gemm(const char *op,
                         void *c,
                         int64_t ldc);
 
+/* Frees the cuBLAS workspace of stream (a cudaStream_t, not NULL) on
+ * device index, whose work is done (yg__cuda_stream_destroy synchronised
+ * it).  Cannot fail (cuda/blas.c). */
+void yg__cuda_blas_forget_stream(int index, void *stream);
+
+/* Destroys every cuBLAS handle and frees every workspace (each handle is
+ * made again on its next use).  No gemm may be running.  Cannot fail
+ * (cuda/blas.c). */
+void yg__cuda_blas_release(void);
+
 /* Sums each of rows contiguous rows of cols elements of src (dtype
  * float32, float64, int64, bool or int32) into dst[rows] (float32/float64
  * for those, int64 for the others; times 1/cols when mean: a mean of no

@@ -162,6 +162,7 @@ void yg__cuda_stream_destroy(yg_cuda_stream *stream) {
     if (current[stream->device] == stream) /* this thread's, at least */
         current[stream->device] = NULL;
     (void)cudaStreamSynchronize(stream->s);
+    yg__cuda_blas_forget_stream(stream->device, stream->s); /* its cuBLAS workspace */
     (void)cudaStreamDestroy(stream->s);
     (void)cudaGetLastError();
     free(stream);
