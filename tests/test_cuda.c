@@ -33,6 +33,7 @@
 #include "yagrad/ops_views.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -784,6 +785,77 @@ static void test_streams_and_events_order_work(void **state) {
     yg_cuda_stream_destroy(s2);
 }
 
+/* Issue 28, item 8: a stream current on another thread when it is
+ * destroyed leaves that thread on the default stream, not on a dangling
+ * pointer; the memory cached for the stream returns to use on the default
+ * stream without a new cudaMalloc. */
+typedef struct stream_holder {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int step; /* 1: the stream is current there; 2: destroyed; 3: checked */
+    yg_cuda_stream *stream;
+    yg_cuda_stream *after; /* what the thread saw once it was destroyed */
+    yg_status st;
+} stream_holder;
+
+static void holder_step(stream_holder *h, int step) {
+    pthread_mutex_lock(&h->lock);
+    h->step = step;
+    pthread_cond_broadcast(&h->cond);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void holder_wait(stream_holder *h, int step) {
+    pthread_mutex_lock(&h->lock);
+    while (h->step < step)
+        pthread_cond_wait(&h->cond, &h->lock);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void *hold_stream(void *arg) {
+    stream_holder *h = arg;
+    h->st = yg_cuda_set_stream(0, h->stream);
+    holder_step(h, 1);
+    holder_wait(h, 2);
+    h->after = yg_cuda_get_stream(0);
+    holder_step(h, 3);
+    return NULL;
+}
+
+static void test_destroying_a_stream_clears_it_on_every_thread(void **state) {
+    (void)state;
+    need_device();
+    stream_holder h = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    pthread_t th;
+    yg_cuda_memory_stats m0, m1;
+    const int64_t n[] = {1 << 20};
+    YG_CHECK(yg_cuda_stream_create(0, &h.stream));
+    h.after = h.stream;
+    /* 4 MiB allocated on the stream, then released: cached for it */
+    YG_CHECK(yg_cuda_set_stream(0, h.stream));
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, n, 1, -1, 1, 7), *xg = device_like(x), *y = NULL;
+    yg_release(xg);
+    assert_int_equal(pthread_create(&th, NULL, hold_stream, &h), 0);
+    holder_wait(&h, 1);
+    YG_CHECK(h.st);
+    YG_CHECK(yg_cuda_memory_stats_get(0, &m0));
+    yg_cuda_stream_destroy(h.stream);
+    assert_null(yg_cuda_get_stream(0)); /* this thread's */
+    holder_step(&h, 2);
+    holder_wait(&h, 3);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_null(h.after); /* the other thread's */
+    /* the same 4 MiB on the default stream reuse the dead stream's block */
+    xg = device_like(x);
+    YG_CHECK(yg_cuda_memory_stats_get(0, &m1));
+    assert_int_equal(m1.num_cuda_mallocs, m0.num_cuda_mallocs);
+    YG_CHECK(yg_mul_scalar(xg, 2, &y)); /* and kernels run on the default stream */
+    YG_CHECK(yg_cuda_synchronize(0));
+    yg_release(y);
+    yg_release(xg);
+    yg_release(x);
+}
+
 /* The row gradients: prod's, norm's, amax/amin's (minmax_backward) and
  * cumprod's (and their second derivatives), by kind. */
 enum { RG_PROD, RG_PROD_DOUBLE, RG_NORM, RG_AMAX, RG_AMIN, RG_CUMPROD, RG_CUMPROD_JVP,
@@ -1129,6 +1201,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_random_ops_draw_the_cpu_values),
         cmocka_unit_test(test_every_derivative_matches_the_cpu_on_the_gpu),
         cmocka_unit_test(test_streams_and_events_order_work),
+        cmocka_unit_test(test_destroying_a_stream_clears_it_on_every_thread),
         cmocka_unit_test(test_training_steps_do_not_grow_device_memory),
     };
     return YG_TEST_RUN(tests, argc, argv);

@@ -77,6 +77,13 @@ bool yg__block_cache_free(yg_block_cache *c, void *ptr);
 /* The rounded size of the block at ptr, 0 when ptr is not a live block. */
 size_t yg__block_cache_block_size(yg_block_cache *c, void *ptr);
 
+/* Files every block of stream (free or in use; any pointer) under to
+ * instead, so that what a destroyed stream held returns to use on
+ * another (the CUDA backend: the default stream, after synchronising the
+ * dead one) rather than waiting for a stream that will never allocate
+ * again.  Returns the bytes of the segments refiled.  Cannot fail. */
+size_t yg__block_cache_retire_stream(yg_block_cache *c, void *stream, void *to);
+
 /* Gives back every segment with no block in use. */
 void yg__block_cache_empty(yg_block_cache *c);
 

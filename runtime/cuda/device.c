@@ -10,9 +10,17 @@
  * Streams: each thread has a current stream per device (thread-local,
  * NULL for the legacy default stream); kernels launch on it
  * (YG_CUDA_STREAM), allocations are made for it and copies are queued on
- * it.  Copies between pageable host memory and a device of 1 MiB or more
- * go through two pinned staging buffers per device, so the host's memcpy
- * of one chunk overlaps the DMA of the other.
+ * it.  A thread that sets a stream lists its table of current streams in
+ * a process-wide list (unlisted when the thread exits), so that
+ * destroying a stream clears it wherever it is current instead of
+ * leaving other threads a dangling pointer; the table's entries are
+ * atomics because that clearing writes another thread's table.  The
+ * destroyed stream's cuBLAS workspace is freed and its device memory in
+ * the caching allocator is refiled under the default stream (after the
+ * stream was synchronised), where it returns to use.  Copies between
+ * pageable host memory and a device of 1 MiB or more go through two
+ * pinned staging buffers per device, so the host's memcpy of one chunk
+ * overlaps the DMA of the other.
  */
 #include "cuda/cuda.h"
 
@@ -22,6 +30,7 @@
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +46,21 @@ struct yg_cuda_event {
     cudaEvent_t e;
 };
 
+/* A thread's current streams (NULL: the default), and its links in the
+ * list of the threads that ever set one. */
+typedef struct thread_streams {
+    _Atomic(yg_cuda_stream *) cur[YG_CUDA_MAX_DEVICES];
+    bool listed;
+    struct thread_streams *prev, *next;
+} thread_streams;
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static _Thread_local yg_cuda_stream *current[YG_CUDA_MAX_DEVICES];
+static _Thread_local thread_streams current;
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static thread_streams *threads; /* the listed ones, under threads_lock */
+static pthread_once_t threads_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t threads_key;
+static bool threads_key_made;
 static int n_devices;
 static char why[256]; /* when n_devices == 0 */
 static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -110,10 +132,56 @@ yg_status yg__cuda_check_index(const char *op, int index) {
 
 /* ---- streams and events ---- */
 
-/* The calling thread's current stream on device index (an index in
- * range). */
+/* The calling thread's current stream object on device index (an index
+ * in range). */
+static yg_cuda_stream *current_of(int index) {
+    return atomic_load_explicit(&current.cur[index], memory_order_acquire);
+}
+
+/* ... and its cudaStream_t. */
 static cudaStream_t stream_of(int index) {
-    return current[index] != NULL ? current[index]->s : NULL;
+    yg_cuda_stream *st = current_of(index);
+    return st != NULL ? st->s : NULL;
+}
+
+/* At thread exit (the key's destructor): takes the thread's table out of
+ * the list. */
+static void thread_unlist(void *arg) {
+    thread_streams *t = arg;
+    pthread_mutex_lock(&threads_lock);
+    if (t->prev != NULL)
+        t->prev->next = t->next;
+    else
+        threads = t->next;
+    if (t->next != NULL)
+        t->next->prev = t->prev;
+    t->prev = t->next = NULL;
+    t->listed = false;
+    pthread_mutex_unlock(&threads_lock);
+}
+
+static void threads_key_init(void) {
+    threads_key_made = pthread_key_create(&threads_key, thread_unlist) == 0;
+}
+
+/* Lists the calling thread's table (once per thread). */
+static yg_status thread_list(const char *op) {
+    if (current.listed)
+        return YG_OK;
+    pthread_once(&threads_key_once, threads_key_init);
+    if (!threads_key_made || pthread_setspecific(threads_key, &current) != 0)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "%s: no thread-specific key left to track this thread's streams",
+                        op);
+    pthread_mutex_lock(&threads_lock);
+    current.prev = NULL;
+    current.next = threads;
+    if (threads != NULL)
+        threads->prev = &current;
+    threads = &current;
+    current.listed = true;
+    pthread_mutex_unlock(&threads_lock);
+    return YG_OK;
 }
 
 void *yg__cuda_current_stream(void) {
@@ -156,14 +224,30 @@ yg_status yg__cuda_stream_create(int index, yg_cuda_stream **out) {
     return YG_OK;
 }
 
+static yg_block_cache *cache_if_made(int index);
+
 void yg__cuda_stream_destroy(yg_cuda_stream *stream) {
     if (stream == NULL)
         return;
-    if (current[stream->device] == stream) /* this thread's, at least */
-        current[stream->device] = NULL;
+    int dev = stream->device, prev = 0;
+    /* Wherever the stream is current (only listed threads can have set
+     * it), the default stream becomes current. */
+    pthread_mutex_lock(&threads_lock);
+    for (thread_streams *t = threads; t != NULL; t = t->next) {
+        yg_cuda_stream *expected = stream;
+        atomic_compare_exchange_strong(&t->cur[dev], &expected, NULL);
+    }
+    pthread_mutex_unlock(&threads_lock);
+    bool entered = yg__cuda_device_enter("cuda_stream_destroy", dev, &prev) == YG_OK;
     (void)cudaStreamSynchronize(stream->s);
-    yg__cuda_blas_forget_stream(stream->device, stream->s); /* its cuBLAS workspace */
+    yg__cuda_blas_forget_stream(dev, stream->s); /* its cuBLAS workspace */
+    /* Its work is done, so its blocks may serve the default stream's. */
+    yg_block_cache *c = cache_if_made(dev);
+    if (c != NULL)
+        (void)yg__block_cache_retire_stream(c, stream->s, NULL);
     (void)cudaStreamDestroy(stream->s);
+    if (entered)
+        yg__cuda_device_leave(prev);
     (void)cudaGetLastError();
     free(stream);
 }
@@ -175,12 +259,14 @@ yg_status yg__cuda_set_stream(int index, yg_cuda_stream *stream) {
                         "cuda_set_stream: the stream is on cuda:%d, not cuda:%d",
                         stream->device,
                         index);
-    current[index] = stream;
+    if (stream != NULL)
+        YG_RETURN_IF_ERROR(thread_list("cuda_set_stream"));
+    atomic_store_explicit(&current.cur[index], stream, memory_order_release);
     return YG_OK;
 }
 
 yg_cuda_stream *yg__cuda_get_stream(int index) {
-    return index >= 0 && index < YG_CUDA_MAX_DEVICES ? current[index] : NULL;
+    return index >= 0 && index < YG_CUDA_MAX_DEVICES ? current_of(index) : NULL;
 }
 
 int yg__cuda_stream_device(const yg_cuda_stream *stream) {
@@ -347,6 +433,14 @@ static yg_block_cache *cache_of(int index) {
     return c;
 }
 
+/* Device index's cache, NULL when it has none yet. */
+static yg_block_cache *cache_if_made(int index) {
+    pthread_mutex_lock(&caches_lock);
+    yg_block_cache *c = caches[index];
+    pthread_mutex_unlock(&caches_lock);
+    return c;
+}
+
 yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out) {
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__cuda_check_index(op, index));
@@ -372,9 +466,7 @@ yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out) {
 void yg__cuda_free(int index, void *ptr) {
     if (ptr == NULL || index < 0 || index >= YG_CUDA_MAX_DEVICES)
         return;
-    pthread_mutex_lock(&caches_lock);
-    yg_block_cache *c = caches[index];
-    pthread_mutex_unlock(&caches_lock);
+    yg_block_cache *c = cache_if_made(index);
     if (c != NULL)
         (void)yg__block_cache_free(c, ptr);
 }

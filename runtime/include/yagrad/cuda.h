@@ -101,6 +101,7 @@ void yg_cuda_empty_cache(void);
  * later work on that stream only.  A tensor read by another stream must
  * be kept alive until that stream's work is done (record an event on it
  * and wait for the event first), as in PyTorch without record_stream.
+ * Once a stream is destroyed, its memory belongs to the default stream.
  *
  * NULL stands for the default stream wherever a stream is taken. */
 
@@ -112,9 +113,12 @@ typedef struct yg_cuda_event yg_cuda_event;
  * for out == NULL. */
 yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out);
 
-/* Waits for the stream's work and destroys it.  It must not be current on
- * any other thread (on the calling thread the default stream becomes
- * current again).  NULL-safe. */
+/* Waits for the stream's work and destroys it.  On every thread where it
+ * was current the default stream becomes current again (no thread keeps a
+ * dangling stream; one that is queueing work on it at that very moment
+ * races with the destruction, as with any use after free).  The device
+ * memory cached for it and the memory of tensors allocated on it are
+ * filed under the default stream, where they return to use.  NULL-safe. */
 void yg_cuda_stream_destroy(yg_cuda_stream *stream);
 
 /* Makes stream (NULL: the default) the calling thread's current stream on
