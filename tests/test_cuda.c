@@ -856,6 +856,54 @@ static void test_destroying_a_stream_clears_it_on_every_thread(void **state) {
     yg_release(x);
 }
 
+/* Issue 28, item 9: a copy from cuda:0 to cuda:1 waits for the work
+ * queued on cuda:0's current stream (a user stream here, with a long
+ * chain of kernels writing the source), and the source, released right
+ * after, is not reused on cuda:0 before the copy has read it. */
+static void test_copies_between_devices_wait_for_the_source_stream(void **state) {
+    (void)state;
+    need_device();
+    char why[256];
+    if (yg_cuda_device_count() < 2) {
+        snprintf(why, sizeof why, "needs two CUDA devices, found %d", yg_cuda_device_count());
+        yg_test_skip(why);
+    }
+    const int64_t n[] = {1 << 24};
+    yg_cuda_stream *s0 = NULL;
+    YG_CHECK(yg_cuda_stream_create(0, &s0));
+    YG_CHECK(yg_cuda_set_stream(0, s0));
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, n, 1, -1, 1, 9), *y = device_like(x), *z = NULL;
+    yg_tensor *zc = NULL, *want = NULL;
+    for (int i = 0; i < 20; i++) { /* y = y * 1.5 - 0.25, twenty times */
+        yg_tensor *t = NULL, *u = NULL;
+        YG_CHECK(yg_mul_scalar(y, 1.5, &t));
+        YG_CHECK(yg_sub_scalar(t, 0.25, 1, &u));
+        yg_release(t);
+        yg_release(y);
+        y = u;
+    }
+    YG_CHECK(yg_tensor_to_device(y, YG_CUDA, 1, &z));
+    yg_release(y); /* its block may serve s0's next allocation */
+    yg_tensor *jg = device_like(x); /* overwrites what s0 reuses */
+    YG_CHECK(yg_tensor_to_device(z, YG_CPU, 0, &zc));
+    want = yg_retain(x);
+    for (int i = 0; i < 20; i++) {
+        yg_tensor *t = NULL, *u = NULL;
+        YG_CHECK(yg_mul_scalar(want, 1.5, &t));
+        YG_CHECK(yg_sub_scalar(t, 0.25, 1, &u));
+        yg_release(t);
+        yg_release(want);
+        want = u;
+    }
+    if (!same_result(zc, want, 1e-6, why, sizeof why))
+        fail_msg("cuda:0 -> cuda:1: %s", why);
+    YG_CHECK(yg_cuda_set_stream(0, NULL));
+    yg_tensor *all[] = {x, z, zc, want, jg};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        yg_release(all[k]);
+    yg_cuda_stream_destroy(s0);
+}
+
 /* The row gradients: prod's, norm's, amax/amin's (minmax_backward) and
  * cumprod's (and their second derivatives), by kind. */
 enum { RG_PROD, RG_PROD_DOUBLE, RG_NORM, RG_AMAX, RG_AMIN, RG_CUMPROD, RG_CUMPROD_JVP,
@@ -1202,6 +1250,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_every_derivative_matches_the_cpu_on_the_gpu),
         cmocka_unit_test(test_streams_and_events_order_work),
         cmocka_unit_test(test_destroying_a_stream_clears_it_on_every_thread),
+        cmocka_unit_test(test_copies_between_devices_wait_for_the_source_stream),
         cmocka_unit_test(test_training_steps_do_not_grow_device_memory),
     };
     return YG_TEST_RUN(tests, argc, argv);

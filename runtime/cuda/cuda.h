@@ -62,10 +62,13 @@ void yg__cuda_free(int index, void *ptr);
 
 /* Copies nbytes from src to dst, each host memory (index -1) or memory
  * from yg__cuda_alloc on device index, on the current stream of the
- * device; a copy with the host is complete when it returns (the stream's
- * earlier work too), one between devices is queued.  Large copies with
- * pageable host memory go through pinned staging buffers.  Errors name op: YG_ERR_DEVICE with the CUDA runtime's
- * reason. */
+ * device (the destination's between devices); a copy with the host is
+ * complete when it returns (the stream's earlier work too), one between
+ * devices is queued after the source device's current stream's earlier
+ * work, and that stream's later work after it (events both ways).  Large
+ * copies with pageable host memory go through pinned staging buffers.
+ * Errors name op: YG_ERR_DEVICE with the CUDA runtime's reason, naming
+ * both ends. */
 yg_status yg__cuda_memcpy(
     const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes);
 

@@ -600,10 +600,57 @@ static cudaError_t copy_on_stream(void *dst, int dst_index, const void *src, int
     return e == cudaSuccess && (to_dev || to_host) ? cudaStreamSynchronize(s) : e;
 }
 
+/* A copy from device src_index to another, dst_index, on the
+ * destination's current stream, ordered both ways with the source's
+ * current stream, as PyTorch's copies between GPUs are: after the work
+ * queued there so far (which may still be writing src: an event recorded
+ * there and waited on by the destination's stream), and before the work
+ * queued there later (which may free src to the allocator, whose next
+ * block on that stream could overwrite it while the copy reads: an event
+ * recorded after the copy and waited on by the source's stream).  Neither
+ * the host nor either stream waits otherwise.  Leaves dst_index current. */
+static cudaError_t copy_between_devices(void *dst, int dst_index, const void *src, int src_index,
+                                        size_t nbytes) {
+    cudaStream_t ds = stream_of(dst_index), ss = stream_of(src_index);
+    cudaEvent_t ready = NULL, done = NULL;
+    /* An event is recorded on a stream of the device current when it was
+     * made; a stream may wait on another device's event. */
+    cudaError_t e = cudaSetDevice(src_index);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(ready, ss);
+    if (e == cudaSuccess)
+        e = cudaSetDevice(dst_index);
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(ds, ready, 0);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, ds);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(done, ds);
+    if (e == cudaSuccess)
+        e = cudaSetDevice(src_index);
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(ss, done, 0);
+    /* Destroying a recorded event is allowed: the waits stand. */
+    if (ready != NULL)
+        (void)cudaEventDestroy(ready);
+    if (done != NULL)
+        (void)cudaEventDestroy(done);
+    if (e == cudaSuccess)
+        e = cudaSetDevice(dst_index);
+    return e;
+}
+
 yg_status yg__cuda_memcpy(
     const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes) {
     int dev = dst_index >= 0 ? dst_index : src_index, prev = 0;
+    bool between = dst_index >= 0 && src_index >= 0 && dst_index != src_index;
     YG_RETURN_IF_ERROR(yg__cuda_check_index(op, dev));
+    if (between)
+        YG_RETURN_IF_ERROR(yg__cuda_check_index(op, src_index));
     if (nbytes == 0)
         return YG_OK;
     /* Unified addressing tells the direction (cudaMemcpyDefault); the
@@ -612,7 +659,9 @@ yg_status yg__cuda_memcpy(
     cudaError_t e = cudaGetDevice(&prev);
     if (e == cudaSuccess)
         e = cudaSetDevice(dev);
-    if (e == cudaSuccess)
+    if (e == cudaSuccess && between)
+        e = copy_between_devices(dst, dst_index, src, src_index, nbytes);
+    else if (e == cudaSuccess)
         e = copy_on_stream(dst, dst_index, src, src_index, nbytes, stream_of(dev));
     (void)cudaSetDevice(prev);
     if (e != cudaSuccess) {
