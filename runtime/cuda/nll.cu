@@ -10,6 +10,7 @@
  * take one thread per sample.  The backward writes into a zeroed
  * [N, C] (or [C]) gradient.
  */
+#include "cuda/grid.cuh"
 #include "cuda/pointwise.cuh"
 
 namespace {
@@ -100,7 +101,7 @@ extern "C" int yg__cuda_nll_launch(int f64, int is_backward, const void *self, l
     unsigned blocks = 1;
     if (!is_backward && reduction == 0) {
         long long b = (batch + kThreads - 1) / kThreads;
-        blocks = (unsigned)(b < 1 ? 1 : (b < 65535 ? b : 65535));
+        blocks = yg_cuda_grid(b);
     }
     if (is_backward)
         f64 ? backward<double><<<1, kThreads, 0, YG_CUDA_STREAM>>>(a) : backward<float><<<1, kThreads, 0, YG_CUDA_STREAM>>>(a);
