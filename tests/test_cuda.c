@@ -904,6 +904,59 @@ static void test_copies_between_devices_wait_for_the_source_stream(void **state)
     yg_cuda_stream_destroy(s0);
 }
 
+/* The view of case c (bmm's operands in one strided-batched cuBLAS call:
+ * 0 as it is, 1 transposed matrices, 2 one matrix expanded over the
+ * batch, 3 every other batch entry) applied to t, on t's device. */
+static yg_tensor *bmm_view(int c, const yg_tensor *t) {
+    yg_tensor *v = NULL;
+    const int64_t s534[] = {5, 3, 4};
+    if (c == 1)
+        YG_CHECK(yg_transpose(t, 1, 2, &v));
+    else if (c == 2)
+        YG_CHECK(yg_expand(t, s534, 3, &v));
+    else if (c == 3)
+        YG_CHECK(yg_slice(t, 0, 0, 10, 2, &v));
+    else
+        v = yg_retain((yg_tensor *)t);
+    return v;
+}
+
+/* Issue 28, item 12: bmm through cublas{S,D}gemmStridedBatched (and the
+ * per-entry fallback for a mat2 without a unit stride) gives the CPU's
+ * products for contiguous, transposed, expanded (batch stride 0) and
+ * batch-strided operands. */
+static void test_bmm_strided_batches_match_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const int64_t sa[4][3] = {{5, 3, 4}, {5, 4, 3}, {1, 3, 4}, {10, 3, 4}};
+    const int64_t s542[] = {5, 4, 2}, s544[] = {5, 4, 4};
+    char why[256];
+    for (int f = 0; f < 2; f++) {
+        yg_dtype dt = f == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        for (int c = 0; c < 4; c++) {
+            yg_tensor *a = yg_test_rand(dt, sa[c], 3, -1, 1, 71 + (uint64_t)c), *ad = device_like(a);
+            /* case 3's mat2: every other column, no unit stride (copied) */
+            yg_tensor *b = yg_test_rand(dt, c == 3 ? s544 : s542, 3, -1, 1, 81), *bd = device_like(b);
+            yg_tensor *x = bmm_view(c, a), *xd = bmm_view(c, ad), *y = NULL, *yd = NULL;
+            yg_tensor *want = NULL, *got = NULL;
+            if (c == 3) {
+                YG_CHECK(yg_slice(b, 2, 0, 4, 2, &y));
+                YG_CHECK(yg_slice(bd, 2, 0, 4, 2, &yd));
+            } else {
+                y = yg_retain(b);
+                yd = yg_retain(bd);
+            }
+            YG_CHECK(yg_bmm(x, y, &want));
+            YG_CHECK(yg_bmm(xd, yd, &got));
+            if (!same_result(got, want, f == 0 ? 1e-5 : 1e-12, why, sizeof why))
+                fail_msg("bmm case %d (%s): %s", c, yg_dtype_name(dt), why);
+            yg_tensor *all[] = {a, ad, b, bd, x, xd, y, yd, want, got};
+            for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+                yg_release(all[k]);
+        }
+    }
+}
+
 /* The row gradients: prod's, norm's, amax/amin's (minmax_backward) and
  * cumprod's (and their second derivatives), by kind. */
 enum { RG_PROD, RG_PROD_DOUBLE, RG_NORM, RG_AMAX, RG_AMIN, RG_CUMPROD, RG_CUMPROD_JVP,
@@ -1244,6 +1297,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_copies_convert_as_the_cpu),
         cmocka_unit_test(test_creation_fills_and_views_match_the_cpu),
         cmocka_unit_test(test_products_sums_and_backward_match_the_cpu),
+        cmocka_unit_test(test_bmm_strided_batches_match_the_cpu),
         cmocka_unit_test(test_row_gradients_match_the_cpu),
         cmocka_unit_test(test_optimizers_and_clipping_match_the_cpu),
         cmocka_unit_test(test_random_ops_draw_the_cpu_values),

@@ -5,7 +5,10 @@
  *
  * cuBLAS is column-major: a row-major C = op(A) op(B) is the column-major
  * C^T = op(B)^T op(A)^T, which is the same call with the operands (and
- * their transpose flags) swapped and m and n exchanged; no copy.  TF32
+ * their transpose flags) swapped and m and n exchanged; no copy.  bmm
+ * runs as one cublas{S,D}gemmStridedBatched call when its operands'
+ * matrices can be passed as they are (meta/matmul.c says when), else one
+ * gemm per entry.  TF32
  * tensor-op math is off unless yg_cuda_set_allow_tf32 turned it on
  * (float32 products then round their inputs to 10 mantissa bits, as
  * PyTorch's allow_tf32 does).
@@ -33,6 +36,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -174,23 +178,31 @@ void yg__cuda_blas_release(void) {
     (void)cudaGetLastError();
 }
 
-yg_status yg__cuda_gemm(const char *op,
-                        int index,
-                        yg_dtype dtype,
-                        bool ta,
-                        bool tb,
-                        int64_t m,
-                        int64_t n,
-                        int64_t k,
-                        const void *a,
-                        int64_t lda,
-                        const void *b,
-                        int64_t ldb,
-                        double beta,
-                        void *c,
-                        int64_t ldc) {
+/* One gemm (batch 1) or a strided batch of them: yg__cuda_gemm's and
+ * yg__cuda_gemm_batched's contracts.  The batch is cut into calls of at
+ * most INT_MAX entries (cuBLAS counts them in an int). */
+static yg_status gemm_run(const char *op,
+                          int index,
+                          yg_dtype dtype,
+                          bool ta,
+                          bool tb,
+                          int64_t m,
+                          int64_t n,
+                          int64_t k,
+                          const void *a,
+                          int64_t lda,
+                          int64_t stride_a,
+                          const void *b,
+                          int64_t ldb,
+                          int64_t stride_b,
+                          double beta,
+                          void *c,
+                          int64_t ldc,
+                          int64_t stride_c,
+                          int64_t batch) {
     int prev = 0;
-    if (m == 0 || n == 0)
+    size_t esize = yg_dtype_size(dtype);
+    if (m == 0 || n == 0 || batch == 0)
         return YG_OK;
     YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
     pthread_mutex_lock(&handles_lock);
@@ -206,48 +218,74 @@ yg_status yg__cuda_gemm(const char *op,
         s = cublasSetMathMode(handles[index],
                               yg_cuda_get_allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH
                                                        : CUBLAS_DEFAULT_MATH);
+    /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T:
+     * the operands swapped, m and n exchanged. */
     cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-    if (s == CUBLAS_STATUS_SUCCESS && st == YG_OK && dtype == YG_FLOAT64) {
-        const double one = 1.0, bt = beta;
-        s = cublasDgemm(handles[index],
-                        ob,
-                        oa,
-                        (int)n,
-                        (int)m,
-                        (int)k,
-                        &one,
-                        b,
-                        (int)ldb,
-                        a,
-                        (int)lda,
-                        &bt,
-                        c,
-                        (int)ldc);
-    } else if (s == CUBLAS_STATUS_SUCCESS && st == YG_OK) {
-        const float one = 1.0f, bt = (float)beta;
-        s = cublasSgemm(handles[index],
-                        ob,
-                        oa,
-                        (int)n,
-                        (int)m,
-                        (int)k,
-                        &one,
-                        b,
-                        (int)ldb,
-                        a,
-                        (int)lda,
-                        &bt,
-                        c,
-                        (int)ldc);
+    const double one64 = 1.0, beta64 = beta;
+    const float one32 = 1.0f, beta32 = (float)beta;
+    for (int64_t done = 0; done < batch && s == CUBLAS_STATUS_SUCCESS && st == YG_OK;) {
+        int64_t part = batch - done < INT_MAX ? batch - done : INT_MAX;
+        const char *pa = (const char *)a + (size_t)(done * stride_a) * esize;
+        const char *pb = (const char *)b + (size_t)(done * stride_b) * esize;
+        char *pc = (char *)c + (size_t)(done * stride_c) * esize;
+        if (batch == 1 && dtype == YG_FLOAT64)
+            s = cublasDgemm(handles[index], ob, oa, (int)n, (int)m, (int)k, &one64,
+                            (const double *)pb, (int)ldb, (const double *)pa, (int)lda,
+                            &beta64, (double *)pc, (int)ldc);
+        else if (batch == 1)
+            s = cublasSgemm(handles[index], ob, oa, (int)n, (int)m, (int)k, &one32,
+                            (const float *)pb, (int)ldb, (const float *)pa, (int)lda, &beta32,
+                            (float *)pc, (int)ldc);
+        else if (dtype == YG_FLOAT64)
+            s = cublasDgemmStridedBatched(handles[index], ob, oa, (int)n, (int)m, (int)k, &one64,
+                                          (const double *)pb, (int)ldb, (long long)stride_b,
+                                          (const double *)pa, (int)lda, (long long)stride_a,
+                                          &beta64, (double *)pc, (int)ldc, (long long)stride_c,
+                                          (int)part);
+        else
+            s = cublasSgemmStridedBatched(handles[index], ob, oa, (int)n, (int)m, (int)k, &one32,
+                                          (const float *)pb, (int)ldb, (long long)stride_b,
+                                          (const float *)pa, (int)lda, (long long)stride_a,
+                                          &beta32, (float *)pc, (int)ldc, (long long)stride_c,
+                                          (int)part);
+        done += part;
     }
     pthread_mutex_unlock(&handles_lock);
     yg__cuda_device_leave(prev);
     if (st != YG_OK)
         return st;
     if (s != CUBLAS_STATUS_SUCCESS)
-        return yg__fail(
-            YG_ERR_DEVICE, "%s: cuBLAS gemm on cuda:%d: %s", op, index, cublas_reason(s));
+        return yg__fail(YG_ERR_DEVICE,
+                        "%s: cuBLAS gemm%s on cuda:%d ([%lld, %lld] x [%lld, %lld]%s%lld): %s",
+                        op,
+                        batch > 1 ? " (strided batch)" : "",
+                        index,
+                        (long long)m,
+                        (long long)k,
+                        (long long)k,
+                        (long long)n,
+                        batch > 1 ? ", batch " : "",
+                        batch > 1 ? (long long)batch : 0LL,
+                        cublas_reason(s));
     return YG_OK;
+}
+
+yg_status yg__cuda_gemm(const char *op,
+                        int index,
+                        yg_dtype dtype,
+                        bool ta,
+                        bool tb,
+                        int64_t m,
+                        int64_t n,
+                        int64_t k,
+                        const void *a,
+                        int64_t lda,
+                        const void *b,
+                        int64_t ldb,
+                        double beta,
+                        void *c,
+                        int64_t ldc) {
+    return gemm_run(op, index, dtype, ta, tb, m, n, k, a, lda, 0, b, ldb, 0, beta, c, ldc, 0, 1);
 }
 
 /* ---- mm and bmm on a GPU: the structured ops' CUDA implementations
@@ -274,6 +312,29 @@ yg_status yg__cuda_mm_out(const yg_tensor *self, const yg_tensor *mat2, yg_tenso
     return yg__matmul_fill("mm", self, mat2, out, cuda_gemm);
 }
 
+/* Every entry of a bmm whose operands allow it in one strided-batched
+ * call, instead of one locked call per entry. */
+static yg_status cuda_gemm_batched(const char *op,
+                                   const yg_tensor *out,
+                                   bool ta,
+                                   bool tb,
+                                   int64_t m,
+                                   int64_t n,
+                                   int64_t k,
+                                   const void *a,
+                                   int64_t lda,
+                                   int64_t stride_a,
+                                   const void *b,
+                                   int64_t ldb,
+                                   int64_t stride_b,
+                                   void *c,
+                                   int64_t ldc,
+                                   int64_t stride_c,
+                                   int64_t batch) {
+    return gemm_run(op, out->storage->device_index, out->dtype, ta, tb, m, n, k, a, lda, stride_a,
+                    b, ldb, stride_b, 0.0, c, ldc, stride_c, batch);
+}
+
 yg_status yg__cuda_bmm_out(const yg_tensor *self, const yg_tensor *mat2, yg_tensor *out) {
-    return yg__matmul_fill("bmm", self, mat2, out, cuda_gemm);
+    return yg__matmul_fill_batched("bmm", self, mat2, out, cuda_gemm, cuda_gemm_batched);
 }
