@@ -72,6 +72,7 @@ static void test_cuda_state_is_reported(void **state) {
     YG_EXPECT_ERROR(
         yg_cuda_get_device_properties(0, NULL), YG_ERR_INVALID_ARGUMENT, "out is NULL");
     yg_cuda_empty_cache(); /* harmless */
+    yg_cuda_release_all(false); /* so is this */
     yg_cuda_stream *stream = (yg_cuda_stream *)&p;
     yg_cuda_event *event = (yg_cuda_event *)&p;
     YG_EXPECT_ERROR(yg_cuda_stream_create(0, &stream), YG_ERR_DEVICE, "cuda_stream_create: ");
@@ -957,6 +958,41 @@ static void test_bmm_strided_batches_match_the_cpu(void **state) {
     }
 }
 
+/* Issue 28, item 3: yg_cuda_release_all gives back the cached segments
+ * (the blocks in use stay), the cuBLAS handle and workspace and the
+ * pinned staging buffers, and the next product, large copy and
+ * allocation make them again. */
+static void test_release_all_gives_back_the_caches_and_work_goes_on(void **state) {
+    (void)state;
+    need_device();
+    const int64_t sq[] = {64, 64}, big[] = {1 << 20};
+    yg_tensor *a = yg_test_rand(YG_FLOAT32, sq, 2, -1, 1, 91), *ad = device_like(a);
+    yg_tensor *b = yg_test_rand(YG_FLOAT32, big, 1, -1, 1, 92), *bd = device_like(b);
+    yg_tensor *p = NULL, *q = NULL, *pc = NULL, *want = NULL, *bc = NULL;
+    yg_cuda_memory_stats m;
+    char why[256];
+    YG_CHECK(yg_mm(ad, ad, &p)); /* a cuBLAS handle and workspace */
+    yg_release(bd);              /* 4 MiB cached, unused */
+    yg_cuda_release_all(false);
+    YG_CHECK(yg_cuda_memory_stats_get(0, &m));
+    /* bd's 4 MiB segment went back; ad's and p's small segment stays */
+    assert_true(m.reserved_bytes < (4 << 20));
+    assert_true(m.allocated_bytes > 0);
+    YG_CHECK(yg_mm(p, ad, &q)); /* made again */
+    YG_CHECK(yg_mm(a, a, &want));
+    yg_tensor *w2 = NULL;
+    YG_CHECK(yg_mm(want, a, &w2));
+    YG_CHECK(yg_tensor_to_device(q, YG_CPU, 0, &pc));
+    if (!same_result(pc, w2, 1e-4, why, sizeof why))
+        fail_msg("mm after release_all: %s", why);
+    bd = device_like(b); /* staging made again */
+    YG_CHECK(yg_tensor_to_device(bd, YG_CPU, 0, &bc));
+    assert_memory_equal(yg_tensor_data(bc), yg_tensor_data(b), sizeof(float) << 20);
+    yg_tensor *all[] = {a, ad, b, bd, p, q, pc, want, w2, bc};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        yg_release(all[k]);
+}
+
 /* The row gradients: prod's, norm's, amax/amin's (minmax_backward) and
  * cumprod's (and their second derivatives), by kind. */
 enum { RG_PROD, RG_PROD_DOUBLE, RG_NORM, RG_AMAX, RG_AMIN, RG_CUMPROD, RG_CUMPROD_JVP,
@@ -1288,6 +1324,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_cuda_state_is_reported),
         cmocka_unit_test(test_device_properties_and_bad_indices),
         cmocka_unit_test(test_allocator_caches_device_memory),
+        cmocka_unit_test(test_release_all_gives_back_the_caches_and_work_goes_on),
         cmocka_unit_test(test_to_device_on_the_cpu),
         cmocka_unit_test(test_to_device_names_why_no_device_is_usable),
         cmocka_unit_test(test_to_device_round_trips),

@@ -35,6 +35,12 @@ yg_status yg__cuda_get_device_properties(int index, yg_cuda_device_properties *o
 yg_status yg__cuda_synchronize(int index);
 yg_status yg__cuda_memory_stats_get(int index, yg_cuda_memory_stats *out);
 void yg__cuda_empty_cache(void);
+void yg__cuda_release_all(bool reset);
+
+/* Adds fn to what yg__cuda_release_all runs before it releases the
+ * module's own resources (cuDNN's handles: conv/cudnn.c registers at
+ * load).  At most 8; more are ignored.  Cannot fail. */
+void yg__cuda_at_release(void (*fn)(void));
 yg_status yg__cuda_stream_create(int index, yg_cuda_stream **out);
 void yg__cuda_stream_destroy(yg_cuda_stream *stream);
 yg_status yg__cuda_set_stream(int index, yg_cuda_stream *stream);

@@ -800,6 +800,67 @@ void yg__cuda_empty_cache(void) {
     pthread_mutex_unlock(&caches_lock);
 }
 
+/* What yg__cuda_release_all runs first (yg__cuda_at_release). */
+#define MAX_RELEASE_HOOKS 8
+static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+static void (*release_hooks[MAX_RELEASE_HOOKS])(void);
+static int n_release_hooks;
+
+void yg__cuda_at_release(void (*fn)(void)) {
+    pthread_mutex_lock(&hooks_lock);
+    if (n_release_hooks < MAX_RELEASE_HOOKS)
+        release_hooks[n_release_hooks++] = fn;
+    pthread_mutex_unlock(&hooks_lock);
+}
+
+/* Frees device index's pinned staging buffers and their events (made
+ * again by the next large copy). */
+static void staging_release(int index) {
+    pthread_once(&stages_once, stages_init);
+    staging *g = &stages[index];
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < 2; i++) {
+        if (g->buf[i] != NULL)
+            (void)cudaFreeHost(g->buf[i]);
+        if (g->done[i] != NULL)
+            (void)cudaEventDestroy(g->done[i]);
+        g->buf[i] = NULL;
+        g->done[i] = NULL;
+    }
+    g->tried = false;
+    pthread_mutex_unlock(&g->lock);
+}
+
+void yg__cuda_release_all(bool reset) {
+    int n = yg__cuda_device_count(), prev = 0;
+    if (n == 0)
+        return;
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        prev = 0;
+    /* Everything queued may still use a workspace or a staging buffer. */
+    for (int i = 0; i < n; i++)
+        if (cudaSetDevice(i) == cudaSuccess)
+            (void)cudaDeviceSynchronize();
+    pthread_mutex_lock(&hooks_lock);
+    int hooks = n_release_hooks;
+    pthread_mutex_unlock(&hooks_lock);
+    for (int h = 0; h < hooks; h++)
+        release_hooks[h]();
+    yg__cuda_blas_release();
+    for (int i = 0; i < n; i++) {
+        (void)cudaSetDevice(i);
+        staging_release(i);
+    }
+    yg__cuda_empty_cache();
+    /* The blocks still handed out die with the contexts: a leak checker
+     * reports them, which is the point. */
+    for (int i = 0; reset && i < n; i++)
+        if (cudaSetDevice(i) == cudaSuccess)
+            (void)cudaDeviceReset();
+    (void)cudaSetDevice(prev);
+    (void)cudaGetLastError();
+}
+
 yg_status yg__cuda_device_enter(const char *op, int index, int *prev) {
     *prev = 0;
     YG_RETURN_IF_ERROR(yg__cuda_check_index(op, index));

@@ -81,6 +81,20 @@ yg_status yg_cuda_memory_stats_get(int index, yg_cuda_memory_stats *out);
  * every device.  Cannot fail. */
 void yg_cuda_empty_cache(void);
 
+/* Gives back everything the CUDA backend holds that no tensor owns, after
+ * waiting for every device it used: the caching allocator's unused
+ * segments, the cuBLAS and cuDNN handles and workspaces, and the pinned
+ * staging buffers.  Each is made again on its next use.  With reset,
+ * every device is then reset (cudaDeviceReset: its context, with every
+ * allocation, stream and event made in it, is destroyed), which leak
+ * checkers such as compute-sanitizer need at exit to report what is
+ * still allocated: after a reset nothing made before may be used
+ * (tensors, streams, events, fused kernels, process groups), so call it
+ * with reset only at exit.  No other thread may be using a device
+ * meanwhile.  Loads nothing: without the CUDA module it does nothing.
+ * Cannot fail. */
+void yg_cuda_release_all(bool reset);
+
 /* ---- streams and events ----
  *
  * Every kernel, copy, cuBLAS and cuDNN call the backend makes for a
