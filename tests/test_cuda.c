@@ -993,6 +993,56 @@ static void test_release_all_gives_back_the_caches_and_work_goes_on(void **state
         yg_release(all[k]);
 }
 
+/* Issue 28, item 11: the kernels' 64-bit index paths on a float32 tensor
+ * of 2^31 + 17 elements (8 GiB; every other GPU test has fewer than 2^31
+ * elements): full, fill_ on a view starting past 2^31, a pointwise
+ * chain, sum (the chunked row reduction), argmax (an index past 2^31)
+ * and a copy of the tail to the host.  Needs about 40 GiB of device
+ * memory (argmax reads a float64 copy); skips on a smaller GPU. */
+static void test_kernels_index_past_2_31_elements(void **state) {
+    (void)state;
+    need_device();
+    yg_cuda_device_properties p;
+    YG_CHECK(yg_cuda_get_device_properties(0, &p));
+    if (p.total_memory < ((int64_t)48 << 30)) {
+        char why[128];
+        snprintf(why, sizeof why,
+                 "needs 48 GiB of device memory for 2^31 + 17 elements, cuda:0 has %lld MiB",
+                 (long long)(p.total_memory >> 20));
+        yg_test_skip(why);
+    }
+    const int64_t n = ((int64_t)1 << 31) + 17, tail = 20;
+    const yg_dtype f32 = YG_FLOAT32;
+    const yg_device cuda = YG_CUDA;
+    yg_tensor *x = NULL, *last3 = NULL, *filled = NULL, *t = NULL, *y = NULL, *s = NULL;
+    yg_tensor *am = NULL, *yt = NULL, *host = NULL;
+    double sum = 0, arg = 0;
+    YG_CHECK(yg_full(&n, 1, 1.0, &f32, &cuda, &x));
+    YG_CHECK(yg_slice(x, 0, n - 3, n, 1, &last3)); /* offset 2^31 + 14 */
+    YG_CHECK(yg_fill_(last3, 2.0, &filled));
+    YG_CHECK(yg_mul_scalar(x, 1.5, &t)); /* 1.5 ... 3 */
+    yg_release(x);
+    x = NULL;
+    YG_CHECK(yg_add_scalar(t, 0.25, 1, &y)); /* 1.75 ... 3.25 */
+    yg_release(t);
+    YG_CHECK(yg_sum(y, &s));
+    YG_CHECK(yg_tensor_item(s, &sum));
+    double want = 1.75 * (double)(n - 3) + 3 * 3.25;
+    printf("sum of 2^31 + 17 elements: %.1f (want %.1f)\n", sum, want);
+    assert_true(fabs(sum - want) <= 1e-6 * want);
+    YG_CHECK(yg_argmax(y, &am));
+    YG_CHECK(yg_tensor_item(am, &arg));
+    assert_true(arg == (double)(n - 3));
+    YG_CHECK(yg_slice(y, 0, n - tail, n, 1, &yt));
+    YG_CHECK(yg_tensor_to_device(yt, YG_CPU, 0, &host));
+    const float *v = yg_tensor_data(host);
+    for (int64_t i = 0; i < tail; i++)
+        assert_true(v[i] == (i < tail - 3 ? 1.75f : 3.25f));
+    yg_tensor *all[] = {last3, filled, y, s, am, yt, host};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        yg_release(all[k]);
+}
+
 /* The row gradients: prod's, norm's, amax/amin's (minmax_backward) and
  * cumprod's (and their second derivatives), by kind. */
 enum { RG_PROD, RG_PROD_DOUBLE, RG_NORM, RG_AMAX, RG_AMIN, RG_CUMPROD, RG_CUMPROD_JVP,
@@ -1343,6 +1393,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_destroying_a_stream_clears_it_on_every_thread),
         cmocka_unit_test(test_copies_between_devices_wait_for_the_source_stream),
         cmocka_unit_test(test_training_steps_do_not_grow_device_memory),
+        cmocka_unit_test(test_kernels_index_past_2_31_elements),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }
