@@ -29,6 +29,7 @@
 #include "yagrad/ops_extrema.h"
 #include "yagrad/ops_statistics.h"
 #include "yagrad/ops_linalg.h"
+#include "yagrad/ops_losses.h"
 #include "yagrad/ops_unary_math.h"
 #include "yagrad/ops_views.h"
 
@@ -1043,6 +1044,62 @@ static void test_kernels_index_past_2_31_elements(void **state) {
         yg_release(all[k]);
 }
 
+/* Issue 28, item 12: nll_loss's reduced forms over a batch of 100003
+ * (49 blocks of partial sums, then one adding them) and its backward (a
+ * thread a sample over many blocks; the mean's total weight reduced the
+ * same way) give the CPU's values, with class weights and an ignored
+ * class, and repeat to the bit. */
+static void test_nll_loss_of_a_large_batch_matches_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    enum { B = 100003, C = 10 };
+    const int64_t ss[] = {B, C}, st[] = {B}, sw[] = {C};
+    char why[256];
+    static double tv[B];
+    for (int i = 0; i < B; i++)
+        tv[i] = (double)((i * 7) % C);
+    yg_tensor *tf = yg_test_tensor(YG_FLOAT64, st, 1, tv), *t = NULL;
+    YG_CHECK(yg_to_dtype(tf, YG_INT64, false, &t));
+    yg_tensor *td = device_like(t);
+    for (int f = 0; f < 2; f++) {
+        yg_dtype dt = f == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        double tol = f == 0 ? 1e-5 : 1e-12;
+        yg_tensor *x = yg_test_rand(dt, ss, 2, -3, 0, 111), *xd = device_like(x);
+        yg_tensor *w = yg_test_rand(dt, sw, 1, 0.5, 2, 112), *wd = device_like(w);
+        for (int r = 0; r < 3; r++) {
+            yg_reduction red = r == 0 ? YG_REDUCTION_NONE : r == 1 ? YG_REDUCTION_MEAN
+                                                                   : YG_REDUCTION_SUM;
+            yg_tensor *y = NULL, *yd = NULL, *yd2 = NULL, *g = NULL, *gd = NULL, *gx = NULL;
+            yg_tensor *gxd = NULL, *ydh = NULL;
+            YG_CHECK(yg_nll_loss(x, t, w, red, 3, &y));
+            YG_CHECK(yg_nll_loss(xd, td, wd, red, 3, &yd));
+            YG_CHECK(yg_nll_loss(xd, td, wd, red, 3, &yd2));
+            if (!same_result(yd, y, tol, why, sizeof why))
+                fail_msg("nll_loss (%s, reduction %d): %s", yg_dtype_name(dt), r, why);
+            YG_CHECK(yg_tensor_to_device(yd, YG_CPU, 0, &ydh));
+            if (!same_result(yd2, ydh, 0, why, sizeof why))
+                fail_msg("nll_loss (%s, reduction %d) does not repeat: %s", yg_dtype_name(dt), r,
+                         why);
+            g = yg_test_rand(dt, yg_tensor_sizes(y), yg_tensor_ndim(y), -1, 1, 113);
+            gd = device_like(g);
+            YG_CHECK(yg_nll_loss_backward(g, t, w, ss, 2, red, 3, &gx));
+            YG_CHECK(yg_nll_loss_backward(gd, td, wd, ss, 2, red, 3, &gxd));
+            if (!same_result(gxd, gx, tol, why, sizeof why))
+                fail_msg("nll_loss_backward (%s, reduction %d): %s", yg_dtype_name(dt), r, why);
+            yg_tensor *all[] = {y, yd, yd2, g, gd, gx, gxd, ydh};
+            for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+                yg_release(all[k]);
+        }
+        yg_release(x);
+        yg_release(xd);
+        yg_release(w);
+        yg_release(wd);
+    }
+    yg_release(tf);
+    yg_release(t);
+    yg_release(td);
+}
+
 /* The row gradients: prod's, norm's, amax/amin's (minmax_backward) and
  * cumprod's (and their second derivatives), by kind. */
 enum { RG_PROD, RG_PROD_DOUBLE, RG_NORM, RG_AMAX, RG_AMIN, RG_CUMPROD, RG_CUMPROD_JVP,
@@ -1385,6 +1442,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_creation_fills_and_views_match_the_cpu),
         cmocka_unit_test(test_products_sums_and_backward_match_the_cpu),
         cmocka_unit_test(test_bmm_strided_batches_match_the_cpu),
+        cmocka_unit_test(test_nll_loss_of_a_large_batch_matches_the_cpu),
         cmocka_unit_test(test_row_gradients_match_the_cpu),
         cmocka_unit_test(test_optimizers_and_clipping_match_the_cpu),
         cmocka_unit_test(test_random_ops_draw_the_cpu_values),

@@ -175,7 +175,8 @@ yg_status yg__cuda_softmax(const char *op, int index, bool f64, void *dst, const
  * or its backward (self is grad_output, stride s0; out a zeroed [N, C]
  * contiguous gradient), with device int64 targets (stride ts, already
  * checked), weight (stride ws) or NULL, and a Reduction; on device index.
- * cuda/nll.cu.  Errors as yg__cuda_check_launch. */
+ * cuda/nll.cu.  Errors as yg__cuda_check_launch, or YG_ERR_OUT_OF_MEMORY
+ * for the partial sums of a large batch. */
 yg_status yg__cuda_nll(const char *op, int index, bool f64, bool backward, const void *self,
                        int64_t s0, int64_t s1, const int64_t *target, int64_t ts,
                        const void *weight, int64_t ws, int64_t batch, int64_t classes,

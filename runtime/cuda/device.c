@@ -954,7 +954,8 @@ int yg__cuda_softmax_launch(int f64, void *dst, const void *a, const void *b, lo
 int yg__cuda_nll_launch(int f64, int is_backward, const void *self, long long s0, long long s1,
                         const int64_t *target, long long ts, const void *weight, long long ws,
                         long long batch, long long classes, long long ignore, int reduction,
-                        void *out);
+                        void *out, double *scratch);
+long long yg__cuda_nll_scratch(int is_backward, int reduction, long long batch);
 
 yg_status yg__cuda_softmax(const char *op, int index, bool f64, void *dst, const void *a,
                            const void *b, int64_t outer, int64_t n, int64_t inner, bool is_log,
@@ -971,11 +972,20 @@ yg_status yg__cuda_nll(const char *op, int index, bool f64, bool backward, const
                        const void *weight, int64_t ws, int64_t batch, int64_t classes,
                        int64_t ignore_index, int64_t reduction, void *out) {
     int prev;
-    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
-    int err = yg__cuda_nll_launch(f64, backward, self, s0, s1, target, ts, weight, ws, batch,
-                                  classes, ignore_index, (int)reduction, out);
-    yg__cuda_device_leave(prev);
-    return yg__cuda_check_launch(op, index, err);
+    void *scratch = NULL;
+    /* The partial sums of a large batch's reductions (cuda/nll.cu). */
+    long long doubles = yg__cuda_nll_scratch(backward, (int)reduction, batch);
+    if (doubles > 0)
+        YG_RETURN_IF_ERROR(yg__cuda_alloc(op, index, (size_t)doubles * sizeof(double), &scratch));
+    yg_status st = yg__cuda_device_enter(op, index, &prev);
+    if (st == YG_OK) {
+        int err = yg__cuda_nll_launch(f64, backward, self, s0, s1, target, ts, weight, ws, batch,
+                                      classes, ignore_index, (int)reduction, out, scratch);
+        yg__cuda_device_leave(prev);
+        st = yg__cuda_check_launch(op, index, err);
+    }
+    yg__cuda_free(index, scratch); /* stream-ordered: reused only by later work */
+    return st;
 }
 
 /* cuda/random.cu */
