@@ -833,13 +833,18 @@ static void staging_release(int index) {
 
 void yg__cuda_release_all(bool reset) {
     int n = yg__cuda_device_count(), prev = 0;
+    bool used[YG_CUDA_MAX_DEVICES];
     if (n == 0)
         return;
     if (cudaGetDevice(&prev) != cudaSuccess)
         prev = 0;
+    /* Only the devices this process used (every one that ran work has
+     * an allocator): touching another would make it a context first. */
+    for (int i = 0; i < n; i++)
+        used[i] = cache_if_made(i) != NULL;
     /* Everything queued may still use a workspace or a staging buffer. */
     for (int i = 0; i < n; i++)
-        if (cudaSetDevice(i) == cudaSuccess)
+        if (used[i] && cudaSetDevice(i) == cudaSuccess)
             (void)cudaDeviceSynchronize();
     pthread_mutex_lock(&hooks_lock);
     int hooks = n_release_hooks;
@@ -848,6 +853,8 @@ void yg__cuda_release_all(bool reset) {
         release_hooks[h]();
     yg__cuda_blas_release();
     for (int i = 0; i < n; i++) {
+        if (!used[i])
+            continue;
         (void)cudaSetDevice(i);
         staging_release(i);
     }
@@ -855,7 +862,7 @@ void yg__cuda_release_all(bool reset) {
     /* The blocks still handed out die with the contexts: a leak checker
      * reports them, which is the point. */
     for (int i = 0; reset && i < n; i++)
-        if (cudaSetDevice(i) == cudaSuccess)
+        if (used[i] && cudaSetDevice(i) == cudaSuccess)
             (void)cudaDeviceReset();
     (void)cudaSetDevice(prev);
     (void)cudaGetLastError();
