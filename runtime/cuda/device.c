@@ -634,14 +634,14 @@ static cudaError_t copy_between_devices(void *dst, int dst_index, const void *sr
         e = cudaSetDevice(src_index);
     if (e == cudaSuccess)
         e = cudaStreamWaitEvent(ss, done, 0);
-    /* Destroying a recorded event is allowed: the waits stand. */
-    if (ready != NULL)
+    /* Destroying a recorded event is allowed: the waits stand.  Each is
+     * destroyed with its own device current. */
+    if (ready != NULL && cudaSetDevice(src_index) == cudaSuccess)
         (void)cudaEventDestroy(ready);
-    if (done != NULL)
+    if (done != NULL && cudaSetDevice(dst_index) == cudaSuccess)
         (void)cudaEventDestroy(done);
-    if (e == cudaSuccess)
-        e = cudaSetDevice(dst_index);
-    return e;
+    cudaError_t back = cudaSetDevice(dst_index);
+    return e != cudaSuccess ? e : back;
 }
 
 yg_status yg__cuda_memcpy(
