@@ -19,7 +19,9 @@
  *     fits (best fit over free lists bucketed by power-of-two size);
  *   - blocks belong to the stream they were allocated on and are reused
  *     only on it (a block freed while another stream still uses it is the
- *     caller's business, as in PyTorch without record_stream);
+ *     caller's business, as in PyTorch without record_stream), until that
+ *     stream is retired (yg__block_cache_retire_stream) and they pass to
+ *     another;
  *   - when the backend runs out, every segment with no block in use is
  *     given back and the request retried once; then it fails (NULL).
  * One mutex guards a cache; all functions are thread-safe.
