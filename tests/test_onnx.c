@@ -33,6 +33,8 @@ int main(void) {
 #include "yagrad/ops_layers.h"
 #include "yagrad/ops_convolution.h"
 #include "yagrad/ops_pooling.h"
+#include "yagrad/ops_creation.h"
+#include "yagrad/ops_join_split.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -216,12 +218,14 @@ block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t
 
 /* Sizes recorded at the traced batch that must follow another batch:
  * view(x, [batch, 6]) -> linear -> times a [3] row expanded to
- * [batch, 3] (broadcast fusion removes that expand) -> unsqueeze ->
+ * [batch, 3] (broadcast fusion removes that expand) -> plus a [1, 3] row
+ * expanded to [batch, 3] and ones([batch, 3]) (sizes computed from the
+ * input's shape) -> unsqueeze ->
  * expand to [batch, 3, 2] (an Expand that keeps the batch dim) -> relu. */
 static yg_status
 reshape_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
     model *m = ctx;
-    yg_tensor *t[6] = {NULL};
+    yg_tensor *t[6] = {NULL}, *row = NULL, *ones = NULL, *sum = NULL, *both = NULL;
     const int64_t b = yg_tensor_size(in[0], 0);
     const int64_t vs[2] = {b, 6}, es[2] = {b, 3}, xs[3] = {b, 3, 2};
     (void)n_in;
@@ -233,14 +237,26 @@ reshape_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64
         st = yg_expand(m->p[1], es, 2, &t[2]);
     if (st == YG_OK)
         st = yg_mul(t[1], t[2], &t[3]);
+    if (st == YG_OK) /* a [1, 3] row expanded to [batch, 3]: Expand of a computed size */
+        st = yg_expand(m->p[2], es, 2, &row);
     if (st == YG_OK)
-        st = yg_unsqueeze(t[3], 2, &t[4]);
+        st = yg_ones(es, 2, NULL, NULL, &ones); /* a creation op of [batch, 3] */
+    if (st == YG_OK)
+        st = yg_add(row, ones, 1, &sum);
+    if (st == YG_OK)
+        st = yg_add(t[3], sum, 1, &both);
+    if (st == YG_OK)
+        st = yg_unsqueeze(both, 2, &t[4]);
     if (st == YG_OK)
         st = yg_expand(t[4], xs, 3, &t[5]);
     if (st == YG_OK)
         st = yg_relu(t[5], &out[0]);
     for (int i = 0; i < 6; i++)
         yg_release(t[i]);
+    yg_release(row);
+    yg_release(ones);
+    yg_release(sum);
+    yg_release(both);
     return st;
 }
 
@@ -384,6 +400,7 @@ static void test_export_view_and_expand_follow_a_dynamic_batch(void **state) {
     model m = {.name = "reshape", .fn = reshape_fn};
     param(&m, (const int64_t[]){3, 6}, 2, -0.5, 0.5);
     param(&m, (const int64_t[]){3}, 1, 0.5, 1.5);
+    param(&m, (const int64_t[]){1, 3}, 2, -0.5, 0.5);
     export_model(&m,
                  (const int64_t[][4]){{0, 2, 3}},
                  (const int64_t[]){3},
@@ -444,6 +461,150 @@ static void test_export_transformer_block(void **state) {
                  2,
                  3,
                  NULL);
+    model_free(&m);
+}
+
+/* ---- a small GPT with a dynamic batch and sequence length ---- */
+
+enum { GPT_V = 11, GPT_C = 8, GPT_H = 2, GPT_D = 4, GPT_TMAX = 16 };
+
+/* Token and position embeddings (arange(T)), one pre-LayerNorm block
+ * (fused qkv projection split three ways, heads by view [B, T, H, D] and
+ * transpose, causal attention, reshape back to [B, T, C], output
+ * projection, residual; LayerNorm, 4C GELU MLP, residual), a final
+ * LayerNorm and the head tied to the token embedding, viewed as
+ * [B * T, V] logits as a loss would read them.  Every size comes from
+ * the input at trace time, as a user's code computes it. */
+static yg_status gpt_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    yg_tensor *t[24] = {NULL}, **qkv = NULL;
+    int64_t n_qkv = 0;
+    const int64_t b = yg_tensor_size(in[0], 0), T = yg_tensor_size(in[0], 1), c[1] = {GPT_C};
+    const int64_t heads[4] = {b, T, GPT_H, GPT_D}, merged[3] = {b, T, GPT_C},
+                  flat[2] = {b * T, GPT_V};
+    const yg_dtype i64 = YG_INT64;
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_embedding(m->p[0], in[0], -1, &t[0]);
+    if (st == YG_OK)
+        st = yg_arange((double)T, &i64, NULL, &t[1]);
+    if (st == YG_OK)
+        st = yg_embedding(m->p[1], t[1], -1, &t[2]);
+    if (st == YG_OK)
+        st = yg_add(t[0], t[2], 1, &t[3]); /* x [B, T, C] */
+    if (st == YG_OK)
+        st = yg_layer_norm(t[3], c, 1, m->p[2], m->p[3], 1e-5, &t[4]);
+    if (st == YG_OK)
+        st = yg_linear(t[4], m->p[4], m->p[5], &t[5]);
+    if (st == YG_OK)
+        st = yg_split(t[5], GPT_C, -1, &qkv, &n_qkv);
+    for (int i = 0; i < 3 && st == YG_OK; i++) {
+        st = yg_view(qkv[i], heads, 4, &t[6 + 2 * i]);
+        if (st == YG_OK)
+            st = yg_transpose(t[6 + 2 * i], 1, 2, &t[7 + 2 * i]); /* [B, H, T, D] */
+    }
+    if (st == YG_OK)
+        st = yg_scaled_dot_product_attention(t[7], t[9], t[11], NULL, true, NULL, &t[12]);
+    if (st == YG_OK)
+        st = yg_transpose(t[12], 1, 2, &t[13]);
+    if (st == YG_OK)
+        st = yg_reshape(t[13], merged, 3, &t[14]);
+    if (st == YG_OK)
+        st = yg_linear(t[14], m->p[6], m->p[7], &t[15]);
+    if (st == YG_OK)
+        st = yg_add(t[3], t[15], 1, &t[16]);
+    if (st == YG_OK)
+        st = yg_layer_norm(t[16], c, 1, m->p[8], m->p[9], 1e-5, &t[17]);
+    if (st == YG_OK)
+        st = yg_linear(t[17], m->p[10], m->p[11], &t[18]);
+    if (st == YG_OK)
+        st = yg_gelu(t[18], &t[19]);
+    if (st == YG_OK)
+        st = yg_linear(t[19], m->p[12], m->p[13], &t[20]);
+    if (st == YG_OK)
+        st = yg_add(t[16], t[20], 1, &t[21]);
+    if (st == YG_OK)
+        st = yg_layer_norm(t[21], c, 1, m->p[14], m->p[15], 1e-5, &t[22]);
+    if (st == YG_OK)
+        st = yg_linear(t[22], m->p[0], NULL, &t[23]); /* tied head [B, T, V] */
+    if (st == YG_OK)
+        st = yg_view(t[23], flat, 2, &out[0]);
+    yg_release_list(qkv, n_qkv);
+    for (int i = 0; i < 24; i++)
+        yg_release(t[i]);
+    return st;
+}
+
+/* Token ids [b, t] in [0, GPT_V) from a seed. */
+static yg_tensor *token_ids(int64_t b, int64_t t, uint64_t seed) {
+    int64_t ids[256];
+    yg_tensor *out = NULL;
+    assert_true(b * t <= 256);
+    for (int64_t i = 0; i < b * t; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        ids[i] = (int64_t)((seed >> 33) % GPT_V);
+    }
+    YG_CHECK(yg_tensor_from_data(ids, (const int64_t[]){b, t}, 2, YG_INT64, &out));
+    return out;
+}
+
+/* Traced at batch 3 and length 5 (sizes that no fixed size of the model
+ * has), exported with both axes dynamic, run at batch 2 and 6 and
+ * lengths 7 and 4 in onnxruntime against eager. */
+static void test_export_gpt_with_dynamic_batch_and_sequence(void **state) {
+    (void)state;
+    model m = {.name = "gpt", .fn = gpt_fn};
+    const int64_t c[1] = {GPT_C}, runs[3][2] = {{2, 7}, {6, 7}, {2, 4}};
+    param(&m, (const int64_t[]){GPT_V, GPT_C}, 2, -0.5, 0.5);    /* wte */
+    param(&m, (const int64_t[]){GPT_TMAX, GPT_C}, 2, -0.5, 0.5); /* wpe */
+    param(&m, c, 1, 0.8, 1.2);
+    param(&m, c, 1, -0.1, 0.1);
+    param(&m, (const int64_t[]){3 * GPT_C, GPT_C}, 2, -0.4, 0.4);
+    param(&m, (const int64_t[]){3 * GPT_C}, 1, -0.1, 0.1);
+    param(&m, (const int64_t[]){GPT_C, GPT_C}, 2, -0.4, 0.4);
+    param(&m, c, 1, -0.1, 0.1);
+    param(&m, c, 1, 0.8, 1.2);
+    param(&m, c, 1, -0.1, 0.1);
+    param(&m, (const int64_t[]){4 * GPT_C, GPT_C}, 2, -0.4, 0.4);
+    param(&m, (const int64_t[]){4 * GPT_C}, 1, -0.1, 0.1);
+    param(&m, (const int64_t[]){GPT_C, 4 * GPT_C}, 2, -0.3, 0.3);
+    param(&m, c, 1, -0.1, 0.1);
+    param(&m, c, 1, 0.8, 1.2);
+    param(&m, c, 1, -0.1, 0.1);
+
+    yg_tensor *idx = token_ids(3, 5, 1);
+    yg_trace_result *r = NULL;
+    const yg_onnx_dynamic_axis axes[3] = {
+        {false, 0, 0, "batch"}, {false, 0, 1, "sequence"}, {true, 0, 0, "tokens"}};
+    YG_CHECK(yg_trace(gpt_fn, &m, &idx, 1, 1, NULL, &r));
+    yg_onnx_options o = {.input_names = (const char *const[]){"idx"},
+                         .n_input_names = 1,
+                         .output_names = (const char *const[]){"logits"},
+                         .n_output_names = 1,
+                         .dynamic_axes = axes,
+                         .n_dynamic_axes = 3,
+                         .doc_string = "gpt"};
+    YG_CHECK(yg_onnx_export(r->graph, r->params, r->n_params, &o, path_of("gpt", ".onnx")));
+    yg_trace_result_release(r);
+    yg_release(idx);
+
+    FILE *f = fopen(path_of("gpt", ".json"), "w");
+    assert_non_null(f);
+    fputs("{\"atol\": 1e-5, \"rtol\": 1e-5,\n \"runs\": [", f);
+    for (int k = 0; k < 3; k++) {
+        yg_tensor *in = token_ids(runs[k][0], runs[k][1], 10 + (uint64_t)k), *logits = NULL;
+        YG_CHECK(gpt_fn(&m, &in, 1, &logits, 1));
+        assert_int_equal(yg_tensor_size(logits, 0), runs[k][0] * runs[k][1]);
+        fputs(k > 0 ? ",\n  {\"inputs\": [" : "{\"inputs\": [", f);
+        write_tensor(f, "idx", in);
+        fputs("], \"outputs\": [", f);
+        write_tensor(f, "logits", logits);
+        fputs("]}", f);
+        yg_release(in);
+        yg_release(logits);
+    }
+    fputs("]}\n", f);
+    assert_int_equal(fclose(f), 0);
     model_free(&m);
 }
 
@@ -1652,6 +1813,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_export_view_and_expand_follow_a_dynamic_batch),
         cmocka_unit_test(test_export_gru_cell),
         cmocka_unit_test(test_export_transformer_block),
+        cmocka_unit_test(test_export_gpt_with_dynamic_batch_and_sequence),
         cmocka_unit_test(test_export_cnn),
         cmocka_unit_test(test_every_exportable_op_has_a_case_that_exports),
         cmocka_unit_test(test_every_op_is_exportable_or_marked_unsupported),

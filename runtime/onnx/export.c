@@ -404,15 +404,22 @@ static yg_status build(yg_onnx_ctx *cx,
     for (int64_t i = 0; i < yg_graph_num_inputs(g); i++) {
         yg_ir_value *v = yg_graph_input(g, i);
         if (!is_model_input(v, o)) {
+            YG_RETURN_IF_ERROR(yg__onnx_dims_input(cx, v, NULL)); /* numbers */
             YG_RETURN_IF_ERROR(param_initializer(cx, v, params[k_param++]));
             continue;
         }
         k_param += v->is_param;
         Onnx__ValueInfoProto *vi = NULL;
-        YG_RETURN_IF_ERROR(value_info(cx, v->name, &v->type, o, false, k_input++, &vi));
+        const char *axis_names[YG_MAX_DIMS] = {NULL};
+        for (int32_t d = 0; d < v->type.ndim; d++)
+            axis_names[d] = dynamic_name(o, false, k_input, d);
+        YG_RETURN_IF_ERROR(value_info(cx, v->name, &v->type, o, false, k_input, &vi));
+        YG_RETURN_IF_ERROR(yg__onnx_dims_input(cx, v, axis_names));
+        k_input++;
         if (!yg__onnx_push(cx, &inputs, vi))
             return oom();
     }
+    YG_RETURN_IF_ERROR(yg__onnx_dims_nodes(cx, g));
     for (yg_ir_node *n = g->first; n != NULL; n = n->next)
         YG_RETURN_IF_ERROR(export_node(cx, n));
     for (int64_t i = 0; i < yg_graph_num_outputs(g); i++) {

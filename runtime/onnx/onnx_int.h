@@ -34,6 +34,30 @@ struct yg_onnx_node {
     yg_onnx_ptrs inputs, outputs, attrs;
 };
 
+/* The most dynamic axes (symbols) one export tells apart. */
+#define YG_ONNX_MAX_SYMS 8
+
+/* A dim in symbolic form (dims.c): coef * the product of symbol k to the
+ * power exp[k]; value is what it was at the traced sizes.  A number has
+ * every exp 0 and coef == value. */
+typedef struct yg_onnx_dim {
+    int64_t value;
+    int64_t coef;
+    uint8_t exp[YG_ONNX_MAX_SYMS];
+} yg_onnx_dim;
+
+/* A dynamic axis: the model input (its ONNX name) and axis holding it,
+ * and the ONNX values computing it, made on first use (dims.c). */
+typedef struct yg_onnx_sym {
+    const char *name; /* the yg_onnx_dynamic_axis name */
+    const char *input;
+    int64_t axis;
+    int64_t value;
+    const char *shape;  /* Shape(input) */
+    const char *vector; /* Gather(shape, [axis]), int64 [1] */
+    const char *scalar; /* Gather(shape, axis), int64 0-d */
+} yg_onnx_sym;
+
 struct yg_onnx_ctx {
     int32_t opset;
     yg_onnx_block *blocks;
@@ -42,6 +66,10 @@ struct yg_onnx_ctx {
     yg_tensor **held;          /* tensors initializers point into */
     int64_t n_held, cap_held;
     int64_t next_fresh; /* numbers intermediate and initializer names */
+    yg_onnx_sym syms[YG_ONNX_MAX_SYMS];
+    int n_syms;
+    yg_onnx_dim (*dims)[YG_MAX_DIMS]; /* per value, at its scratch index */
+    int64_t n_dims, cap_dims;
 };
 
 /* Arena allocation (zeroed); NULL when out of memory (no message). */
@@ -107,5 +135,32 @@ yg_status yg__onnx_linear(yg_onnx_ctx *cx,
                           const char **out);
 /* The IR type of node's input i. */
 yg_ir_type yg__onnx_input_type(const yg_ir_node *node, int64_t i);
+
+/* ---- dynamic sizes (dims.c) ---- */
+
+/* Gives input v (a model input) its forms: axis_names[d] (NULL: none)
+ * names a dynamic axis.  Call for every model input, then
+ * yg__onnx_dims_nodes once, before any node is emitted; values never
+ * given forms (parameters) read as NULL. */
+yg_status yg__onnx_dims_input(yg_onnx_ctx *cx, yg_ir_value *v, const char *const *axis_names);
+/* Forms for every node output of g, in order. */
+yg_status yg__onnx_dims_nodes(yg_onnx_ctx *cx, yg_graph *g);
+/* v's dims (v->type.ndim of them), or NULL when it has none. */
+const yg_onnx_dim *yg__onnx_value_dims(const yg_onnx_ctx *cx, const yg_ir_value *v);
+bool yg__onnx_dim_is_symbolic(const yg_onnx_dim *d);
+/* An int64 value computing d: [1] or, with scalar, 0-d (for Range). */
+yg_status yg__onnx_dim_value(yg_onnx_ctx *cx,
+                             const yg_ir_node *node,
+                             const yg_onnx_dim *d,
+                             bool scalar,
+                             const char **out);
+/* A 1-d int64 shape of n entries: numbers[i], or forms[i] computed where
+ * forms[i] is not NULL; an initializer when every form is NULL. */
+yg_status yg__onnx_shape_value(yg_onnx_ctx *cx,
+                               const yg_ir_node *node,
+                               const int64_t *numbers,
+                               const yg_onnx_dim *const *forms,
+                               int64_t n,
+                               const char **out);
 
 #endif /* YAGRAD_ONNX_INT_H */

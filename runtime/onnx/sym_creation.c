@@ -34,8 +34,15 @@ static yg_status fill(yg_onnx_ctx *cx, const yg_ir_node *node, double value, con
 static yg_status fill_sized(yg_onnx_ctx *cx, const yg_ir_node *node, double value) {
     yg_box_ints size = {0};
     const char *shape = NULL;
+    const yg_onnx_dim *forms[YG_MAX_DIMS] = {NULL};
+    const yg_onnx_dim *od = yg__onnx_value_dims(cx, node->outputs[0]);
     YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
-    YG_RETURN_IF_ERROR(yg__onnx_const_ints(cx, size.items, size.len, &shape));
+    if (size.len > YG_MAX_DIMS)
+        return yg__onnx_unsupported(cx, node, "more than %d dims", YG_MAX_DIMS);
+    for (int64_t i = 0; od != NULL && node->outputs[0]->type.ndim == size.len && i < size.len; i++)
+        if (yg__onnx_dim_is_symbolic(&od[i]))
+            forms[i] = &od[i]; /* a dynamic size (dims.c) */
+    YG_RETURN_IF_ERROR(yg__onnx_shape_value(cx, node, size.items, forms, size.len, &shape));
     return fill(cx, node, value, shape);
 }
 
@@ -112,6 +119,28 @@ yg_status yg__onnx_sym_arange(yg_onnx_ctx *cx, const yg_ir_node *node) {
     double end = 0;
     YG_RETURN_IF_ERROR(result_dtype(cx, node, &d));
     YG_RETURN_IF_ERROR(yg__box_double(node, "end", NULL, &end));
+    const yg_onnx_dim *od = yg__onnx_value_dims(cx, node->outputs[0]);
+    if (od != NULL && node->outputs[0]->type.ndim == 1 && od[0].value == end &&
+        yg__onnx_dim_is_symbolic(&od[0])) {
+        /* arange(T) of a dynamic T (dims.c): Range(0, T, 1) in int64, then
+         * the result's dtype */
+        const char *s = NULL, *e = NULL, *t = NULL, *r = NULL;
+        yg_onnx_node *o = NULL;
+        YG_RETURN_IF_ERROR(yg__onnx_dim_value(cx, node, &od[0], true, &e));
+        YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, 0, &s));
+        YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, 1, &t));
+        YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Range", &o));
+        YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, s));
+        YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, e));
+        YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, t));
+        if (d == YG_INT64)
+            return yg__onnx_outputs(cx, o, node);
+        YG_RETURN_IF_ERROR(yg__onnx_output_fresh(cx, o, node, "range", &r));
+        YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Cast", &o));
+        YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, r));
+        YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "to", yg__onnx_dtype(d)));
+        return yg__onnx_outputs(cx, o, node);
+    }
     return range(cx, node, d, 0, end, 1, yg__onnx_output_name_of(node, 0), NULL);
 }
 

@@ -107,8 +107,47 @@ yg_status yg__onnx_sym_gru_cell(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return yg__onnx_binary(cx, node, "Add", n, zd, yg__onnx_output_name_of(node, 0), NULL);
 }
 
+/* Range(0, n, 1) of a dim's form, int64. */
+static yg_status range_of(yg_onnx_ctx *cx, const yg_ir_node *node, const yg_onnx_dim *n, const char **out) {
+    const char *s = NULL, *e = NULL, *t = NULL;
+    yg_onnx_node *o = NULL;
+    YG_RETURN_IF_ERROR(yg__onnx_dim_value(cx, node, n, true, &e));
+    YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, 0, &s));
+    YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, 1, &t));
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Range", &o));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, s));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, e));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, t));
+    return yg__onnx_output_fresh(cx, o, node, "range", out);
+}
+
+/* The causal mask of a dynamic L or S (dims.c): -inf where column j >
+ * row i, computed as Greater(Range(S), Range(L) as a column). */
+static yg_status causal_where(yg_onnx_ctx *cx,
+                              const yg_ir_node *node,
+                              const yg_onnx_dim *L,
+                              const yg_onnx_dim *S,
+                              int32_t dtype,
+                              const char **scores) {
+    const char *rows = NULL, *cols = NULL, *col_shape = NULL, *rows2 = NULL, *above = NULL,
+               *ninf = NULL;
+    yg_onnx_node *o = NULL;
+    YG_RETURN_IF_ERROR(range_of(cx, node, L, &rows));
+    YG_RETURN_IF_ERROR(range_of(cx, node, S, &cols));
+    YG_RETURN_IF_ERROR(yg__onnx_const_ints(cx, (const int64_t[]){-1, 1}, 2, &col_shape));
+    YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Reshape", rows, col_shape, NULL, &rows2));
+    YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Greater", cols, rows2, NULL, &above));
+    YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, dtype, -INFINITY, &ninf));
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Where", &o));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, above));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, ninf));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, *scores));
+    return yg__onnx_output_fresh(cx, o, node, "causal", scores);
+}
+
 /* softmax(q k^T scale [+ mask]) v; a causal mask is a constant [L, S]
- * of 0 and -inf added to the scores. */
+ * of 0 and -inf added to the scores, or, when L or S is dynamic, a Where
+ * over a mask computed from their Ranges. */
 yg_status yg__onnx_sym_scaled_dot_product_attention(yg_onnx_ctx *cx, const yg_ir_node *node) {
     bool causal = false;
     double scale_buf = 0;
@@ -137,7 +176,12 @@ yg_status yg__onnx_sym_scaled_dot_product_attention(yg_onnx_ctx *cx, const yg_ir
         scale != NULL ? *scale : 1 / sqrt((double)(q.sizes[qr - 1] > 0 ? q.sizes[qr - 1] : 1));
     YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, q.dtype, sc, &s));
     YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Mul", raw, s, NULL, &scores));
-    if (causal) {
+    const yg_onnx_dim *qd = yg__onnx_value_dims(cx, node->inputs[0]);
+    const yg_onnx_dim *kd = yg__onnx_value_dims(cx, node->inputs[1]);
+    if (causal && qd != NULL && kd != NULL &&
+        (yg__onnx_dim_is_symbolic(&qd[qr - 2]) || yg__onnx_dim_is_symbolic(&kd[kr - 2]))) {
+        YG_RETURN_IF_ERROR(causal_where(cx, node, &qd[qr - 2], &kd[kr - 2], q.dtype, &scores));
+    } else if (causal) {
         int64_t L = q.sizes[qr - 2], S = k.sizes[kr - 2];
         if (L < 0 || S < 0 || q.dtype != YG_FLOAT32 || L * S > (1 << 24))
             return yg__onnx_unsupported(cx, node, "is_causal needs known L and S and float32");

@@ -11,6 +11,8 @@
 #include "onnx/onnx_gen.h"
 #include "onnx/onnx_int.h"
 
+#include <string.h>
+
 /* The known rank of node's input i, or a failure naming the node. */
 static yg_status input_rank(yg_onnx_ctx *cx, const yg_ir_node *node, int64_t i, int32_t *rank) {
     yg_ir_type t = yg__onnx_input_type(node, i);
@@ -82,12 +84,19 @@ yg_status yg__onnx_sym_permute(yg_onnx_ctx *cx, const yg_ir_node *node) {
 }
 
 /* Reshape(self, shape): a 0 in shape would mean "copy the input's dim"
- * in ONNX (allowzero=0), so sizes of 0 are refused. */
+ * in ONNX (allowzero=0), so sizes of 0 are refused.  A size that is the
+ * input's dim at the same position is written as 0, ONNX's "copy this
+ * dim"; other dynamic sizes (dims.c) are computed from the inputs'
+ * shapes, so view(x, [B * T, C]) follows both B and T. */
 static yg_status reshape(yg_onnx_ctx *cx, const yg_ir_node *node, const char *arg) {
     yg_box_ints size = {0};
     int64_t shape[YG_MAX_DIMS];
+    const yg_onnx_dim *forms[YG_MAX_DIMS] = {NULL};
+    const char *shape_value = NULL;
     yg_onnx_node *o = NULL;
     yg_ir_type in = yg__onnx_input_type(node, 0);
+    const yg_onnx_dim *id = yg__onnx_value_dims(cx, node->inputs[0]);
+    const yg_onnx_dim *od = yg__onnx_value_dims(cx, node->outputs[0]);
     YG_RETURN_IF_ERROR(yg__box_ints(node, arg, NULL, YG_BOX_REQUIRED, 0, &size));
     if (size.len > YG_MAX_DIMS)
         return yg__onnx_unsupported(cx, node, "more than %d dims", YG_MAX_DIMS);
@@ -95,18 +104,19 @@ static yg_status reshape(yg_onnx_ctx *cx, const yg_ir_node *node, const char *ar
         if (size.items[i] == 0)
             return yg__onnx_unsupported(cx, node, "a size of 0 means 'copy' to ONNX Reshape");
         shape[i] = size.items[i];
+        if (shape[i] < 0 || od == NULL || node->outputs[0]->type.ndim != size.len)
+            continue;
+        bool copy = id != NULL && i < in.ndim && id[i].value == od[i].value &&
+                    id[i].coef == od[i].coef && memcmp(id[i].exp, od[i].exp, sizeof od[i].exp) == 0;
+        if (copy)
+            shape[i] = 0;
+        else if (yg__onnx_dim_is_symbolic(&od[i]))
+            forms[i] = &od[i];
     }
-    /* Leading sizes equal to the input's own are written as 0, ONNX's
-     * "copy this dim": the same at the traced sizes, and a dynamic batch
-     * then flows through view(x, [batch, -1]) instead of being pinned. */
-    for (int64_t i = 0; i < size.len && i < in.ndim && in.sizes[i] > 0; i++) {
-        if (shape[i] != in.sizes[i])
-            break;
-        shape[i] = 0;
-    }
+    YG_RETURN_IF_ERROR(yg__onnx_shape_value(cx, node, shape, forms, size.len, &shape_value));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Reshape", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
-    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, shape, size.len));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, shape_value));
     return yg__onnx_outputs(cx, o, node);
 }
 
@@ -118,25 +128,33 @@ yg_status yg__onnx_sym_reshape(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return reshape(cx, node, "shape");
 }
 
-/* Expand broadcasts the input against shape, so expand's -1 ("keep") is 1. */
+/* Expand broadcasts the input against shape, so expand's -1 ("keep") is
+ * 1, and so is a size equal to the input's dim it aligns with (from the
+ * right): Expand keeps that dim, so it follows a dynamic batch.  A
+ * dynamic size that broadcasts a 1 is computed (dims.c). */
 yg_status yg__onnx_sym_expand(yg_onnx_ctx *cx, const yg_ir_node *node) {
     yg_box_ints size = {0};
     int64_t shape[YG_MAX_DIMS];
+    const yg_onnx_dim *forms[YG_MAX_DIMS] = {NULL};
+    const char *shape_value = NULL;
     yg_onnx_node *o = NULL;
     YG_RETURN_IF_ERROR(yg__box_ints(node, "size", NULL, YG_BOX_REQUIRED, 0, &size));
     if (size.len > YG_MAX_DIMS)
         return yg__onnx_unsupported(cx, node, "more than %d dims", YG_MAX_DIMS);
-    /* A size equal to the input's dim it aligns with (from the right)
-     * becomes 1 too: Expand keeps that dim, so it follows a dynamic batch. */
     yg_ir_type in = yg__onnx_input_type(node, 0);
+    const yg_onnx_dim *od = yg__onnx_value_dims(cx, node->outputs[0]);
     for (int64_t i = 0; i < size.len; i++) {
         int64_t d = i - (size.len - in.ndim);
         bool same = in.ndim >= 0 && d >= 0 && in.sizes[d] > 0 && in.sizes[d] == size.items[i];
         shape[i] = size.items[i] < 0 || same ? 1 : size.items[i];
+        if (shape[i] != 1 && od != NULL && node->outputs[0]->type.ndim == size.len &&
+            yg__onnx_dim_is_symbolic(&od[i]))
+            forms[i] = &od[i];
     }
+    YG_RETURN_IF_ERROR(yg__onnx_shape_value(cx, node, shape, forms, size.len, &shape_value));
     YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Expand", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
-    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, shape, size.len));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, shape_value));
     return yg__onnx_outputs(cx, o, node);
 }
 

@@ -46,6 +46,7 @@ set(YG_ONNX_MODELS
     gru_cell:test_export_gru_cell
     reshape:test_export_view_and_expand_follow_a_dynamic_batch
     transformer_block:test_export_transformer_block
+    gpt:test_export_gpt_with_dynamic_batch_and_sequence
     cnn:test_export_cnn
     symbolics:test_every_exportable_op_has_a_case_that_exports
     symbolics_opset13:test_every_exportable_op_has_a_case_that_exports)
