@@ -1605,6 +1605,67 @@ static Onnx__ModelProto *export_and_unpack(const yg_graph *g,
     return m;
 }
 
+/* A subgraph on parameters only (w * 2, permuted) folds into one
+ * initializer holding its value; expand of a parameter to the input's
+ * batch (larger than the parameter) stays a node; exported with the
+ * parameters as inputs, nothing folds. */
+static void test_parameter_subgraphs_fold_into_initializers(void **state) {
+    (void)state;
+    yg_graph *g = parse("graph(%x : Tensor(dtype=float32, sizes=[5, 3]), "
+                        "param %w : Tensor(dtype=float32, sizes=[4, 3]), "
+                        "param %b : Tensor(dtype=float32, sizes=[1, 4])):\n"
+                        "  %w2 : Tensor = mul.Scalar[other=2.0](%w)\n"
+                        "  %wt : Tensor = permute[dims=[1, 0]](%w2)\n"
+                        "  %h : Tensor = matmul(%x, %wt)\n"
+                        "  %be : Tensor = expand[size=[5, 4]](%b)\n"
+                        "  %y : Tensor = mul(%h, %be)\n"
+                        "  return (%y)\n");
+    const double wv[12] = {1, -2, 3.5, 4, 5, 6, 7, 8, 9, 10, 11, -0.25};
+    const double bv[4] = {0.5, -1, 2, 3};
+    yg_tensor *p[2] = {yg_test_tensor(YG_FLOAT32, (const int64_t[]){4, 3}, 2, wv),
+                       yg_test_tensor(YG_FLOAT32, (const int64_t[]){1, 4}, 2, bv)};
+    yg_onnx_dynamic_axis ax[2] = {{false, 0, 0, "batch"}, {true, 0, 0, "batch"}};
+    yg_onnx_options o = {.dynamic_axes = ax, .n_dynamic_axes = 2};
+    Onnx__ModelProto *m = export_and_unpack(g, p, 2, &o);
+    Onnx__GraphProto *gp = m->graph;
+    const Onnx__TensorProto *wt = NULL;
+    bool has_b = false;
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        if (strcmp(gp->initializer[i]->name, "wt") == 0)
+            wt = gp->initializer[i];
+        has_b = has_b || strcmp(gp->initializer[i]->name, "b") == 0;
+        assert_string_not_equal(gp->initializer[i]->name, "w"); /* replaced by wt */
+    }
+    assert_non_null(wt);
+    assert_true(has_b);
+    assert_int_equal(wt->n_dims, 2);
+    assert_int_equal(wt->dims[0], 3);
+    assert_int_equal(wt->dims[1], 4);
+    const float *got = (const float *)wt->raw_data.data;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++)
+            assert_float_equal(got[r * 4 + c], 2 * wv[c * 3 + r], 0);
+    bool expand = false;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        assert_string_not_equal(gp->node[i]->op_type, "Transpose");
+        expand = expand || strcmp(gp->node[i]->op_type, "Expand") == 0;
+    }
+    assert_true(expand);
+    onnx__model_proto__free_unpacked(m, NULL);
+
+    o.params_as_inputs = true;
+    m = export_and_unpack(g, p, 2, &o);
+    assert_int_equal(m->graph->n_input, 3);
+    bool transpose = false;
+    for (size_t i = 0; i < m->graph->n_node; i++)
+        transpose = transpose || strcmp(m->graph->node[i]->op_type, "Transpose") == 0;
+    assert_true(transpose);
+    onnx__model_proto__free_unpacked(m, NULL);
+    yg_release(p[0]);
+    yg_release(p[1]);
+    yg_graph_release(g);
+}
+
 static void test_options_reach_the_model(void **state) {
     (void)state;
     yg_graph *g = parse("graph(%a : " F34 ", param %w : " F34 "):\n"
@@ -1827,6 +1888,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_index_with_two_index_tensors_or_a_mask_is_refused),
         cmocka_unit_test(test_bad_arguments_are_refused),
         cmocka_unit_test(test_options_reach_the_model),
+        cmocka_unit_test(test_parameter_subgraphs_fold_into_initializers),
         cmocka_unit_test(test_output_that_is_an_input_gets_an_identity_with_its_name),
         cmocka_unit_test(test_export_time_of_an_lstm_language_model),
         cmocka_unit_test(test_export_lstm_cell_650_for_the_benchmark),

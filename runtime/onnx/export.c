@@ -404,6 +404,10 @@ static yg_status build(yg_onnx_ctx *cx,
     for (int64_t i = 0; i < yg_graph_num_inputs(g); i++) {
         yg_ir_value *v = yg_graph_input(g, i);
         if (!is_model_input(v, o)) {
+            if (v->n_uses == 0) { /* folded into the constants that replace its uses */
+                k_param++;
+                continue;
+            }
             YG_RETURN_IF_ERROR(yg__onnx_dims_input(cx, v, NULL)); /* numbers */
             YG_RETURN_IF_ERROR(param_initializer(cx, v, params[k_param++]));
             continue;
@@ -491,7 +495,7 @@ static yg_status export_bytes(const yg_graph *g,
             st = oom();
     }
     if (st == YG_OK)
-        st = yg__onnx_run_passes(copy);
+        st = yg__onnx_run_passes(copy, o.params_as_inputs ? NULL : params, o.params_as_inputs ? 0 : n_params);
     if (st == YG_OK)
         st = name_inputs(copy, &o);
     if (st == YG_OK)

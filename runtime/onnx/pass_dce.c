@@ -4,7 +4,8 @@
  * nothing reads and keeps in-place and "mutates" nodes, which the
  * symbolics then refuse by name, so the user learns of them rather than
  * getting a model that silently drops a write.  After the peephole and
- * broadcast fusion it sweeps the expands and no-ops they bypassed.
+ * broadcast fusion it sweeps the expands and no-ops they bypassed, and
+ * the constants constant folding read.
  * The file also holds the pass order (yg__onnx_run_passes) and the
  * type filling that precedes them.
  */
@@ -58,11 +59,12 @@ static yg_status fill_unknown_types(yg_graph *g) {
     return st;
 }
 
-yg_status yg__onnx_run_passes(yg_graph *g) {
+yg_status yg__onnx_run_passes(yg_graph *g, yg_tensor *const *params, int64_t n_params) {
     /* Types first: a graph built by hand or parsed from text may leave
      * them unknown, and ONNX needs each output's element type. */
     YG_RETURN_IF_ERROR(fill_unknown_types(g));
     YG_RETURN_IF_ERROR(yg__onnx_peephole(g));
+    YG_RETURN_IF_ERROR(yg__onnx_fold_constants(g, params, n_params));
     YG_RETURN_IF_ERROR(yg__onnx_fuse_broadcast(g));
     YG_RETURN_IF_ERROR(yg__onnx_insert_casts(g));
     return yg__onnx_eliminate_dead_code(g);

@@ -22,6 +22,12 @@ yg_status yg__onnx_fuse_broadcast(yg_graph *g);
  * in graphs without side effects only. */
 yg_status yg__onnx_peephole(yg_graph *g);
 
+/* pass_fold.c: nodes that depend only on parameters (the n tensors of
+ * params, in the order of g's parameter inputs) and constants are run
+ * and become prim::Constant nodes, unless a result is larger than its
+ * inputs together.  params NULL: parameters are not constants. */
+yg_status yg__onnx_fold_constants(yg_graph *g, yg_tensor *const *params, int64_t n);
+
 /* pass_cast.c: every value input of a pointwise or broadcasting op whose
  * dtype is not the promoted dtype of the op's tensor inputs is cast to it
  * (a to.dtype node, which exports as Cast): ONNX's elementwise operators
@@ -34,7 +40,8 @@ yg_status yg__onnx_eliminate_dead_code(yg_graph *g);
 
 /* Runs shape propagation (yg_graph_propagate_shapes) to fill the types
  * g does not know (types it knows are kept), then in order: peephole,
- * broadcast fusion, Cast insertion, DCE. */
-yg_status yg__onnx_run_passes(yg_graph *g);
+ * constant folding (over params, as yg__onnx_fold_constants), broadcast
+ * fusion, Cast insertion, DCE. */
+yg_status yg__onnx_run_passes(yg_graph *g, yg_tensor *const *params, int64_t n_params);
 
 #endif /* YAGRAD_ONNX_PASSES_H */

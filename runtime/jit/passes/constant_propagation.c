@@ -3,7 +3,8 @@
  * and replaces them with prim::Constant nodes holding the results.
  *
  * A node is folded when it is an op (not a prim), every input is the
- * output of a prim::Constant (or prim::None for an absent `Tensor?`), and
+ * output of a prim::Constant (or prim::None for an absent `Tensor?`; the
+ * ONNX exporter also counts parameters, yg__pass_fold_constants), and
  * evaluating it now gives what running it later would:
  *   - it has no side effects (not in place, no "mutates" attribute), and
  *     neither its inputs nor its outputs are in an alias class something
@@ -47,17 +48,29 @@ static bool is_random(const yg_op_info *op) {
     return false;
 }
 
+/* What fold_with asks of the graph: which values are constants. */
+typedef struct fold_with {
+    yg_pass_constant_fn constant;
+    void *ctx;
+    int64_t max_growth; /* elements a result may have beyond its inputs' */
+} fold_with;
+
+const yg_tensor *yg__pass_constant_value(const yg_ir_value *v, void *ctx) {
+    (void)ctx;
+    const yg_ir_attr *a =
+        v->node->kind == yg__prim_constant ? yg__ir_node_attr(v->node, "value") : NULL;
+    return a != NULL && a->kind == YG_IR_ATTR_TENSOR ? a->u.t : NULL;
+}
+
 /* Whether n may be folded if its inputs are constants (see the top). */
-static bool foldable(const yg_ir_node *n) {
+static bool foldable(const yg_ir_node *n, const fold_with *w) {
     if (n->op == NULL || yg__ir_node_has_side_effects(n) || is_random(n->op))
         return false;
     if (yg__boxed_op_of(n)->fn == NULL)
         return false;
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const yg_ir_value *v = n->inputs[i];
-        bool constant = v->node->kind == yg__prim_constant &&
-                        yg__ir_node_attr(v->node, "value") != NULL &&
-                        yg__ir_node_attr(v->node, "value")->kind == YG_IR_ATTR_TENSOR;
+        bool constant = w->constant(v, w->ctx) != NULL;
         if ((!constant && v->node->kind != yg__prim_none) || v->scratch != 0)
             return false;
     }
@@ -70,13 +83,14 @@ static bool foldable(const yg_ir_node *n) {
 
 /* Runs n on its constant inputs; false (error message restored) when
  * the op fails or a result is too large to fold. */
-static bool evaluate(const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
+static bool evaluate(const yg_ir_node *n, const fold_with *w, yg_tensor **in, yg_tensor **out) {
     char saved[YG__MESSAGE_CAP];
     int64_t in_numel = 0;
     snprintf(saved, sizeof saved, "%s", yg_last_error());
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const yg_ir_node *def = n->inputs[i]->node;
-        in[i] = def->kind == yg__prim_none ? NULL : yg__ir_node_attr(def, "value")->u.t;
+        /* borrowed: the boxed call only reads its inputs */
+        in[i] = def->kind == yg__prim_none ? NULL : (yg_tensor *)w->constant(n->inputs[i], w->ctx);
         in_numel += in[i] != NULL ? yg_tensor_numel(in[i]) : 0;
     }
     /* Known result sizes (shape propagation ran first in the pipeline)
@@ -88,13 +102,13 @@ static bool evaluate(const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
         double numel = 1;
         for (int32_t d = 0; d < t->ndim; d++)
             numel *= (double)t->sizes[d];
-        if (numel > FOLD_MAX_GROWTH && numel > (double)in_numel)
+        if (numel > (double)w->max_growth && numel > (double)in_numel)
             return false;
     }
     /* Unknown result sizes: no single block of the evaluation may exceed
      * what a foldable result may hold, so repeat[repeats=[1e9, 1e9]] on a
      * constant fails fast (out of memory, node left) instead of trying. */
-    double most = (double)(in_numel > FOLD_MAX_GROWTH ? in_numel : FOLD_MAX_GROWTH);
+    double most = (double)(in_numel > w->max_growth ? in_numel : w->max_growth);
     size_t old_limit = yg__alloc_set_thread_limit((size_t)(most * (double)sizeof(double)));
     bool prev = yg_set_grad_enabled(false);
     yg_status st = yg__boxed_op_of(n)->fn(n, in, n->n_inputs, out);
@@ -108,7 +122,7 @@ static bool evaluate(const yg_ir_node *n, yg_tensor **in, yg_tensor **out) {
     for (int32_t i = 0; i < n->n_outputs; i++) {
         int64_t numel = yg_tensor_numel(out[i]);
         if (out[i] == NULL || yg_tensor_device(out[i]) != YG_CPU ||
-            (numel > FOLD_MAX_GROWTH && numel > in_numel))
+            (numel > w->max_growth && numel > in_numel))
             ok = false;
     }
     if (!ok) {
@@ -192,7 +206,7 @@ static yg_status replace(yg_ir_node *n, yg_tensor **results) {
     return st;
 }
 
-static yg_status propagate(yg_graph *g, int depth) {
+static yg_status propagate(yg_graph *g, const fold_with *w, int depth) {
     bool any = false;
     yg_tensor **in = NULL, *out[8];
     int32_t max_in = 1;
@@ -209,14 +223,14 @@ static yg_status propagate(yg_graph *g, int depth) {
         next = n->next;
         for (int32_t i = 0; i < n->n_attrs && st == YG_OK; i++) {
             if (n->attrs[i].kind == YG_IR_ATTR_GRAPH && depth < 256)
-                st = propagate(n->attrs[i].u.g, depth + 1);
+                st = propagate(n->attrs[i].u.g, w, depth + 1);
         }
-        if (st != YG_OK || n->n_outputs > 8 || !foldable(n))
+        if (st != YG_OK || n->n_outputs > 8 || !foldable(n, w))
             continue;
         int32_t n_out = n->n_outputs;
         for (int32_t i = 0; i < n_out; i++)
             out[i] = NULL;
-        if (!evaluate(n, in, out))
+        if (!evaluate(n, w, in, out))
             continue;
         st = replace(n, out); /* destroys n on success */
         for (int32_t i = 0; i < n_out; i++)
@@ -226,9 +240,15 @@ static yg_status propagate(yg_graph *g, int depth) {
     return st;
 }
 
+yg_status
+yg__pass_fold_constants(yg_graph *g, yg_pass_constant_fn constant, void *ctx, int64_t max_growth) {
+    const fold_with w = {constant, ctx, max_growth};
+    YG_RETURN_IF_ERROR(propagate(g, &w, 0));
+    return yg__ir_check_after_pass(g, "constant_propagation");
+}
+
 yg_status yg_graph_propagate_constants(yg_graph *g) {
     if (g == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "constant_propagation: graph is NULL");
-    YG_RETURN_IF_ERROR(propagate(g, 0));
-    return yg__ir_check_after_pass(g, "constant_propagation");
+    return yg__pass_fold_constants(g, yg__pass_constant_value, NULL, FOLD_MAX_GROWTH);
 }

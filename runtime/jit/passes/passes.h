@@ -51,6 +51,19 @@ bool yg__pass_ints_attr(const yg_ir_node *n,
  * callers name ops in C, so a misspelt one does not compile. */
 bool yg__pass_is(const yg_ir_node *n, int32_t id);
 
+/* The tensor value v holds when it is a constant to fold with (borrowed),
+ * or NULL (constant_propagation.c). */
+typedef const yg_tensor *(*yg_pass_constant_fn)(const yg_ir_value *v, void *ctx);
+/* prim::Constant values: yg_graph_propagate_constants's notion. */
+const yg_tensor *yg__pass_constant_value(const yg_ir_value *v, void *ctx);
+/* Constant propagation over g where constant(v, ctx) says which values
+ * are constants; folded results become prim::Constant nodes.  A result
+ * of more than max_growth elements and more than its inputs together is
+ * not folded (yg_graph_propagate_constants: 65536; 0 folds only what
+ * does not grow, so never a creation op). */
+yg_status
+yg__pass_fold_constants(yg_graph *g, yg_pass_constant_fn constant, void *ctx, int64_t max_growth);
+
 /* Whether the constant node's tensor has every element equal to v. */
 bool yg__pass_constant_all(const yg_ir_node *n, double v);
 
