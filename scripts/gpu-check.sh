@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gpu-check.sh - the one check to run first on a machine with an NVIDIA
 # GPU: what the machine is, every cuda-labelled test with a missing GPU
-# counted as a failure (YG_REQUIRE_GPU=1), the GPU benchmarks, and one
-# summary at the end.
+# counted as a failure (YG_REQUIRE_GPU=1), then the memcheck runs
+# (labelled memcheck; YG_GPU_CHECK_MEMCHECK=0 leaves them out), the GPU
+# benchmarks, and one summary at the end.
 #
 #   scripts/gpu-check.sh [BUILD_DIR]
 #
@@ -55,10 +56,22 @@ if ! ls "$build"/libyagrad_cuda.so* > /dev/null 2>&1; then
 fi
 
 say "== the cuda tests (YG_REQUIRE_GPU=1: a missing GPU fails them)"
-YG_REQUIRE_GPU=1 run ctest --test-dir "$build" -L cuda -j "$(nproc)" --output-on-failure \
-    --timeout 600
+YG_REQUIRE_GPU=1 run ctest --test-dir "$build" -L cuda -LE memcheck -j "$(nproc)" \
+    --output-on-failure --timeout 600
 tests_rc=$?
 summary=$(grep -E '^[0-9]+% tests passed|tests failed out of' "$log" | tail -n 1)
+
+# Each test program under compute-sanitizer, one test at a time (far
+# slower: each program's CTest has its own TIMEOUT; YG_GPU_CHECK_MEMCHECK=0
+# leaves them out when minutes are short).
+memcheck_summary="left out (YG_GPU_CHECK_MEMCHECK=0)"
+memcheck_rc=0
+if [ "${YG_GPU_CHECK_MEMCHECK:-1}" != 0 ]; then
+    say "== memcheck (compute-sanitizer, tests/cuda_memcheck_allow.txt)"
+    YG_REQUIRE_GPU=1 run ctest --test-dir "$build" -L memcheck -j 3 --output-on-failure
+    memcheck_rc=$?
+    memcheck_summary=$(grep -E '^[0-9]+% tests passed|tests failed out of' "$log" | tail -n 1)
+fi
 
 say "== the benchmarks"
 bench_out=""
@@ -72,6 +85,7 @@ end=$(date +%s)
 say ""
 say "== summary ($((end - start)) s)"
 say "tests: ${summary:-none ran} (ctest exit status $tests_rc)"
+say "memcheck: ${memcheck_summary:-none ran} (ctest exit status $memcheck_rc)"
 reason=$(grep -m 1 -o 'no usable GPU: .*' "$log")
 [ -n "$reason" ] && say "why: $reason"
 notes=$(grep -E '^[[:space:]]+[0-9]+ - .*\((Failed|Timeout|Skipped)\)$' "$log" | sort -u -n -k1,1 | head -n 60)
@@ -80,7 +94,7 @@ if [ -n "$bench_out" ]; then
     say "benchmarks (bench_cuda, JSON lines):"
     printf '%s\n' "$bench_out" | grep '"bench":"cuda"' | sed 's/^/  /' | tee -a "$log"
 fi
-if [ "$tests_rc" -ne 0 ]; then
+if [ "$tests_rc" -ne 0 ] || [ "$memcheck_rc" -ne 0 ]; then
     exit 1
 fi
 exit 0

@@ -29,10 +29,12 @@
 #include "yagrad/ops_extrema.h"
 #include "yagrad/ops_statistics.h"
 #include "yagrad/ops_linalg.h"
+#include "yagrad/ops_losses.h"
 #include "yagrad/ops_unary_math.h"
 #include "yagrad/ops_views.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,7 @@ static void test_cuda_state_is_reported(void **state) {
     YG_EXPECT_ERROR(
         yg_cuda_get_device_properties(0, NULL), YG_ERR_INVALID_ARGUMENT, "out is NULL");
     yg_cuda_empty_cache(); /* harmless */
+    yg_cuda_release_all(false); /* so is this */
     yg_cuda_stream *stream = (yg_cuda_stream *)&p;
     yg_cuda_event *event = (yg_cuda_event *)&p;
     YG_EXPECT_ERROR(yg_cuda_stream_create(0, &stream), YG_ERR_DEVICE, "cuda_stream_create: ");
@@ -784,6 +787,319 @@ static void test_streams_and_events_order_work(void **state) {
     yg_cuda_stream_destroy(s2);
 }
 
+/* Issue 28, item 8: a stream current on another thread when it is
+ * destroyed leaves that thread on the default stream, not on a dangling
+ * pointer; the memory cached for the stream returns to use on the default
+ * stream without a new cudaMalloc. */
+typedef struct stream_holder {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int step; /* 1: the stream is current there; 2: destroyed; 3: checked */
+    yg_cuda_stream *stream;
+    yg_cuda_stream *after; /* what the thread saw once it was destroyed */
+    yg_status st;
+} stream_holder;
+
+static void holder_step(stream_holder *h, int step) {
+    pthread_mutex_lock(&h->lock);
+    h->step = step;
+    pthread_cond_broadcast(&h->cond);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void holder_wait(stream_holder *h, int step) {
+    pthread_mutex_lock(&h->lock);
+    while (h->step < step)
+        pthread_cond_wait(&h->cond, &h->lock);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void *hold_stream(void *arg) {
+    stream_holder *h = arg;
+    h->st = yg_cuda_set_stream(0, h->stream);
+    holder_step(h, 1);
+    holder_wait(h, 2);
+    h->after = yg_cuda_get_stream(0);
+    holder_step(h, 3);
+    return NULL;
+}
+
+static void test_destroying_a_stream_clears_it_on_every_thread(void **state) {
+    (void)state;
+    need_device();
+    stream_holder h = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    pthread_t th;
+    yg_cuda_memory_stats m0, m1;
+    const int64_t n[] = {1 << 20};
+    YG_CHECK(yg_cuda_stream_create(0, &h.stream));
+    h.after = h.stream;
+    /* 4 MiB allocated on the stream, then released: cached for it */
+    YG_CHECK(yg_cuda_set_stream(0, h.stream));
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, n, 1, -1, 1, 7), *xg = device_like(x), *y = NULL;
+    yg_release(xg);
+    assert_int_equal(pthread_create(&th, NULL, hold_stream, &h), 0);
+    holder_wait(&h, 1);
+    YG_CHECK(h.st);
+    YG_CHECK(yg_cuda_memory_stats_get(0, &m0));
+    yg_cuda_stream_destroy(h.stream);
+    assert_null(yg_cuda_get_stream(0)); /* this thread's */
+    holder_step(&h, 2);
+    holder_wait(&h, 3);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_null(h.after); /* the other thread's */
+    /* the same 4 MiB on the default stream reuse the dead stream's block */
+    xg = device_like(x);
+    YG_CHECK(yg_cuda_memory_stats_get(0, &m1));
+    assert_int_equal(m1.num_cuda_mallocs, m0.num_cuda_mallocs);
+    YG_CHECK(yg_mul_scalar(xg, 2, &y)); /* and kernels run on the default stream */
+    YG_CHECK(yg_cuda_synchronize(0));
+    yg_release(y);
+    yg_release(xg);
+    yg_release(x);
+}
+
+/* Issue 28, item 9: a copy from cuda:0 to cuda:1 waits for the work
+ * queued on cuda:0's current stream (a user stream here, with a long
+ * chain of kernels writing the source), and the source, released right
+ * after, is not reused on cuda:0 before the copy has read it. */
+static void test_copies_between_devices_wait_for_the_source_stream(void **state) {
+    (void)state;
+    need_device();
+    char why[256];
+    if (yg_cuda_device_count() < 2) {
+        snprintf(why, sizeof why, "needs two CUDA devices, found %d", yg_cuda_device_count());
+        yg_test_skip(why);
+    }
+    const int64_t n[] = {1 << 24};
+    yg_cuda_stream *s0 = NULL;
+    YG_CHECK(yg_cuda_stream_create(0, &s0));
+    YG_CHECK(yg_cuda_set_stream(0, s0));
+    yg_tensor *x = yg_test_rand(YG_FLOAT32, n, 1, -1, 1, 9), *y = device_like(x), *z = NULL;
+    yg_tensor *zc = NULL, *want = NULL;
+    for (int i = 0; i < 20; i++) { /* y = y * 1.5 - 0.25, twenty times */
+        yg_tensor *t = NULL, *u = NULL;
+        YG_CHECK(yg_mul_scalar(y, 1.5, &t));
+        YG_CHECK(yg_sub_scalar(t, 0.25, 1, &u));
+        yg_release(t);
+        yg_release(y);
+        y = u;
+    }
+    YG_CHECK(yg_tensor_to_device(y, YG_CUDA, 1, &z));
+    yg_release(y); /* its block may serve s0's next allocation */
+    yg_tensor *jg = device_like(x); /* overwrites what s0 reuses */
+    YG_CHECK(yg_tensor_to_device(z, YG_CPU, 0, &zc));
+    want = yg_retain(x);
+    for (int i = 0; i < 20; i++) {
+        yg_tensor *t = NULL, *u = NULL;
+        YG_CHECK(yg_mul_scalar(want, 1.5, &t));
+        YG_CHECK(yg_sub_scalar(t, 0.25, 1, &u));
+        yg_release(t);
+        yg_release(want);
+        want = u;
+    }
+    if (!same_result(zc, want, 1e-6, why, sizeof why))
+        fail_msg("cuda:0 -> cuda:1: %s", why);
+    YG_CHECK(yg_cuda_set_stream(0, NULL));
+    yg_tensor *all[] = {x, z, zc, want, jg};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        yg_release(all[k]);
+    yg_cuda_stream_destroy(s0);
+}
+
+/* The view of case c (bmm's operands in one strided-batched cuBLAS call:
+ * 0 as it is, 1 transposed matrices, 2 one matrix expanded over the
+ * batch, 3 every other batch entry) applied to t, on t's device. */
+static yg_tensor *bmm_view(int c, const yg_tensor *t) {
+    yg_tensor *v = NULL;
+    const int64_t s534[] = {5, 3, 4};
+    if (c == 1)
+        YG_CHECK(yg_transpose(t, 1, 2, &v));
+    else if (c == 2)
+        YG_CHECK(yg_expand(t, s534, 3, &v));
+    else if (c == 3)
+        YG_CHECK(yg_slice(t, 0, 0, 10, 2, &v));
+    else
+        v = yg_retain((yg_tensor *)t);
+    return v;
+}
+
+/* Issue 28, item 12: bmm through cublas{S,D}gemmStridedBatched (and the
+ * per-entry fallback for a mat2 without a unit stride) gives the CPU's
+ * products for contiguous, transposed, expanded (batch stride 0) and
+ * batch-strided operands. */
+static void test_bmm_strided_batches_match_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const int64_t sa[4][3] = {{5, 3, 4}, {5, 4, 3}, {1, 3, 4}, {10, 3, 4}};
+    const int64_t s542[] = {5, 4, 2}, s544[] = {5, 4, 4};
+    char why[256];
+    for (int f = 0; f < 2; f++) {
+        yg_dtype dt = f == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        for (int c = 0; c < 4; c++) {
+            yg_tensor *a = yg_test_rand(dt, sa[c], 3, -1, 1, 71 + (uint64_t)c), *ad = device_like(a);
+            /* case 3's mat2: every other column, no unit stride (copied) */
+            yg_tensor *b = yg_test_rand(dt, c == 3 ? s544 : s542, 3, -1, 1, 81), *bd = device_like(b);
+            yg_tensor *x = bmm_view(c, a), *xd = bmm_view(c, ad), *y = NULL, *yd = NULL;
+            yg_tensor *want = NULL, *got = NULL;
+            if (c == 3) {
+                YG_CHECK(yg_slice(b, 2, 0, 4, 2, &y));
+                YG_CHECK(yg_slice(bd, 2, 0, 4, 2, &yd));
+            } else {
+                y = yg_retain(b);
+                yd = yg_retain(bd);
+            }
+            YG_CHECK(yg_bmm(x, y, &want));
+            YG_CHECK(yg_bmm(xd, yd, &got));
+            if (!same_result(got, want, f == 0 ? 1e-5 : 1e-12, why, sizeof why))
+                fail_msg("bmm case %d (%s): %s", c, yg_dtype_name(dt), why);
+            yg_tensor *all[] = {a, ad, b, bd, x, xd, y, yd, want, got};
+            for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+                yg_release(all[k]);
+        }
+    }
+}
+
+/* Issue 28, item 3: yg_cuda_release_all gives back the cached segments
+ * (the blocks in use stay), the cuBLAS handle and workspace and the
+ * pinned staging buffers, and the next product, large copy and
+ * allocation make them again. */
+static void test_release_all_gives_back_the_caches_and_work_goes_on(void **state) {
+    (void)state;
+    need_device();
+    const int64_t sq[] = {64, 64}, big[] = {1 << 20};
+    yg_tensor *a = yg_test_rand(YG_FLOAT32, sq, 2, -1, 1, 91), *ad = device_like(a);
+    yg_tensor *b = yg_test_rand(YG_FLOAT32, big, 1, -1, 1, 92), *bd = device_like(b);
+    yg_tensor *p = NULL, *q = NULL, *pc = NULL, *want = NULL, *bc = NULL;
+    yg_cuda_memory_stats m;
+    char why[256];
+    YG_CHECK(yg_mm(ad, ad, &p)); /* a cuBLAS handle and workspace */
+    yg_release(bd);              /* 4 MiB cached, unused */
+    yg_cuda_release_all(false);
+    YG_CHECK(yg_cuda_memory_stats_get(0, &m));
+    /* bd's 4 MiB segment went back; ad's and p's small segment stays */
+    assert_true(m.reserved_bytes < (4 << 20));
+    assert_true(m.allocated_bytes > 0);
+    YG_CHECK(yg_mm(p, ad, &q)); /* made again */
+    YG_CHECK(yg_mm(a, a, &want));
+    yg_tensor *w2 = NULL;
+    YG_CHECK(yg_mm(want, a, &w2));
+    YG_CHECK(yg_tensor_to_device(q, YG_CPU, 0, &pc));
+    if (!same_result(pc, w2, 1e-4, why, sizeof why))
+        fail_msg("mm after release_all: %s", why);
+    bd = device_like(b); /* staging made again */
+    YG_CHECK(yg_tensor_to_device(bd, YG_CPU, 0, &bc));
+    assert_memory_equal(yg_tensor_data(bc), yg_tensor_data(b), sizeof(float) << 20);
+    yg_tensor *all[] = {a, ad, b, bd, p, q, pc, want, w2, bc};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        yg_release(all[k]);
+}
+
+/* Issue 28, item 11: the kernels' 64-bit index paths on a float32 tensor
+ * of 2^31 + 17 elements (8 GiB; every other GPU test has fewer than 2^31
+ * elements): full, fill_ on a view starting past 2^31, a pointwise
+ * chain, sum (the chunked row reduction), argmax (an index past 2^31)
+ * and a copy of the tail to the host.  Needs about 40 GiB of device
+ * memory (argmax reads a float64 copy); skips on a smaller GPU. */
+static void test_kernels_index_past_2_31_elements(void **state) {
+    (void)state;
+    need_device();
+    yg_cuda_device_properties p;
+    YG_CHECK(yg_cuda_get_device_properties(0, &p));
+    if (p.total_memory < ((int64_t)48 << 30)) {
+        char why[128];
+        snprintf(why, sizeof why,
+                 "needs 48 GiB of device memory for 2^31 + 17 elements, cuda:0 has %lld MiB",
+                 (long long)(p.total_memory >> 20));
+        yg_test_skip(why);
+    }
+    const int64_t n = ((int64_t)1 << 31) + 17, tail = 20;
+    const yg_dtype f32 = YG_FLOAT32;
+    const yg_device cuda = YG_CUDA;
+    yg_tensor *x = NULL, *last3 = NULL, *filled = NULL, *t = NULL, *y = NULL, *s = NULL;
+    yg_tensor *am = NULL, *yt = NULL, *host = NULL;
+    double sum = 0, arg = 0;
+    YG_CHECK(yg_full(&n, 1, 1.0, &f32, &cuda, &x));
+    YG_CHECK(yg_slice(x, 0, n - 3, n, 1, &last3)); /* offset 2^31 + 14 */
+    YG_CHECK(yg_fill_(last3, 2.0, &filled));
+    YG_CHECK(yg_mul_scalar(x, 1.5, &t)); /* 1.5 ... 3 */
+    yg_release(x);
+    x = NULL;
+    YG_CHECK(yg_add_scalar(t, 0.25, 1, &y)); /* 1.75 ... 3.25 */
+    yg_release(t);
+    YG_CHECK(yg_sum(y, &s));
+    YG_CHECK(yg_tensor_item(s, &sum));
+    double want = 1.75 * (double)(n - 3) + 3 * 3.25;
+    printf("sum of 2^31 + 17 elements: %.1f (want %.1f)\n", sum, want);
+    assert_true(fabs(sum - want) <= 1e-6 * want);
+    YG_CHECK(yg_argmax(y, &am));
+    YG_CHECK(yg_tensor_item(am, &arg));
+    assert_true(arg == (double)(n - 3));
+    YG_CHECK(yg_slice(y, 0, n - tail, n, 1, &yt));
+    YG_CHECK(yg_tensor_to_device(yt, YG_CPU, 0, &host));
+    const float *v = yg_tensor_data(host);
+    for (int64_t i = 0; i < tail; i++)
+        assert_true(v[i] == (i < tail - 3 ? 1.75f : 3.25f));
+    yg_tensor *all[] = {last3, filled, y, s, am, yt, host};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+        yg_release(all[k]);
+}
+
+/* Issue 28, item 12: nll_loss's reduced forms over a batch of 100003
+ * (49 blocks of partial sums, then one adding them) and its backward (a
+ * thread a sample over many blocks; the mean's total weight reduced the
+ * same way) give the CPU's values, with class weights and an ignored
+ * class, and repeat to the bit. */
+static void test_nll_loss_of_a_large_batch_matches_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    enum { B = 100003, C = 10 };
+    const int64_t ss[] = {B, C}, st[] = {B}, sw[] = {C};
+    char why[256];
+    static double tv[B];
+    for (int i = 0; i < B; i++)
+        tv[i] = (double)((i * 7) % C);
+    yg_tensor *tf = yg_test_tensor(YG_FLOAT64, st, 1, tv), *t = NULL;
+    YG_CHECK(yg_to_dtype(tf, YG_INT64, false, &t));
+    yg_tensor *td = device_like(t);
+    for (int f = 0; f < 2; f++) {
+        yg_dtype dt = f == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        double tol = f == 0 ? 1e-5 : 1e-12;
+        yg_tensor *x = yg_test_rand(dt, ss, 2, -3, 0, 111), *xd = device_like(x);
+        yg_tensor *w = yg_test_rand(dt, sw, 1, 0.5, 2, 112), *wd = device_like(w);
+        for (int r = 0; r < 3; r++) {
+            yg_reduction red = r == 0 ? YG_REDUCTION_NONE : r == 1 ? YG_REDUCTION_MEAN
+                                                                   : YG_REDUCTION_SUM;
+            yg_tensor *y = NULL, *yd = NULL, *yd2 = NULL, *g = NULL, *gd = NULL, *gx = NULL;
+            yg_tensor *gxd = NULL, *ydh = NULL;
+            YG_CHECK(yg_nll_loss(x, t, w, red, 3, &y));
+            YG_CHECK(yg_nll_loss(xd, td, wd, red, 3, &yd));
+            YG_CHECK(yg_nll_loss(xd, td, wd, red, 3, &yd2));
+            if (!same_result(yd, y, tol, why, sizeof why))
+                fail_msg("nll_loss (%s, reduction %d): %s", yg_dtype_name(dt), r, why);
+            YG_CHECK(yg_tensor_to_device(yd, YG_CPU, 0, &ydh));
+            if (!same_result(yd2, ydh, 0, why, sizeof why))
+                fail_msg("nll_loss (%s, reduction %d) does not repeat: %s", yg_dtype_name(dt), r,
+                         why);
+            g = yg_test_rand(dt, yg_tensor_sizes(y), yg_tensor_ndim(y), -1, 1, 113);
+            gd = device_like(g);
+            YG_CHECK(yg_nll_loss_backward(g, t, w, ss, 2, red, 3, &gx));
+            YG_CHECK(yg_nll_loss_backward(gd, td, wd, ss, 2, red, 3, &gxd));
+            if (!same_result(gxd, gx, tol, why, sizeof why))
+                fail_msg("nll_loss_backward (%s, reduction %d): %s", yg_dtype_name(dt), r, why);
+            yg_tensor *all[] = {y, yd, yd2, g, gd, gx, gxd, ydh};
+            for (size_t k = 0; k < sizeof all / sizeof *all; k++)
+                yg_release(all[k]);
+        }
+        yg_release(x);
+        yg_release(xd);
+        yg_release(w);
+        yg_release(wd);
+    }
+    yg_release(tf);
+    yg_release(t);
+    yg_release(td);
+}
+
 /* The row gradients: prod's, norm's, amax/amin's (minmax_backward) and
  * cumprod's (and their second derivatives), by kind. */
 enum { RG_PROD, RG_PROD_DOUBLE, RG_NORM, RG_AMAX, RG_AMIN, RG_CUMPROD, RG_CUMPROD_JVP,
@@ -1115,6 +1431,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_cuda_state_is_reported),
         cmocka_unit_test(test_device_properties_and_bad_indices),
         cmocka_unit_test(test_allocator_caches_device_memory),
+        cmocka_unit_test(test_release_all_gives_back_the_caches_and_work_goes_on),
         cmocka_unit_test(test_to_device_on_the_cpu),
         cmocka_unit_test(test_to_device_names_why_no_device_is_usable),
         cmocka_unit_test(test_to_device_round_trips),
@@ -1124,12 +1441,17 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_copies_convert_as_the_cpu),
         cmocka_unit_test(test_creation_fills_and_views_match_the_cpu),
         cmocka_unit_test(test_products_sums_and_backward_match_the_cpu),
+        cmocka_unit_test(test_bmm_strided_batches_match_the_cpu),
+        cmocka_unit_test(test_nll_loss_of_a_large_batch_matches_the_cpu),
         cmocka_unit_test(test_row_gradients_match_the_cpu),
         cmocka_unit_test(test_optimizers_and_clipping_match_the_cpu),
         cmocka_unit_test(test_random_ops_draw_the_cpu_values),
         cmocka_unit_test(test_every_derivative_matches_the_cpu_on_the_gpu),
         cmocka_unit_test(test_streams_and_events_order_work),
+        cmocka_unit_test(test_destroying_a_stream_clears_it_on_every_thread),
+        cmocka_unit_test(test_copies_between_devices_wait_for_the_source_stream),
         cmocka_unit_test(test_training_steps_do_not_grow_device_memory),
+        cmocka_unit_test(test_kernels_index_past_2_31_elements),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

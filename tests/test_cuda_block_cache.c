@@ -153,6 +153,39 @@ static void test_blocks_are_reused_on_their_stream_only(void **state) {
     yg__block_cache_destroy(c);
 }
 
+/* Issue 28, item 8: the blocks of a destroyed stream, free or still in
+ * use, are refiled under the default stream: a free one is reused there
+ * at once, one in use comes back there when freed, and the other
+ * streams' blocks stay theirs. */
+static void test_a_retired_stream_blocks_return_to_the_default_stream(void **state) {
+    (void)state;
+    fake_device d;
+    yg_block_cache *c = make_cache(&d, 64 * MIB);
+    int dead, other;
+    char *freed = yg__block_cache_alloc(c, 4096, &dead);
+    char *held = yg__block_cache_alloc(c, 3 * MIB, &dead);
+    char *theirs = yg__block_cache_alloc(c, 4096, &other);
+    assert_true(yg__block_cache_free(c, freed));
+    assert_true(yg__block_cache_free(c, theirs));
+    /* one small segment (2 MiB) and one large (4 MiB) were the dead stream's */
+    assert_int_equal(yg__block_cache_retire_stream(c, &dead, NULL), 6 * MIB);
+    assert_int_equal(yg__block_cache_retire_stream(c, &dead, NULL), 0);
+    char *again = yg__block_cache_alloc(c, 4096, NULL);
+    assert_ptr_equal(again, freed);
+    assert_true(yg__block_cache_free(c, held));
+    char *big = yg__block_cache_alloc(c, 3 * MIB, NULL);
+    assert_ptr_equal(big, held);
+    char *mine = yg__block_cache_alloc(c, 4096, &other);
+    assert_ptr_equal(mine, theirs);
+    assert_int_equal(yg__block_cache_stats(c).num_raw_allocs, 3);
+    assert_true(yg__block_cache_free(c, again));
+    assert_true(yg__block_cache_free(c, big));
+    assert_true(yg__block_cache_free(c, mine));
+    yg__block_cache_empty(c);
+    assert_int_equal(d.live_segments, 0);
+    yg__block_cache_destroy(c);
+}
+
 static void test_out_of_memory_gives_cached_segments_back_first(void **state) {
     (void)state;
     fake_device d;
@@ -293,6 +326,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_small_blocks_share_a_segment_and_come_back),
         cmocka_unit_test(test_large_blocks_split_and_merge),
         cmocka_unit_test(test_blocks_are_reused_on_their_stream_only),
+        cmocka_unit_test(test_a_retired_stream_blocks_return_to_the_default_stream),
         cmocka_unit_test(test_out_of_memory_gives_cached_segments_back_first),
         cmocka_unit_test(test_foreign_pointers_are_refused),
         cmocka_unit_test(test_random_use_keeps_blocks_disjoint),

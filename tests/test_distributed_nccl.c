@@ -627,6 +627,39 @@ static void test_ddp_on_cuda_parameters_matches_plain_sgd(void **state) {
     yg_process_group_release(pg);
 }
 
+/* Issue 28, item 11: two ranks on one GPU cannot form an NCCL group
+ * (NCCL refuses duplicate devices in ncclCommInitRank): every rank gets
+ * a status naming ncclCommInitRank and no group, and none hangs.  Runs
+ * under mpirun -np 2 on a machine with one GPU
+ * (distributed_nccl.np2_two_ranks_on_one_gpu_are_refused); as a single
+ * process, or where each rank has a GPU of its own, it skips, saying
+ * so. */
+static void test_two_ranks_on_one_gpu_are_refused(void **state) {
+    yg_process_group_options o = {0};
+    yg_process_group *pg = NULL;
+    char why[160];
+    (void)state;
+    need_nccl();
+    if (yg_cuda_device_count() > 1) {
+        snprintf(why, sizeof why, "%d GPUs: each rank gets one of its own", yg_cuda_device_count());
+        yg_test_skip(why);
+    }
+    YG_CHECK(yg_process_group_create(&o, &pg)); /* MPI: how many ranks? */
+    int ranks = yg_process_group_world_size(pg);
+    yg_process_group_release(pg);
+    pg = (yg_process_group *)1;
+    if (ranks < 2)
+        yg_test_skip("needs two MPI ranks (CTest runs it under mpirun -np 2 as "
+                     "distributed_nccl.np2_two_ranks_on_one_gpu_are_refused)");
+    o.backend = YG_DIST_NCCL;
+    yg_status st = yg_process_group_create(&o, &pg);
+    printf("two ranks on cuda:0: %s: %s\n", yg_status_name(st), yg_last_error());
+    assert_int_not_equal(st, YG_OK);
+    assert_null(pg);
+    assert_non_null(strstr(yg_last_error(), "process_group_create: "));
+    assert_non_null(strstr(yg_last_error(), "ncclCommInitRank"));
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nccl_group_creation_says_why_it_cannot_run),
@@ -639,6 +672,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_one_rank_group_reduces_non_contiguous_tensors_through_a_copy),
         cmocka_unit_test(test_one_rank_group_orders_collectives_on_the_current_stream),
         cmocka_unit_test(test_ddp_on_cuda_parameters_matches_plain_sgd),
+        cmocka_unit_test(test_two_ranks_on_one_gpu_are_refused),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

@@ -25,6 +25,7 @@
 #include "yagrad/ops_views.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1030,6 +1031,106 @@ static void test_cuda_runs_the_chain_like_the_cpu(void **state) {
     }
 }
 
+/* One thread's share of the two-thread test: its fused graph run 10
+ * times on its own stream over cuda:0 inputs, each result read back and
+ * compared with the unfused CPU run (no cmocka here: another thread). */
+typedef struct fused_worker {
+    yg_graph *f;
+    yg_tensor *in[3];   /* on cuda:0 */
+    yg_tensor *want[2]; /* the CPU's */
+    yg_status st;
+    char why[256];
+    double worst;
+} fused_worker;
+
+static void *fused_worker_run(void *arg) {
+    fused_worker *w = arg;
+    yg_cuda_stream *s = NULL;
+    w->st = yg_cuda_stream_create(0, &s);
+    if (w->st == YG_OK)
+        w->st = yg_cuda_set_stream(0, s);
+    for (int round = 0; round < 10 && w->st == YG_OK; round++) {
+        yg_tensor *out[2] = {NULL, NULL};
+        w->st = yg_graph_run(w->f, w->in, 3, out, 2);
+        for (int i = 0; i < 2 && w->st == YG_OK; i++) {
+            yg_tensor *h = NULL;
+            int64_t n = yg_tensor_numel(w->want[i]);
+            double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+            w->st = yg_tensor_to_device(out[i], YG_CPU, 0, &h); /* waits for s */
+            if (w->st == YG_OK && (a == NULL || b == NULL))
+                w->st = YG_ERR_OUT_OF_MEMORY;
+            if (w->st == YG_OK)
+                w->st = yg_tensor_to_f64(h, a, n);
+            if (w->st == YG_OK)
+                w->st = yg_tensor_to_f64(w->want[i], b, n);
+            for (int64_t j = 0; w->st == YG_OK && j < n; j++)
+                w->worst = fabs(a[j] - b[j]) > w->worst ? fabs(a[j] - b[j]) : w->worst;
+            free(a);
+            free(b);
+            yg_release(h);
+        }
+        yg_release(out[0]);
+        yg_release(out[1]);
+    }
+    if (w->st != YG_OK)
+        snprintf(w->why, sizeof w->why, "%s", yg_last_error());
+    if (yg_cuda_set_stream(0, NULL) != YG_OK && w->st == YG_OK)
+        w->st = YG_ERR_DEVICE;
+    yg_cuda_stream_destroy(s);
+    return NULL;
+}
+
+/* Issue 28, item 11: fused kernels launched on user streams from two
+ * threads at once (each thread its own stream and fused graph, over the
+ * same inputs) give the unfused CPU results every time, without falling
+ * back. */
+static void test_cuda_runs_on_user_streams_from_two_threads(void **state) {
+    (void)state;
+    need_device();
+    char text[1024];
+    int64_t s[2] = {300, 301}, sb[1] = {301};
+    yg_tensor *in[3] = {yg_test_rand(YG_FLOAT32, s, 2, -2, 2, 90),
+                        yg_test_rand(YG_FLOAT32, s, 2, -1, 1, 91),
+                        yg_test_rand(YG_FLOAT32, sb, 1, -1, 1, 92)};
+    yg_graph *g = parse(chain_text("float32", 300, 301, 1.0, text, sizeof text));
+    fused_worker w[2];
+    pthread_t th[2];
+    memset(w, 0, sizeof w);
+    for (int k = 0; k < 2; k++) {
+        w[k].f = parse(text);
+        YG_CHECK(yg_graph_fuse(w[k].f));
+        for (int i = 0; i < 3; i++)
+            w[k].in[i] = on_device(in[i]);
+    }
+    YG_CHECK(yg_graph_run(g, in, 3, w[0].want, 2));
+    for (int i = 0; i < 2; i++)
+        w[1].want[i] = yg_retain(w[0].want[i]);
+    YG_CHECK(yg_cuda_synchronize(0)); /* the inputs are on the device */
+    yg_fuser_stats before = yg_fuser_get_stats();
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, fused_worker_run, &w[k]), 0);
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+    yg_fuser_stats after = yg_fuser_get_stats();
+    if (after.fallbacks != before.fallbacks)
+        fail_msg("fell back: %s", after.last_fallback);
+    assert_true(after.cuda_launches >= before.cuda_launches + 20);
+    for (int k = 0; k < 2; k++) {
+        printf("thread %d: within %.3g of the cpu\n", k, w[k].worst);
+        if (w[k].st != YG_OK)
+            fail_msg("thread %d: %s: %s", k, yg_status_name(w[k].st), w[k].why);
+        assert_true(w[k].worst <= 1e-5);
+        for (int i = 0; i < 3; i++)
+            yg_release(w[k].in[i]);
+        for (int i = 0; i < 2; i++)
+            yg_release(w[k].want[i]);
+        yg_graph_release(w[k].f);
+    }
+    for (int i = 0; i < 3; i++)
+        yg_release(in[i]);
+    yg_graph_release(g);
+}
+
 /* Size-1 dims and a 0-dim input broadcast; cat exits write their slices
  * of one result on the device too. */
 static void test_cuda_runs_broadcasts_and_cats_like_the_cpu(void **state) {
@@ -1204,6 +1305,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_cuda_runs_broadcasts_and_cats_like_the_cpu),
         cmocka_unit_test(test_cuda_runs_reduction_anchors_like_the_cpu),
         cmocka_unit_test(test_cuda_runs_compile_once_then_hit_the_cache),
+        cmocka_unit_test(test_cuda_runs_on_user_streams_from_two_threads),
     };
     int rc = YG_TEST_RUN(tests, argc, argv);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -390,6 +390,7 @@ static void test_conv_backend_is_observable_and_forcible(void **state) {
     /* float32 runs on oneDNN when it is built (test_conv_onednn.c has the rest) */
     YG_CHECK(yg_conv2d(x, w, NULL, one, 2, one, 2, one, 2, 1, &y));
     assert_int_equal(yg_conv_last_backend(), onednn ? YG_CONV_BACKEND_ONEDNN : YG_CONV_BACKEND_NATIVE);
+    assert_string_equal(yg_conv_last_note(), ""); /* ran where chosen: nothing to note */
     yg_release(y);
     y = NULL;
     YG_CHECK(yg_conv_force_backend(YG_CONV_BACKEND_ONEDNN));

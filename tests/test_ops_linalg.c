@@ -4,9 +4,13 @@
  * gradients of the composite ones through autograd against the same
  * loops' derivatives; and their shape messages.
  */
+#include "cpu/cpu.h"
+#include "meta/matmul.h"
+#include "meta/meta.h"
 #include "testutil.h"
 #include "yagrad/ops_sums.h"
 #include "yagrad/ops_linalg.h"
+#include "yagrad/ops_slicing.h"
 #include "yagrad/ops_views.h"
 
 #include <math.h>
@@ -270,6 +274,102 @@ static void test_bmm_and_matmul_reject_mismatched_shapes(void **state) {
     yg_release(m);
 }
 
+/* Operand pairs for bmm: [0] contiguous; [1] column-major matrices (a
+ * transposed view); [2] one matrix for the whole batch (expand: batch
+ * stride 0) times transposed matrices; [3] every other entry of a batch
+ * (batch stride 24) times matrices with no unit stride (copied); [4] a
+ * batch of one. */
+static void bmm_case(int c, yg_dtype dt, yg_tensor **self, yg_tensor **mat2) {
+    const int64_t s534[] = {5, 3, 4}, s542[] = {5, 4, 2}, s543[] = {5, 4, 3}, s134[] = {1, 3, 4};
+    const int64_t s524[] = {5, 2, 4}, s1034[] = {10, 3, 4}, s544[] = {5, 4, 4}, s142[] = {1, 4, 2};
+    yg_tensor *a = NULL, *b = NULL;
+    *self = *mat2 = NULL;
+    switch (c) {
+    case 0:
+        *self = yg_test_rand(dt, s534, 3, -1, 1, 61);
+        *mat2 = yg_test_rand(dt, s542, 3, -1, 1, 62);
+        break;
+    case 1:
+        a = yg_test_rand(dt, s543, 3, -1, 1, 63);
+        YG_CHECK(yg_transpose(a, 1, 2, self));
+        *mat2 = yg_test_rand(dt, s542, 3, -1, 1, 64);
+        break;
+    case 2:
+        a = yg_test_rand(dt, s134, 3, -1, 1, 65);
+        YG_CHECK(yg_expand(a, s534, 3, self));
+        b = yg_test_rand(dt, s524, 3, -1, 1, 66);
+        YG_CHECK(yg_transpose(b, 1, 2, mat2));
+        break;
+    case 3:
+        a = yg_test_rand(dt, s1034, 3, -1, 1, 67);
+        YG_CHECK(yg_slice(a, 0, 0, 10, 2, self));
+        b = yg_test_rand(dt, s544, 3, -1, 1, 68);
+        YG_CHECK(yg_slice(b, 2, 0, 4, 2, mat2));
+        break;
+    default:
+        a = yg_test_rand(dt, s134, 3, -1, 1, 69);
+        *self = yg_retain(a);
+        *mat2 = yg_test_rand(dt, s142, 3, -1, 1, 70);
+        break;
+    }
+    yg_release(a);
+    yg_release(b);
+}
+
+static int batched_calls;
+
+static yg_status test_gemm(const char *op, const yg_tensor *out, bool ta, bool tb, int64_t m,
+                           int64_t n, int64_t k, const void *a, int64_t lda, const void *b,
+                           int64_t ldb, void *c, int64_t ldc) {
+    (void)op;
+    yg__cpu_gemm(out->dtype, ta, tb, m, n, k, a, lda, b, ldb, 0.0, c, ldc);
+    return YG_OK;
+}
+
+/* A batched gemm as a device's would be: every entry from the strides. */
+static yg_status test_gemm_batched(const char *op, const yg_tensor *out, bool ta, bool tb,
+                                   int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                                   int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b,
+                                   void *c, int64_t ldc, int64_t stride_c, int64_t batch) {
+    size_t es = yg_dtype_size(out->dtype);
+    (void)op;
+    batched_calls++;
+    for (int64_t i = 0; i < batch; i++)
+        yg__cpu_gemm(out->dtype, ta, tb, m, n, k, (const char *)a + (size_t)(i * stride_a) * es,
+                     lda, (const char *)b + (size_t)(i * stride_b) * es, ldb, 0.0,
+                     (char *)c + (size_t)(i * stride_c) * es, ldc);
+    return YG_OK;
+}
+
+/* Issue 28, item 12: the walk that hands bmm to a batched gemm (cuBLAS's
+ * strided-batched calls on a GPU) passes the batch strides, transpose
+ * flags and leading dims that give the per-entry walk's values, in one
+ * call where both operands allow it and per entry where one needs a copy
+ * or the batch has one entry. */
+static void test_bmm_batched_walk_matches_the_per_entry_walk(void **state) {
+    (void)state;
+    const int want_calls[] = {1, 1, 1, 0, 0};
+    for (int f = 0; f < 2; f++) {
+        yg_dtype dt = f == 0 ? YG_FLOAT32 : YG_FLOAT64;
+        for (int c = 0; c < 5; c++) {
+            yg_tensor *self = NULL, *mat2 = NULL, *want = NULL, *got = NULL;
+            bmm_case(c, dt, &self, &mat2);
+            YG_CHECK(yg_bmm(self, mat2, &want));
+            YG_CHECK(yg__meta_bmm(self, mat2, &got));
+            batched_calls = 0;
+            YG_CHECK(yg__matmul_fill_batched("bmm", self, mat2, got, test_gemm, test_gemm_batched));
+            assert_int_equal(batched_calls, want_calls[c]);
+            double *v = yg_test_values(want);
+            YG_EXPECT_CLOSE(got, yg_tensor_sizes(want), 3, v, 0, 0);
+            free(v);
+            yg_release(self);
+            yg_release(mat2);
+            yg_release(want);
+            yg_release(got);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bmm_matches_naive_loops_in_both_dtypes),
@@ -280,6 +380,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_dot_mv_and_outer_match_naive_loops),
         cmocka_unit_test(test_addmm_and_baddbmm_scale_and_add),
         cmocka_unit_test(test_bmm_and_matmul_reject_mismatched_shapes),
+        cmocka_unit_test(test_bmm_batched_walk_matches_the_per_entry_walk),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

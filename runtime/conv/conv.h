@@ -75,6 +75,16 @@ void yg__conv_output_sizes(const yg_conv_params *p, int64_t *sizes);
  * Records the choice as the last one. */
 yg_status yg__conv_select(const yg_conv_params *p, bool allow_choice, yg_conv_backend *out);
 
+/* Whether this thread's convolutions have a forced backend (its own, or
+ * YG_CONV_BACKEND set and not empty): then nothing falls back.  Cannot
+ * fail. */
+bool yg__conv_is_forced(void);
+
+/* Records that the pass just run went to backend ran instead of the one
+ * yg__conv_select chose, and why (yg_conv_last_backend,
+ * yg_conv_last_note).  Cannot fail. */
+void yg__conv_note_fallback(yg_conv_backend ran, const char *why);
+
 /* A convolution backend: the three passes of an ordinary convolution A
  * over contiguous operands of p->dtype in the memory of device (x, w, y,
  * bias; bias nullable).  Messages carry no op name.  Each returns YG_OK,

@@ -28,9 +28,10 @@
  * caching allocator, so memory pressure falls back to leaner algorithms
  * instead of failing.
  *
- * Threads.  One cuDNN handle per device, made on first use; a handle is
- * not safe for concurrent calls, so every call holds the lock from the
- * algorithm choice to the last launch (as cuda/blas.c does for cuBLAS).
+ * Threads.  One cuDNN handle per device, made on first use (and
+ * destroyed by yg_cuda_release_all); a handle is not safe for concurrent
+ * calls, so every call holds the lock from the algorithm choice to the
+ * last launch (as cuda/blas.c does for cuBLAS).
  * Everything runs on the calling thread's current stream, as the rest of
  * the CUDA backend (cuda/device.c), so workspaces go back to the
  * allocator right after the launch and are reused only by later work on
@@ -595,7 +596,29 @@ static const yg_conv_impl cudnn = {
     .weight = cudnn_weight,
 };
 
+/* yg_cuda_release_all's part here: every handle destroyed (made again
+ * on the next convolution) and the candidate cache forgotten (its lists
+ * hold no device memory, but a reset device may differ). */
+static void release_handles(void) {
+    int prev = 0;
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        prev = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < YG_CUDA_MAX_DEVICES; i++) {
+        if (handles[i] == NULL)
+            continue;
+        (void)cudaSetDevice(i);
+        (void)cudnnDestroy(handles[i]);
+        handles[i] = NULL;
+    }
+    cache_len = cache_next = 0;
+    pthread_mutex_unlock(&lock);
+    (void)cudaSetDevice(prev);
+    (void)cudaGetLastError();
+}
+
 /* Registered when the CUDA module loads (cuda/module.c). */
 __attribute__((constructor)) static void register_cudnn(void) {
     yg__conv_register(YG_CONV_BACKEND_CUDNN, &cudnn);
+    yg__cuda_at_release(release_handles);
 }

@@ -13,11 +13,22 @@
  * (conv/conv.h), its data gradient as that convolution's forward, and its
  * weight gradient as the weight gradient with the roles of input and
  * grad_output swapped.
+ *
+ * Fallback: cudnn chosen automatically (nothing forced) that returns
+ * YG_ERR_NOT_IMPLEMENTED (no algorithm within the workspace limit, as
+ * cuDNN 9 may answer for float64 or under deterministic; a tensor of
+ * 2^31 elements or more) has the pass run on native with host copies of
+ * the operands, the result copied back into the device tensor, and the
+ * fallback noted (yg_conv_last_backend, yg_conv_last_note): slow, but a
+ * result where there would be an error.  A forced cudnn still fails.
  */
 #include "conv/conv.h"
+#include "core/backend.h"
 #include "cpu/cpu.h"
 #include "decls/convolution_general.h"
 #include "yagrad/ops_sums.h"
+
+#include <stdio.h>
 
 /* A contiguous copy (or a shared reference) of the nullable t. */
 static yg_status dense(const yg_tensor *t, yg_tensor **out) {
@@ -29,6 +40,85 @@ static yg_status dense(const yg_tensor *t, yg_tensor **out) {
 
 static const void *data(const yg_tensor *t) {
     return t != NULL ? yg__tensor_ptr(t) : NULL;
+}
+
+/* The three passes of yg_conv_impl. */
+typedef enum conv_pass { PASS_FORWARD, PASS_DATA, PASS_WEIGHT } conv_pass;
+
+/* pass of impl over the dense tensors' memory: in0, in1 are (x, w)
+ * forward, (y, w) data, (y, x) weight; bias nullable. */
+static yg_status run_impl(const yg_conv_impl *impl,
+                          const yg_conv_params *p,
+                          conv_pass pass,
+                          const yg_tensor *in0,
+                          const yg_tensor *in1,
+                          const yg_tensor *bias,
+                          yg_tensor *out) {
+    if (pass == PASS_FORWARD)
+        return impl->forward(p, data(in0), data(in1), data(bias), yg__tensor_ptr(out));
+    if (pass == PASS_DATA)
+        return impl->data(p, data(in0), data(in1), data(bias), yg__tensor_ptr(out));
+    return impl->weight(p, data(in0), data(in1), yg__tensor_ptr(out));
+}
+
+/* pass on native over host copies of the CUDA operands, the result copied
+ * into out (on the operands' GPU). */
+static yg_status run_on_host(const yg_conv_params *p,
+                             conv_pass pass,
+                             const yg_tensor *in0,
+                             const yg_tensor *in1,
+                             const yg_tensor *bias,
+                             yg_tensor *out) {
+    yg_conv_params hp = *p;
+    yg_tensor *h0 = NULL, *h1 = NULL, *hb = NULL, *hout = NULL;
+    yg_status st;
+
+    hp.device = YG_CPU;
+    hp.device_index = 0;
+    st = yg__tensor_to(in0, YG_CPU, 0, &h0);
+    if (st == YG_OK)
+        st = yg__tensor_to(in1, YG_CPU, 0, &h1);
+    if (st == YG_OK && bias != NULL)
+        st = yg__tensor_to(bias, YG_CPU, 0, &hb);
+    if (st == YG_OK)
+        st = yg__tensor_new_on(
+            "convolution_dispatch", out->sizes, out->ndim, out->dtype, YG_CPU, 0, &hout);
+    if (st == YG_OK)
+        st = run_impl(&yg__conv_native, &hp, pass, h0, h1, hb, hout);
+    if (st == YG_OK && hout->storage->nbytes > 0)
+        st = yg__backend_of(YG_CUDA)->memcpy(
+            "convolution_dispatch",
+            yg__tensor_ptr(out),
+            p->device_index,
+            yg__tensor_ptr(hout),
+            -1,
+            (size_t)yg_tensor_numel(hout) * yg_dtype_size(hout->dtype));
+    yg_release(h0);
+    yg_release(h1);
+    yg_release(hb);
+    yg_release(hout);
+    return st;
+}
+
+/* pass on backend b; cudnn chosen automatically that cannot run the
+ * case falls back to native on host copies, noting why. */
+static yg_status run_pass(const yg_conv_params *p,
+                          yg_conv_backend b,
+                          conv_pass pass,
+                          const yg_tensor *in0,
+                          const yg_tensor *in1,
+                          const yg_tensor *bias,
+                          yg_tensor *out) {
+    char why[384];
+    yg_status st = run_impl(yg__conv_impl(b), p, pass, in0, in1, bias, out);
+
+    if (st != YG_ERR_NOT_IMPLEMENTED || b != YG_CONV_BACKEND_CUDNN || yg__conv_is_forced())
+        return st;
+    snprintf(why, sizeof why, "%s; ran on native with host copies", yg_last_error());
+    st = run_on_host(p, pass, in0, in1, bias, out);
+    if (st == YG_OK)
+        yg__conv_note_fallback(YG_CONV_BACKEND_NATIVE, why);
+    return st;
 }
 
 yg_status yg__kernel_convolution_dispatch(const yg_tensor *input,
@@ -88,10 +178,8 @@ yg_status yg__kernel_convolution_dispatch(const yg_tensor *input,
     if (st == YG_OK)
         st = yg__tensor_new_on(
             "convolution_dispatch", sizes, p.n_spatial + 2, p.dtype, p.device, p.device_index, &y);
-    if (st == YG_OK && !transposed)
-        st = yg__conv_impl(backend)->forward(&p, data(x), data(w), data(b), yg__tensor_ptr(y));
-    else if (st == YG_OK)
-        st = yg__conv_impl(backend)->data(&p, data(x), data(w), data(b), yg__tensor_ptr(y));
+    if (st == YG_OK)
+        st = run_pass(&p, backend, transposed ? PASS_DATA : PASS_FORWARD, x, w, b, y);
     yg_release(x);
     yg_release(w);
     yg_release(b);
@@ -159,16 +247,14 @@ yg_status yg__conv_backward(const yg_tensor *grad_output,
         st = dense(weight, &w);
     if (st == YG_OK && mask[0])
         st = yg__tensor_empty_like(input, p->dtype, &gi);
-    if (st == YG_OK && mask[0] && !p->transposed)
-        st = yg__conv_impl(backend)->data(p, data(gy), data(w), NULL, yg__tensor_ptr(gi));
-    else if (st == YG_OK && mask[0])
-        st = yg__conv_impl(backend)->forward(p, data(gy), data(w), NULL, yg__tensor_ptr(gi));
+    if (st == YG_OK && mask[0])
+        st = run_pass(p, backend, p->transposed ? PASS_FORWARD : PASS_DATA, gy, w, NULL, gi);
     if (st == YG_OK && mask[1])
         st = yg__tensor_empty_like(weight, p->dtype, &gw);
     if (st == YG_OK && mask[1] && !p->transposed)
-        st = yg__conv_impl(backend)->weight(p, data(gy), data(x), yg__tensor_ptr(gw));
+        st = run_pass(p, backend, PASS_WEIGHT, gy, x, NULL, gw);
     else if (st == YG_OK && mask[1])
-        st = yg__conv_impl(backend)->weight(p, data(x), data(gy), yg__tensor_ptr(gw));
+        st = run_pass(p, backend, PASS_WEIGHT, x, gy, NULL, gw);
     if (st == YG_OK && mask[2])
         st = bias_grad(p, gy, &gb);
     yg_release(gy);

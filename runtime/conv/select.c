@@ -11,7 +11,8 @@
  * on float64), fails rather than falling back.
  *
  * Automatic choice, per call: cudnn for CUDA operands (the only backend
- * that reads device memory); for cpu operands onednn when built and it
+ * that reads device memory; conv/dispatch.c runs native on host copies
+ * when cudnn cannot run the case, and notes it); for cpu operands onednn when built and it
  * takes the case (float32, a non-empty batch: its refuses),
  * else native.  The benchmark and deterministic flags are thread-local
  * too; yg__conv_params_init copies them into each call's parameters.
@@ -28,6 +29,7 @@ static _Thread_local yg_conv_backend forced = YG_CONV_BACKEND_NONE;
 static _Thread_local yg_conv_backend last = YG_CONV_BACKEND_NONE;
 static _Thread_local bool benchmark_on = false;
 static _Thread_local bool deterministic_on = false;
+static _Thread_local char note[384];
 
 static const char *const names[YG_CONV_BACKEND_COUNT_] = {
     [YG_CONV_BACKEND_NONE] = "none",
@@ -118,6 +120,20 @@ yg_conv_backend yg_conv_last_backend(void) {
     return last;
 }
 
+const char *yg_conv_last_note(void) {
+    return note;
+}
+
+void yg__conv_note_fallback(yg_conv_backend ran, const char *why) {
+    last = ran;
+    snprintf(note, sizeof note, "%s", why);
+}
+
+bool yg__conv_is_forced(void) {
+    const char *v = getenv("YG_CONV_BACKEND");
+    return forced != YG_CONV_BACKEND_NONE || (v != NULL && v[0] != '\0');
+}
+
 /* The backend YG_CONV_BACKEND names (NONE when unset or empty). */
 static yg_status from_env(yg_conv_backend *out) {
     const char *v = getenv("YG_CONV_BACKEND");
@@ -172,6 +188,7 @@ yg_status yg__conv_select(const yg_conv_params *p, bool allow_choice, yg_conv_ba
                                                                         : YG_CONV_BACKEND_NATIVE;
     }
     last = b;
+    note[0] = '\0';
     *out = b;
     return YG_OK;
 }

@@ -68,6 +68,12 @@ void yg_cuda_empty_cache(void) {
         b->empty_cache();
 }
 
+void yg_cuda_release_all(bool reset) {
+    const yg_cuda_backend *b = loaded();
+    if (b != NULL)
+        b->release_all(reset);
+}
+
 yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out) {
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "cuda_stream_create: out is NULL");

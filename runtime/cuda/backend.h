@@ -33,6 +33,7 @@ typedef struct yg_cuda_backend {
     __typeof__(yg__cuda_synchronize) *synchronize;
     __typeof__(yg__cuda_memory_stats_get) *memory_stats_get;
     __typeof__(yg__cuda_empty_cache) *empty_cache;
+    __typeof__(yg__cuda_release_all) *release_all;
     __typeof__(yg__cuda_stream_create) *stream_create;
     __typeof__(yg__cuda_stream_destroy) *stream_destroy;
     __typeof__(yg__cuda_set_stream) *set_stream;

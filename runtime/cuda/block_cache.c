@@ -339,6 +339,26 @@ size_t yg__block_cache_block_size(yg_block_cache *c, void *ptr) {
     return size;
 }
 
+size_t yg__block_cache_retire_stream(yg_block_cache *c, void *stream, void *to) {
+    size_t moved = 0;
+    if (stream == to)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    /* Every block of a segment has the segment's stream (a split block's
+     * rest inherits it), so the segments are refiled whole and a merge
+     * never joins blocks of two streams.  The free lists are by pool and
+     * size, not stream: nothing moves between them. */
+    for (size_t i = 0; i < c->n_segs; i++) {
+        if (c->segs[i].head->stream != stream)
+            continue;
+        for (block *b = c->segs[i].head; b != NULL; b = b->next)
+            b->stream = to;
+        moved += c->segs[i].size;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return moved;
+}
+
 void yg__block_cache_empty(yg_block_cache *c) {
     pthread_mutex_lock(&c->lock);
     release_unused(c);

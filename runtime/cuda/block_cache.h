@@ -19,7 +19,9 @@
  *     fits (best fit over free lists bucketed by power-of-two size);
  *   - blocks belong to the stream they were allocated on and are reused
  *     only on it (a block freed while another stream still uses it is the
- *     caller's business, as in PyTorch without record_stream);
+ *     caller's business, as in PyTorch without record_stream), until that
+ *     stream is retired (yg__block_cache_retire_stream) and they pass to
+ *     another;
  *   - when the backend runs out, every segment with no block in use is
  *     given back and the request retried once; then it fails (NULL).
  * One mutex guards a cache; all functions are thread-safe.
@@ -76,6 +78,13 @@ bool yg__block_cache_free(yg_block_cache *c, void *ptr);
 
 /* The rounded size of the block at ptr, 0 when ptr is not a live block. */
 size_t yg__block_cache_block_size(yg_block_cache *c, void *ptr);
+
+/* Files every block of stream (free or in use; any pointer) under to
+ * instead, so that what a destroyed stream held returns to use on
+ * another (the CUDA backend: the default stream, after synchronising the
+ * dead one) rather than waiting for a stream that will never allocate
+ * again.  Returns the bytes of the segments refiled.  Cannot fail. */
+size_t yg__block_cache_retire_stream(yg_block_cache *c, void *stream, void *to);
 
 /* Gives back every segment with no block in use. */
 void yg__block_cache_empty(yg_block_cache *c);

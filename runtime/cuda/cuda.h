@@ -35,6 +35,12 @@ yg_status yg__cuda_get_device_properties(int index, yg_cuda_device_properties *o
 yg_status yg__cuda_synchronize(int index);
 yg_status yg__cuda_memory_stats_get(int index, yg_cuda_memory_stats *out);
 void yg__cuda_empty_cache(void);
+void yg__cuda_release_all(bool reset);
+
+/* Adds fn to what yg__cuda_release_all runs before it releases the
+ * module's own resources (cuDNN's handles: conv/cudnn.c registers at
+ * load).  At most 8; more are ignored.  Cannot fail. */
+void yg__cuda_at_release(void (*fn)(void));
 yg_status yg__cuda_stream_create(int index, yg_cuda_stream **out);
 void yg__cuda_stream_destroy(yg_cuda_stream *stream);
 yg_status yg__cuda_set_stream(int index, yg_cuda_stream *stream);
@@ -62,10 +68,13 @@ void yg__cuda_free(int index, void *ptr);
 
 /* Copies nbytes from src to dst, each host memory (index -1) or memory
  * from yg__cuda_alloc on device index, on the current stream of the
- * device; a copy with the host is complete when it returns (the stream's
- * earlier work too), one between devices is queued.  Large copies with
- * pageable host memory go through pinned staging buffers.  Errors name op: YG_ERR_DEVICE with the CUDA runtime's
- * reason. */
+ * device (the destination's between devices); a copy with the host is
+ * complete when it returns (the stream's earlier work too), one between
+ * devices is queued after the source device's current stream's earlier
+ * work, and that stream's later work after it (events both ways).  Large
+ * copies with pageable host memory go through pinned staging buffers.
+ * Errors name op: YG_ERR_DEVICE with the CUDA runtime's reason, naming
+ * both ends. */
 yg_status yg__cuda_memcpy(
     const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes);
 
@@ -135,6 +144,16 @@ yg_status yg__cuda_gemm(const char *op,
                         void *c,
                         int64_t ldc);
 
+/* Frees the cuBLAS workspace of stream (a cudaStream_t, not NULL) on
+ * device index, whose work is done (yg__cuda_stream_destroy synchronised
+ * it).  Cannot fail (cuda/blas.c). */
+void yg__cuda_blas_forget_stream(int index, void *stream);
+
+/* Destroys every cuBLAS handle and frees every workspace (each handle is
+ * made again on its next use).  No gemm may be running.  Cannot fail
+ * (cuda/blas.c). */
+void yg__cuda_blas_release(void);
+
 /* Sums each of rows contiguous rows of cols elements of src (dtype
  * float32, float64, int64, bool or int32) into dst[rows] (float32/float64
  * for those, int64 for the others; times 1/cols when mean: a mean of no
@@ -156,7 +175,8 @@ yg_status yg__cuda_softmax(const char *op, int index, bool f64, void *dst, const
  * or its backward (self is grad_output, stride s0; out a zeroed [N, C]
  * contiguous gradient), with device int64 targets (stride ts, already
  * checked), weight (stride ws) or NULL, and a Reduction; on device index.
- * cuda/nll.cu.  Errors as yg__cuda_check_launch. */
+ * cuda/nll.cu.  Errors as yg__cuda_check_launch, or YG_ERR_OUT_OF_MEMORY
+ * for the partial sums of a large batch. */
 yg_status yg__cuda_nll(const char *op, int index, bool f64, bool backward, const void *self,
                        int64_t s0, int64_t s1, const int64_t *target, int64_t ts,
                        const void *weight, int64_t ws, int64_t batch, int64_t classes,

@@ -10,9 +10,17 @@
  * Streams: each thread has a current stream per device (thread-local,
  * NULL for the legacy default stream); kernels launch on it
  * (YG_CUDA_STREAM), allocations are made for it and copies are queued on
- * it.  Copies between pageable host memory and a device of 1 MiB or more
- * go through two pinned staging buffers per device, so the host's memcpy
- * of one chunk overlaps the DMA of the other.
+ * it.  A thread that sets a stream lists its table of current streams in
+ * a process-wide list (unlisted when the thread exits), so that
+ * destroying a stream clears it wherever it is current instead of
+ * leaving other threads a dangling pointer; the table's entries are
+ * atomics because that clearing writes another thread's table.  The
+ * destroyed stream's cuBLAS workspace is freed and its device memory in
+ * the caching allocator is refiled under the default stream (after the
+ * stream was synchronised), where it returns to use.  Copies between
+ * pageable host memory and a device of 1 MiB or more go through two
+ * pinned staging buffers per device, so the host's memcpy of one chunk
+ * overlaps the DMA of the other.
  */
 #include "cuda/cuda.h"
 
@@ -22,6 +30,7 @@
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +46,21 @@ struct yg_cuda_event {
     cudaEvent_t e;
 };
 
+/* A thread's current streams (NULL: the default), and its links in the
+ * list of the threads that ever set one. */
+typedef struct thread_streams {
+    _Atomic(yg_cuda_stream *) cur[YG_CUDA_MAX_DEVICES];
+    bool listed;
+    struct thread_streams *prev, *next;
+} thread_streams;
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static _Thread_local yg_cuda_stream *current[YG_CUDA_MAX_DEVICES];
+static _Thread_local thread_streams current;
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static thread_streams *threads; /* the listed ones, under threads_lock */
+static pthread_once_t threads_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t threads_key;
+static bool threads_key_made;
 static int n_devices;
 static char why[256]; /* when n_devices == 0 */
 static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -110,10 +132,56 @@ yg_status yg__cuda_check_index(const char *op, int index) {
 
 /* ---- streams and events ---- */
 
-/* The calling thread's current stream on device index (an index in
- * range). */
+/* The calling thread's current stream object on device index (an index
+ * in range). */
+static yg_cuda_stream *current_of(int index) {
+    return atomic_load_explicit(&current.cur[index], memory_order_acquire);
+}
+
+/* ... and its cudaStream_t. */
 static cudaStream_t stream_of(int index) {
-    return current[index] != NULL ? current[index]->s : NULL;
+    yg_cuda_stream *st = current_of(index);
+    return st != NULL ? st->s : NULL;
+}
+
+/* At thread exit (the key's destructor): takes the thread's table out of
+ * the list. */
+static void thread_unlist(void *arg) {
+    thread_streams *t = arg;
+    pthread_mutex_lock(&threads_lock);
+    if (t->prev != NULL)
+        t->prev->next = t->next;
+    else
+        threads = t->next;
+    if (t->next != NULL)
+        t->next->prev = t->prev;
+    t->prev = t->next = NULL;
+    t->listed = false;
+    pthread_mutex_unlock(&threads_lock);
+}
+
+static void threads_key_init(void) {
+    threads_key_made = pthread_key_create(&threads_key, thread_unlist) == 0;
+}
+
+/* Lists the calling thread's table (once per thread). */
+static yg_status thread_list(const char *op) {
+    if (current.listed)
+        return YG_OK;
+    pthread_once(&threads_key_once, threads_key_init);
+    if (!threads_key_made || pthread_setspecific(threads_key, &current) != 0)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "%s: no thread-specific key left to track this thread's streams",
+                        op);
+    pthread_mutex_lock(&threads_lock);
+    current.prev = NULL;
+    current.next = threads;
+    if (threads != NULL)
+        threads->prev = &current;
+    threads = &current;
+    current.listed = true;
+    pthread_mutex_unlock(&threads_lock);
+    return YG_OK;
 }
 
 void *yg__cuda_current_stream(void) {
@@ -156,13 +224,30 @@ yg_status yg__cuda_stream_create(int index, yg_cuda_stream **out) {
     return YG_OK;
 }
 
+static yg_block_cache *cache_if_made(int index);
+
 void yg__cuda_stream_destroy(yg_cuda_stream *stream) {
     if (stream == NULL)
         return;
-    if (current[stream->device] == stream) /* this thread's, at least */
-        current[stream->device] = NULL;
+    int dev = stream->device, prev = 0;
+    /* Wherever the stream is current (only listed threads can have set
+     * it), the default stream becomes current. */
+    pthread_mutex_lock(&threads_lock);
+    for (thread_streams *t = threads; t != NULL; t = t->next) {
+        yg_cuda_stream *expected = stream;
+        atomic_compare_exchange_strong(&t->cur[dev], &expected, NULL);
+    }
+    pthread_mutex_unlock(&threads_lock);
+    bool entered = yg__cuda_device_enter("cuda_stream_destroy", dev, &prev) == YG_OK;
     (void)cudaStreamSynchronize(stream->s);
+    yg__cuda_blas_forget_stream(dev, stream->s); /* its cuBLAS workspace */
+    /* Its work is done, so its blocks may serve the default stream's. */
+    yg_block_cache *c = cache_if_made(dev);
+    if (c != NULL)
+        (void)yg__block_cache_retire_stream(c, stream->s, NULL);
     (void)cudaStreamDestroy(stream->s);
+    if (entered)
+        yg__cuda_device_leave(prev);
     (void)cudaGetLastError();
     free(stream);
 }
@@ -174,12 +259,14 @@ yg_status yg__cuda_set_stream(int index, yg_cuda_stream *stream) {
                         "cuda_set_stream: the stream is on cuda:%d, not cuda:%d",
                         stream->device,
                         index);
-    current[index] = stream;
+    if (stream != NULL)
+        YG_RETURN_IF_ERROR(thread_list("cuda_set_stream"));
+    atomic_store_explicit(&current.cur[index], stream, memory_order_release);
     return YG_OK;
 }
 
 yg_cuda_stream *yg__cuda_get_stream(int index) {
-    return index >= 0 && index < YG_CUDA_MAX_DEVICES ? current[index] : NULL;
+    return index >= 0 && index < YG_CUDA_MAX_DEVICES ? current_of(index) : NULL;
 }
 
 int yg__cuda_stream_device(const yg_cuda_stream *stream) {
@@ -346,6 +433,14 @@ static yg_block_cache *cache_of(int index) {
     return c;
 }
 
+/* Device index's cache, NULL when it has none yet. */
+static yg_block_cache *cache_if_made(int index) {
+    pthread_mutex_lock(&caches_lock);
+    yg_block_cache *c = caches[index];
+    pthread_mutex_unlock(&caches_lock);
+    return c;
+}
+
 yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out) {
     *out = NULL;
     YG_RETURN_IF_ERROR(yg__cuda_check_index(op, index));
@@ -371,9 +466,7 @@ yg_status yg__cuda_alloc(const char *op, int index, size_t nbytes, void **out) {
 void yg__cuda_free(int index, void *ptr) {
     if (ptr == NULL || index < 0 || index >= YG_CUDA_MAX_DEVICES)
         return;
-    pthread_mutex_lock(&caches_lock);
-    yg_block_cache *c = caches[index];
-    pthread_mutex_unlock(&caches_lock);
+    yg_block_cache *c = cache_if_made(index);
     if (c != NULL)
         (void)yg__block_cache_free(c, ptr);
 }
@@ -507,10 +600,57 @@ static cudaError_t copy_on_stream(void *dst, int dst_index, const void *src, int
     return e == cudaSuccess && (to_dev || to_host) ? cudaStreamSynchronize(s) : e;
 }
 
+/* A copy from device src_index to another, dst_index, on the
+ * destination's current stream, ordered both ways with the source's
+ * current stream, as PyTorch's copies between GPUs are: after the work
+ * queued there so far (which may still be writing src: an event recorded
+ * there and waited on by the destination's stream), and before the work
+ * queued there later (which may free src to the allocator, whose next
+ * block on that stream could overwrite it while the copy reads: an event
+ * recorded after the copy and waited on by the source's stream).  Neither
+ * the host nor either stream waits otherwise.  Leaves dst_index current. */
+static cudaError_t copy_between_devices(void *dst, int dst_index, const void *src, int src_index,
+                                        size_t nbytes) {
+    cudaStream_t ds = stream_of(dst_index), ss = stream_of(src_index);
+    cudaEvent_t ready = NULL, done = NULL;
+    /* An event is recorded on a stream of the device current when it was
+     * made; a stream may wait on another device's event. */
+    cudaError_t e = cudaSetDevice(src_index);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(ready, ss);
+    if (e == cudaSuccess)
+        e = cudaSetDevice(dst_index);
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(ds, ready, 0);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDefault, ds);
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(done, ds);
+    if (e == cudaSuccess)
+        e = cudaSetDevice(src_index);
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(ss, done, 0);
+    /* Destroying a recorded event is allowed: the waits stand.  Each is
+     * destroyed with its own device current. */
+    if (ready != NULL && cudaSetDevice(src_index) == cudaSuccess)
+        (void)cudaEventDestroy(ready);
+    if (done != NULL && cudaSetDevice(dst_index) == cudaSuccess)
+        (void)cudaEventDestroy(done);
+    cudaError_t back = cudaSetDevice(dst_index);
+    return e != cudaSuccess ? e : back;
+}
+
 yg_status yg__cuda_memcpy(
     const char *op, void *dst, int dst_index, const void *src, int src_index, size_t nbytes) {
     int dev = dst_index >= 0 ? dst_index : src_index, prev = 0;
+    bool between = dst_index >= 0 && src_index >= 0 && dst_index != src_index;
     YG_RETURN_IF_ERROR(yg__cuda_check_index(op, dev));
+    if (between)
+        YG_RETURN_IF_ERROR(yg__cuda_check_index(op, src_index));
     if (nbytes == 0)
         return YG_OK;
     /* Unified addressing tells the direction (cudaMemcpyDefault); the
@@ -519,7 +659,9 @@ yg_status yg__cuda_memcpy(
     cudaError_t e = cudaGetDevice(&prev);
     if (e == cudaSuccess)
         e = cudaSetDevice(dev);
-    if (e == cudaSuccess)
+    if (e == cudaSuccess && between)
+        e = copy_between_devices(dst, dst_index, src, src_index, nbytes);
+    else if (e == cudaSuccess)
         e = copy_on_stream(dst, dst_index, src, src_index, nbytes, stream_of(dev));
     (void)cudaSetDevice(prev);
     if (e != cudaSuccess) {
@@ -658,6 +800,74 @@ void yg__cuda_empty_cache(void) {
     pthread_mutex_unlock(&caches_lock);
 }
 
+/* What yg__cuda_release_all runs first (yg__cuda_at_release). */
+#define MAX_RELEASE_HOOKS 8
+static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+static void (*release_hooks[MAX_RELEASE_HOOKS])(void);
+static int n_release_hooks;
+
+void yg__cuda_at_release(void (*fn)(void)) {
+    pthread_mutex_lock(&hooks_lock);
+    if (n_release_hooks < MAX_RELEASE_HOOKS)
+        release_hooks[n_release_hooks++] = fn;
+    pthread_mutex_unlock(&hooks_lock);
+}
+
+/* Frees device index's pinned staging buffers and their events (made
+ * again by the next large copy). */
+static void staging_release(int index) {
+    pthread_once(&stages_once, stages_init);
+    staging *g = &stages[index];
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < 2; i++) {
+        if (g->buf[i] != NULL)
+            (void)cudaFreeHost(g->buf[i]);
+        if (g->done[i] != NULL)
+            (void)cudaEventDestroy(g->done[i]);
+        g->buf[i] = NULL;
+        g->done[i] = NULL;
+    }
+    g->tried = false;
+    pthread_mutex_unlock(&g->lock);
+}
+
+void yg__cuda_release_all(bool reset) {
+    int n = yg__cuda_device_count(), prev = 0;
+    bool used[YG_CUDA_MAX_DEVICES];
+    if (n == 0)
+        return;
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        prev = 0;
+    /* Only the devices this process used (every one that ran work has
+     * an allocator): touching another would make it a context first. */
+    for (int i = 0; i < n; i++)
+        used[i] = cache_if_made(i) != NULL;
+    /* Everything queued may still use a workspace or a staging buffer. */
+    for (int i = 0; i < n; i++)
+        if (used[i] && cudaSetDevice(i) == cudaSuccess)
+            (void)cudaDeviceSynchronize();
+    pthread_mutex_lock(&hooks_lock);
+    int hooks = n_release_hooks;
+    pthread_mutex_unlock(&hooks_lock);
+    for (int h = 0; h < hooks; h++)
+        release_hooks[h]();
+    yg__cuda_blas_release();
+    for (int i = 0; i < n; i++) {
+        if (!used[i])
+            continue;
+        (void)cudaSetDevice(i);
+        staging_release(i);
+    }
+    yg__cuda_empty_cache();
+    /* The blocks still handed out die with the contexts: a leak checker
+     * reports them, which is the point. */
+    for (int i = 0; reset && i < n; i++)
+        if (used[i] && cudaSetDevice(i) == cudaSuccess)
+            (void)cudaDeviceReset();
+    (void)cudaSetDevice(prev);
+    (void)cudaGetLastError();
+}
+
 yg_status yg__cuda_device_enter(const char *op, int index, int *prev) {
     *prev = 0;
     YG_RETURN_IF_ERROR(yg__cuda_check_index(op, index));
@@ -751,7 +961,8 @@ int yg__cuda_softmax_launch(int f64, void *dst, const void *a, const void *b, lo
 int yg__cuda_nll_launch(int f64, int is_backward, const void *self, long long s0, long long s1,
                         const int64_t *target, long long ts, const void *weight, long long ws,
                         long long batch, long long classes, long long ignore, int reduction,
-                        void *out);
+                        void *out, double *scratch);
+long long yg__cuda_nll_scratch(int is_backward, int reduction, long long batch);
 
 yg_status yg__cuda_softmax(const char *op, int index, bool f64, void *dst, const void *a,
                            const void *b, int64_t outer, int64_t n, int64_t inner, bool is_log,
@@ -768,11 +979,20 @@ yg_status yg__cuda_nll(const char *op, int index, bool f64, bool backward, const
                        const void *weight, int64_t ws, int64_t batch, int64_t classes,
                        int64_t ignore_index, int64_t reduction, void *out) {
     int prev;
-    YG_RETURN_IF_ERROR(yg__cuda_device_enter(op, index, &prev));
-    int err = yg__cuda_nll_launch(f64, backward, self, s0, s1, target, ts, weight, ws, batch,
-                                  classes, ignore_index, (int)reduction, out);
-    yg__cuda_device_leave(prev);
-    return yg__cuda_check_launch(op, index, err);
+    void *scratch = NULL;
+    /* The partial sums of a large batch's reductions (cuda/nll.cu). */
+    long long doubles = yg__cuda_nll_scratch(backward, (int)reduction, batch);
+    if (doubles > 0)
+        YG_RETURN_IF_ERROR(yg__cuda_alloc(op, index, (size_t)doubles * sizeof(double), &scratch));
+    yg_status st = yg__cuda_device_enter(op, index, &prev);
+    if (st == YG_OK) {
+        int err = yg__cuda_nll_launch(f64, backward, self, s0, s1, target, ts, weight, ws, batch,
+                                      classes, ignore_index, (int)reduction, out, scratch);
+        yg__cuda_device_leave(prev);
+        st = yg__cuda_check_launch(op, index, err);
+    }
+    yg__cuda_free(index, scratch); /* stream-ordered: reused only by later work */
+    return st;
 }
 
 /* cuda/random.cu */

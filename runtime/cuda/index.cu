@@ -16,6 +16,7 @@
  * once); or, for index_put without accumulate, assigns the grad of the
  * row's last k, the CPU's last write.
  */
+#include "cuda/grid.cuh"
 #include "cuda/launch.h"
 
 #include <cuda_bf16.h>
@@ -29,7 +30,7 @@ const int kThreads = 256;
 unsigned grid_for(long long n)
 {
     long long b = (n + kThreads - 1) / kThreads;
-    return (unsigned)(b < 1 ? 1 : (b < 65535 ? b : 65535));
+    return yg_cuda_grid(b);
 }
 
 template <typename W>

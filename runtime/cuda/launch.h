@@ -25,7 +25,11 @@ typedef int int32_t;
 #define YG_CUDA_MAX_SCALARS 4
 
 /* Threads per block, and the most blocks of one launch (the grid-stride
- * loop covers the rest); the host's 32-bit index check counts on these. */
+ * loop covers the rest); the host's 32-bit index check counts on these.
+ * The generated loops keep this cap, unlike the handwritten kernels
+ * (cuda/grid.cuh): 2^24 threads already fill any GPU's resident threads
+ * many times over, and the cap lets a loop of up to 2^31 - 2^24
+ * elements index in 32 bits. */
 #define YG_CUDA_BLOCK      256
 #define YG_CUDA_MAX_BLOCKS 65536
 

@@ -12,6 +12,7 @@
  * sum of g: one thread per column adding the rows in order
  * (deterministic).  w and b may be NULL (ones, zeros).
  */
+#include "cuda/grid.cuh"
 #include "cuda/pointwise.cuh"
 
 namespace {
@@ -20,7 +21,7 @@ const int kThreads = 256;
 
 unsigned grid_for(long long blocks)
 {
-    return (unsigned)(blocks < 1 ? 1 : (blocks < 65535 ? blocks : 65535));
+    return yg_cuda_grid(blocks);
 }
 
 template <typename T>

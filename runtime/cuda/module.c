@@ -42,6 +42,7 @@ static const yg_cuda_backend cuda = {
     .synchronize = yg__cuda_synchronize,
     .memory_stats_get = yg__cuda_memory_stats_get,
     .empty_cache = yg__cuda_empty_cache,
+    .release_all = yg__cuda_release_all,
     .stream_create = yg__cuda_stream_create,
     .stream_destroy = yg__cuda_stream_destroy,
     .set_stream = yg__cuda_set_stream,

@@ -15,6 +15,7 @@
  * scheduling.  The sums differ from the CPU's only in their order
  * (double accumulation keeps that far below float32 rounding).
  */
+#include "cuda/grid.cuh"
 #include "cuda/norm.h"
 
 #include "cuda/launch.h"
@@ -159,7 +160,7 @@ __global__ void __launch_bounds__(kThreads) batch_norm_backward(yg__cuda_bn_back
 
 unsigned grid_for(long long c)
 {
-    return (unsigned)(c < 65535 ? (c > 0 ? c : 1) : 65535);
+    return yg_cuda_grid(c);
 }
 
 } /* namespace */

@@ -15,6 +15,7 @@
  * increasing output order, which is the order in which cpu/pool.c's
  * scatter adds them into that element.
  */
+#include "cuda/grid.cuh"
 #include "cuda/pool.h"
 
 #include "cuda/launch.h"
@@ -28,7 +29,7 @@ const int kThreads = 256;
 unsigned grid_for(long long n)
 {
     long long blocks = (n + kThreads - 1) / kThreads;
-    return (unsigned)(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
+    return yg_cuda_grid(blocks);
 }
 
 __device__ void unflatten(long long at, const int64_t *ext, long long o[3])

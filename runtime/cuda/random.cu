@@ -10,6 +10,7 @@
  */
 #include "core/rng.h"
 
+#include "cuda/grid.cuh"
 #include "cuda/launch.h"
 
 #include <cuda_runtime.h>
@@ -83,6 +84,6 @@ extern "C" int yg__cuda_draw_launch(const yg__philox_range *r, int kind, int f64
         return 0;
     const draw_args a = {*r, kind, f64, i64, low, range, p, probs, out, n};
     long long blocks = (n + kThreads - 1) / kThreads;
-    draw<<<(unsigned)(blocks < 65535 ? blocks : 65535), kThreads, 0, YG_CUDA_STREAM>>>(a);
+    draw<<<yg_cuda_grid(blocks), kThreads, 0, YG_CUDA_STREAM>>>(a);
     return (int)cudaGetLastError();
 }

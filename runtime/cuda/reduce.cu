@@ -11,6 +11,7 @@
  * accumulate in double and integers and bool in int64, as on the CPU;
  * the result is rounded once, times scale for a mean.
  */
+#include "cuda/grid.cuh"
 #include "cuda/launch.h"
 
 #include <cuda_runtime.h>
@@ -51,7 +52,7 @@ __global__ void __launch_bounds__(kThreads)
 
 long long grid_for(long long blocks)
 {
-    return blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535;
+    return yg_cuda_grid(blocks);
 }
 
 template <typename In, typename Acc, typename Out>

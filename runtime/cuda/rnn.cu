@@ -5,6 +5,7 @@
  * loops (cpu/vec/rnn_loops.c) over contiguous [rows, 4h] gate
  * projections i, f, g, o.
  */
+#include "cuda/grid.cuh"
 #include "cuda/launch.h"
 
 #include <cuda_runtime.h>
@@ -69,7 +70,7 @@ extern "C" int yg__cuda_lstm_gates_launch(int f64, int is_backward, void *out0, 
                                           long long h)
 {
     const long long blocks = (rows * h + kThreads - 1) / kThreads;
-    const unsigned g = (unsigned)(blocks < 65535 ? blocks : 65535);
+    const unsigned g = yg_cuda_grid(blocks);
 #define LSTM(T)                                                                           \
     (is_backward ? backward<T><<<g, kThreads, 0, YG_CUDA_STREAM>>>((T *)out0, (T *)out1, (const T *)ghy,     \
                                                 (const T *)gcy, (const T *)ig, (const T *)hg, \

@@ -17,6 +17,7 @@
  * another order than the CPU's loop, so they agree to rounding.
  */
 #include "core/norm_grad.h"
+#include "cuda/grid.cuh"
 #include "cuda/pointwise.cuh"
 
 namespace {
@@ -368,7 +369,7 @@ extern "C" int yg__cuda_scan_launch(int work, int prod, void *data, long long ou
     if (outer == 0 || inner < 2)
         return 0;
     const long long b = (outer + kThreads - 1) / kThreads;
-    const unsigned g = (unsigned)(b < 65535 ? b : 65535);
+    const unsigned g = yg_cuda_grid(b);
     if (work == 0)
         scan<double><<<g, kThreads, 0, YG_CUDA_STREAM>>>((double *)data, outer, inner, prod);
     else
@@ -386,7 +387,7 @@ extern "C" int yg__cuda_rows_launch(int work, int kind, const void *data, long l
                                     long long inner, double param, void *values,
                                     long long *indices)
 {
-    const unsigned g = (unsigned)(outer < 65535 ? (outer > 0 ? outer : 1) : 65535);
+    const unsigned g = yg_cuda_grid(outer);
     if (outer == 0)
         return 0;
     if (work == 0)
@@ -413,11 +414,11 @@ extern "C" int yg__cuda_rows_grad_launch(int kind, double param, long long outer
     if (outer == 0 || inner == 0)
         return 0;
     if (kind == G_NORM || kind == G_MINMAX) {
-        const unsigned g = (unsigned)(outer < 65535 ? outer : 65535);
+        const unsigned g = yg_cuda_grid(outer);
         grad_rows<<<g, kThreads, 0, YG_CUDA_STREAM>>>(kind, param, outer, inner, out, x, a, b);
     } else {
         const long long blocks = (outer + kThreads - 1) / kThreads;
-        const unsigned g = (unsigned)(blocks < 65535 ? blocks : 65535);
+        const unsigned g = yg_cuda_grid(blocks);
         grad_lines<<<g, kThreads, 0, YG_CUDA_STREAM>>>(kind, outer, inner, out, x, a, b,
                                                          scratch);
     }

@@ -11,6 +11,7 @@
  * in parallel.  A repeated index therefore leaves the CPU's value (the
  * last one stored, or the sum added in the CPU's order), bit for bit.
  */
+#include "cuda/grid.cuh"
 #include "cuda/launch.h"
 
 #include <cuda_runtime.h>
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(kThreads)
 unsigned grid_for(long long n)
 {
     long long b = (n + kThreads - 1) / kThreads;
-    return (unsigned)(b < 1 ? 1 : (b < 65535 ? b : 65535));
+    return yg_cuda_grid(b);
 }
 
 template <typename T>

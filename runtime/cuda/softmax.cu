@@ -13,6 +13,7 @@
  *   log_softmax: g_in = g - exp(y) sum(g)
  * The sums accumulate in double, as on the CPU for long rows.
  */
+#include "cuda/grid.cuh"
 #include "cuda/pointwise.cuh"
 
 namespace {
@@ -106,7 +107,7 @@ __global__ void __launch_bounds__(kThreads) cols_backward(
 
 unsigned grid_for(long long blocks)
 {
-    return (unsigned)(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
+    return yg_cuda_grid(blocks);
 }
 
 template <typename T>

@@ -16,6 +16,7 @@
  * (row tap 0 then 1, each column tap 0 then 1); at the last row or
  * column, where i0 == i1, both weights apply, as on the CPU.
  */
+#include "cuda/grid.cuh"
 #include "cuda/launch.h"
 #include "cuda/upsample.h"
 
@@ -27,7 +28,7 @@ const int kThreads = 256;
 
 unsigned grid_for(long long n) {
     long long blocks = (n + kThreads - 1) / kThreads;
-    return (unsigned)(blocks < 65535 ? blocks : 65535);
+    return yg_cuda_grid(blocks);
 }
 
 __global__ void __launch_bounds__(kThreads) bilinear(const double *x,

@@ -9,7 +9,10 @@
  * layer and every mm backward produces) as Trans.  Only operands with
  * neither stride 1 (or a stride 0 from expand) are copied to contiguous
  * first.  bmm runs one gemm per batch entry, on 2-D views of the
- * operands, so strided batches are read in place too.
+ * operands, so strided batches are read in place too; a device with a
+ * batched gemm (cuBLAS's strided-batched calls) runs every entry in one
+ * call when both operands' matrices can be passed as they are, whatever
+ * their batch strides (yg__matmul_fill_batched).
  */
 #include "decls/linalg.h"
 #include "meta/matmul.h"
@@ -27,13 +30,14 @@ typedef struct gemm_operand {
     int ld;
 } gemm_operand;
 
-/* Whether t can be passed as it is; fills op if so.  Row-major (unit
- * column stride) goes as NoTrans with ld = row stride; column-major as
- * Trans with ld = column stride.  A size-1 dim may have any stride, so
- * its stride is not trusted and ld is the smallest legal value. */
-static bool gemm_layout(const yg_tensor *t, gemm_operand *op) {
-    int64_t rows = t->sizes[0], cols = t->sizes[1];
-    int64_t rs = t->strides[0], cs = t->strides[1];
+/* Whether a matrix of sizes and strides (2 each) can be passed as it
+ * is; fills op's trans and ld if so.  Row-major (unit column stride) goes
+ * as NoTrans with ld = row stride; column-major as Trans with ld = column
+ * stride.  A size-1 dim may have any stride, so its stride is not trusted
+ * and ld is the smallest legal value. */
+static bool layout_of(const int64_t *sizes, const int64_t *strides, gemm_operand *op) {
+    int64_t rows = sizes[0], cols = sizes[1];
+    int64_t rs = strides[0], cs = strides[1];
     int64_t min_row_ld = cols > 1 ? cols : 1, min_col_ld = rows > 1 ? rows : 1;
 
     if ((cols == 1 || cs == 1) && (rows == 1 || rs >= min_row_ld)) {
@@ -53,6 +57,11 @@ static bool gemm_layout(const yg_tensor *t, gemm_operand *op) {
         return true;
     }
     return false;
+}
+
+/* layout_of for the 2-D t. */
+static bool gemm_layout(const yg_tensor *t, gemm_operand *op) {
+    return layout_of(t->sizes, t->strides, op);
 }
 
 /* Fills op for t, copying t to contiguous (*copy, a new ref) when its
@@ -209,4 +218,24 @@ yg_status yg__matmul_fill(const char *op,
         yg_release(b);
     }
     return st;
+}
+
+yg_status yg__matmul_fill_batched(const char *op,
+                                  const yg_tensor *self,
+                                  const yg_tensor *mat2,
+                                  yg_tensor *out,
+                                  yg_gemm_fn gemm,
+                                  yg_gemm_batched_fn batched) {
+    gemm_operand ga, gb;
+    int64_t batch = self->ndim == 3 ? self->sizes[0] : 1;
+    int64_t m = self->sizes[self->ndim - 2], k = self->sizes[self->ndim - 1];
+    int64_t n = mat2->sizes[mat2->ndim - 1];
+
+    if (batch < 2 || m == 0 || n == 0 || k == 0 || self->strides[0] < 0 ||
+        mat2->strides[0] < 0 || !layout_of(self->sizes + 1, self->strides + 1, &ga) ||
+        !layout_of(mat2->sizes + 1, mat2->strides + 1, &gb))
+        return yg__matmul_fill(op, self, mat2, out, gemm);
+    return batched(op, out, ga.trans, gb.trans, m, n, k, yg__tensor_ptr(self), ga.ld,
+                   self->strides[0], yg__tensor_ptr(mat2), gb.ld, mat2->strides[0],
+                   yg__tensor_ptr(out), n > 1 ? n : 1, m * n, batch);
 }

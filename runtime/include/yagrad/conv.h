@@ -32,6 +32,14 @@
  * cuda:0`).  The backward of a convolution uses the backend its forward
  * would pick now.
  *
+ * One fallback, never silent: when cudnn was chosen automatically (not
+ * forced) and cannot run a case (cuDNN offers no algorithm for it within
+ * the workspace limit, as may happen for float64 under cuDNN 9 or with
+ * deterministic on, or a tensor has 2^31 elements or more), the pass
+ * runs on native with host copies of the operands, the result is copied
+ * back to the device, yg_conv_last_backend() says native and
+ * yg_conv_last_note() says why.
+ *
  * cuDNN has several algorithms per convolution.  By default the
  * dispatcher takes cuDNN's heuristic choice for the geometry; with
  * benchmark on it times them once per geometry (cudnnFind*) and keeps the
@@ -93,6 +101,14 @@ yg_conv_backend yg_conv_forced_backend(void);
  * (forward or backward), YG_CONV_BACKEND_NONE before the first.  Cannot
  * fail. */
 yg_conv_backend yg_conv_last_backend(void);
+
+/* Why this thread's most recent convolution kernel ran on another
+ * backend than the one chosen for it, or "" when it ran on that one (and
+ * before the first): "backend cudnn: no forward algorithm for this
+ * float64 convolution within a workspace of 1073741824 bytes; ran on
+ * native with host copies".  Returns: text owned by yagrad, valid until
+ * this thread's next convolution.  Cannot fail. */
+const char *yg_conv_last_note(void);
 
 /* Turns cuDNN algorithm benchmarking on or off for the convolutions this
  * thread runs from now on (off at thread start).  Cannot fail. */

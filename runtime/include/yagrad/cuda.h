@@ -81,6 +81,20 @@ yg_status yg_cuda_memory_stats_get(int index, yg_cuda_memory_stats *out);
  * every device.  Cannot fail. */
 void yg_cuda_empty_cache(void);
 
+/* Gives back everything the CUDA backend holds that no tensor owns, after
+ * waiting for every device it used: the caching allocator's unused
+ * segments, the cuBLAS and cuDNN handles and workspaces, and the pinned
+ * staging buffers.  Each is made again on its next use.  With reset,
+ * every device is then reset (cudaDeviceReset: its context, with every
+ * allocation, stream and event made in it, is destroyed), which leak
+ * checkers such as compute-sanitizer need at exit to report what is
+ * still allocated: after a reset nothing made before may be used
+ * (tensors, streams, events, fused kernels, process groups), so call it
+ * with reset only at exit.  No other thread may be using a device
+ * meanwhile.  Loads nothing: without the CUDA module it does nothing.
+ * Cannot fail. */
+void yg_cuda_release_all(bool reset);
+
 /* ---- streams and events ----
  *
  * Every kernel, copy, cuBLAS and cuDNN call the backend makes for a
@@ -101,6 +115,7 @@ void yg_cuda_empty_cache(void);
  * later work on that stream only.  A tensor read by another stream must
  * be kept alive until that stream's work is done (record an event on it
  * and wait for the event first), as in PyTorch without record_stream.
+ * Once a stream is destroyed, its memory belongs to the default stream.
  *
  * NULL stands for the default stream wherever a stream is taken. */
 
@@ -112,9 +127,12 @@ typedef struct yg_cuda_event yg_cuda_event;
  * for out == NULL. */
 yg_status yg_cuda_stream_create(int index, yg_cuda_stream **out);
 
-/* Waits for the stream's work and destroys it.  It must not be current on
- * any other thread (on the calling thread the default stream becomes
- * current again).  NULL-safe. */
+/* Waits for the stream's work and destroys it.  On every thread where it
+ * was current the default stream becomes current again (no thread keeps a
+ * dangling stream; one that is queueing work on it at that very moment
+ * races with the destruction, as with any use after free).  The device
+ * memory cached for it and the memory of tensors allocated on it are
+ * filed under the default stream, where they return to use.  NULL-safe. */
 void yg_cuda_stream_destroy(yg_cuda_stream *stream);
 
 /* Makes stream (NULL: the default) the calling thread's current stream on

@@ -334,11 +334,13 @@ yg_status yg__fuser_cuda_launch(const yg_fuser_cuda_kernel *k,
                         op,
                         ndim,
                         nops);
-    /* Elementwise: YG_CUDA_BLOCK threads an element, a grid-stride loop
-     * past 65535 blocks; anchored: a block a row (a grid-stride loop over
-     * rows past 65535), its threads striding along the row: a multiple of
-     * 32 up to the row's length, at most 512 (the reductions' partials
-     * fit any block of up to 1024). */
+    /* Elementwise: YG_CUDA_BLOCK threads an element; anchored: a block a
+     * row, its threads striding along the row: a multiple of 32 up to the
+     * row's length, at most 512 (the reductions' partials fit any block
+     * of up to 1024).  Both loops stride over the grid, so the grid is
+     * capped only at CUDA's limit for x, 2^31 - 1 blocks (cuda/grid.cuh);
+     * the 32-bit kernel is taken only when the index past the last
+     * element, a grid's step beyond it, still fits. */
     int64_t threads, blocks, inner = sizes[ndim - 1];
     if (rows) {
         threads = inner >= 512 ? 512 : (inner + 31) / 32 * 32;
@@ -347,7 +349,7 @@ yg_status yg__fuser_cuda_launch(const yg_fuser_cuda_kernel *k,
         threads = YG_CUDA_BLOCK;
         blocks = (n + threads - 1) / threads;
     }
-    blocks = blocks > 65535 ? 65535 : blocks;
+    blocks = blocks > INT32_MAX ? INT32_MAX : blocks;
     if (blocks == 0)
         return YG_OK;
     int which = yg__fuser_cuda_index32_ok(n, ndim, sizes, strides, nops, blocks * threads) ? 1 : 0;
