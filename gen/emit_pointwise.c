@@ -43,28 +43,28 @@ static const dtype_info dtypes[] = {
     {"int32", "YG_INT32", "int32_t"},
 };
 
-static int n_loop_dtypes(const gen_op *op)
+static int n_loop_dtypes(const gen_op *op, const gen_pointwise_plan *pp)
 {
-    return op->int_safe || op->pointwise_int != NULL ? 4 : 2;
+    return pp->int_safe || op->pointwise_int != NULL ? 4 : 2;
 }
 
 /* Whether op gets a loop for dtypes[d]: gen can write one and the op
  * claims it (a claim narrower than the loops, say float32 and float64 for
  * an activation whose expression would run on integers, leaves the other
  * loops out, so the iterator refuses those dtypes). */
-static bool emits_loop(const gen_op *op, int d)
+static bool emits_loop(const gen_op *op, const gen_pointwise_plan *pp, int d)
 {
     int k = gen_dtype_lookup(dtypes[d].suffix);
-    return d < n_loop_dtypes(op) && k >= 0 && (op->dtypes & (UINT32_C(1) << k)) != 0;
+    return d < n_loop_dtypes(op, pp) && k >= 0 && (op->dtypes & (UINT32_C(1) << k)) != 0;
 }
 
-uint32_t gen_pointwise_loop_dtypes(const gen_op *op)
+uint32_t gen_pointwise_loop_dtypes(const gen_op *op, const gen_pointwise_plan *pp)
 {
     uint32_t mask = 0;
 
     /* A loop dtype missing from gen_dtypes (model.c) is left out of the
      * claim; test_opinfo then reports the op running on it unclaimed. */
-    for (int d = 0; d < n_loop_dtypes(op); d++) {
+    for (int d = 0; d < n_loop_dtypes(op, pp); d++) {
         int k = gen_dtype_lookup(dtypes[d].suffix);
         if (k >= 0)
             mask |= UINT32_C(1) << k;
@@ -79,11 +79,11 @@ static bool op_inplace(const gen_op *op)
 }
 
 /* Writes the statements that compute one element into target (an lvalue
- * text such as "dst[i]") at indent, from op->body for dtype dt. */
-static void emit_body(gen_sb *sb, const gen_op *op, const dtype_info *dt, const char *indent,
-                      const char *target)
+ * text such as "dst[i]") at indent, from pp->body for dtype dt. */
+static void emit_body(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp,
+                      const dtype_info *dt, const char *indent, const char *target)
 {
-    char *const *body = op->body[strcmp(dt->ctype, "float") == 0];
+    char *const *body = pp->body[strcmp(dt->ctype, "float") == 0];
     const char *ct = dt->ctype;
     char *const int_body[3] = {op->pointwise_int, NULL, NULL};
 
@@ -101,7 +101,8 @@ static void emit_body(gen_sb *sb, const gen_op *op, const dtype_info *dt, const 
         gen_sb_printf(sb, "\n%s%s = %s;\n", indent, target, body[0]);
 }
 
-static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
+static void emit_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp,
+                      const dtype_info *dt)
 {
     const char *ct = dt->ctype;
     const char *restrict_kw = op_inplace(op) ? "" : "restrict ";
@@ -146,7 +147,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
         if (a->type == GEN_T_TENSOR)
             gen_sb_printf(sb, "            const %s %s = src_%s[i];\n", ct, a->name, a->name);
     }
-    emit_body(sb, op, dt, "            ", "dst[i]");
+    emit_body(sb, op, pp, dt, "            ", "dst[i]");
     gen_sb_puts(sb, "        }\n        return;\n    }\n");
     gen_sb_puts(sb, "    for (int64_t i = 0; i < n; i++) {\n");
     k = 0;
@@ -159,7 +160,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
                       a->name, ct, k, k);
     }
     char *target = gen_xprintf("*(%s *)(p[0] + i * s[0])", ct);
-    emit_body(sb, op, dt, "        ", target);
+    emit_body(sb, op, pp, dt, "        ", target);
     free(target);
     gen_sb_puts(sb, "    }\n}\n\n");
 }
@@ -174,17 +175,17 @@ static int n_tensor_args(const gen_op *op)
 }
 
 /* The loops of op and its table for the ISA the file is compiled for. */
-static void emit_op_loops(gen_sb *sb, const gen_op *op)
+static void emit_op_loops(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp)
 {
-    int n_dtypes = n_loop_dtypes(op);
+    int n_dtypes = n_loop_dtypes(op, pp);
 
     gen_sb_printf(sb, "/* ---- %s: %s ---- */\n\n", op->full_name, op->pointwise);
     for (int d = 0; d < n_dtypes; d++)
-        if (emits_loop(op, d))
-            emit_loop(sb, op, &dtypes[d]);
+        if (emits_loop(op, pp, d))
+            emit_loop(sb, op, pp, &dtypes[d]);
     gen_sb_printf(sb, "const yg_loop_table YG_ISA_NAME(yg__loops_%s) = {{\n", op->cname);
     for (int d = 0; d < n_dtypes; d++)
-        if (emits_loop(op, d))
+        if (emits_loop(op, pp, d))
             gen_sb_printf(sb, "    [%s] = %s_loop_%s,\n", dtypes[d].enum_name, op->cname,
                           dtypes[d].suffix);
     gen_sb_puts(sb, "}};\n");
@@ -331,7 +332,7 @@ static void put_intmath_include(gen_sb *sb, const gen_model *model, int section)
     }
 }
 
-char *gen_emit_loops_c(const gen_model *model, int section)
+char *gen_emit_loops_c(const gen_model *model, const gen_pointwise_plan *pointwise, int section)
 {
     gen_sb sb = {0};
 
@@ -362,7 +363,7 @@ char *gen_emit_loops_c(const gen_model *model, int section)
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
-        emit_op_loops(&sb, op);
+        emit_op_loops(&sb, op, &pointwise[i]);
     }
     return gen_sb_take(&sb);
 }
@@ -379,7 +380,8 @@ char *gen_emit_loops_c(const gen_model *model, int section)
 static const char *const cuda_dtype_order[] = {"float32", "float64", "int64", "bool",
                                                "int32",   "float16", "bfloat16"};
 
-static void emit_cuda_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
+static void emit_cuda_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp,
+                           const dtype_info *dt)
 {
     const char *ct = dt->ctype;
     int n_scalars = 0, k = 0;
@@ -406,21 +408,21 @@ static void emit_cuda_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
             gen_sb_printf(sb, "        const %s %s = v[%d];\n", ct, a->name, k++);
     }
     char *target = gen_xprintf("const %s r", ct);
-    emit_body(sb, op, dt, "        ", target);
+    emit_body(sb, op, pp, dt, "        ", target);
     free(target);
     gen_sb_puts(sb, "        return r;\n    }\n};\n");
     gen_sb_printf(sb, "YG_CUDA_LOOP(%s_%s_loop, %s, %s, %d, %s_%s)\n\n", op->cname, dt->suffix, ct,
                   ct, k, op->cname, dt->suffix);
 }
 
-static void emit_cuda_table(gen_sb *sb, const gen_op *op)
+static void emit_cuda_table(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp)
 {
     gen_sb_printf(sb, "extern \"C\" const yg_cuda_loop_table yg__cuda_loops_%s = {{\n",
                   op->cname);
     for (size_t j = 0; j < sizeof cuda_dtype_order / sizeof *cuda_dtype_order; j++) {
         int found = -1;
-        for (int d = 0; d < n_loop_dtypes(op); d++)
-            if (emits_loop(op, d) && strcmp(dtypes[d].suffix, cuda_dtype_order[j]) == 0)
+        for (int d = 0; d < n_loop_dtypes(op, pp); d++)
+            if (emits_loop(op, pp, d) && strcmp(dtypes[d].suffix, cuda_dtype_order[j]) == 0)
                 found = d;
         if (found >= 0)
             gen_sb_printf(sb, "    %s_%s_loop,\n", op->cname, dtypes[found].suffix);
@@ -430,7 +432,7 @@ static void emit_cuda_table(gen_sb *sb, const gen_op *op)
     gen_sb_puts(sb, "}};\n");
 }
 
-char *gen_emit_cuda_cu(const gen_model *model, int section)
+char *gen_emit_cuda_cu(const gen_model *model, const gen_pointwise_plan *pointwise, int section)
 {
     gen_sb sb = {0};
     const char *name = model->sections[section].name;
@@ -455,9 +457,9 @@ char *gen_emit_cuda_cu(const gen_model *model, int section)
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
             continue;
         gen_sb_printf(&sb, "\n/* ---- %s: %s ---- */\n\n", op->full_name, op->pointwise);
-        for (int d = 0; d < n_loop_dtypes(op); d++)
-            if (emits_loop(op, d))
-                emit_cuda_loop(&sb, op, &dtypes[d]);
+        for (int d = 0; d < n_loop_dtypes(op, &pointwise[i]); d++)
+            if (emits_loop(op, &pointwise[i], d))
+                emit_cuda_loop(&sb, op, &pointwise[i], &dtypes[d]);
     }
     gen_sb_puts(&sb, "#ifndef __CUDACC_RTC__ /* NVRTC compiles no host code */\n");
     for (int i = 0; i < model->n_ops; i++) {
@@ -465,7 +467,7 @@ char *gen_emit_cuda_cu(const gen_model *model, int section)
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
-        emit_cuda_table(&sb, op);
+        emit_cuda_table(&sb, op, &pointwise[i]);
     }
     gen_sb_puts(&sb, "#endif\n");
     return gen_sb_take(&sb);

@@ -963,9 +963,9 @@ static void cursor_span(CXCursor c, size_t *from, size_t *to)
     *to = gen__loc_offset(clang_getRangeEnd(r));
 }
 
-/* Fills op->body from the expression's AST (expr, starting at unit offset
- * base): see gen_op.body. */
-static void pointwise_bodies(gen_op *op, CXCursor expr, size_t base)
+/* Fills pp->body from the expression's AST (expr, starting at unit offset
+ * base): see gen_pointwise_plan.body. */
+static void pointwise_bodies(const gen_op *op, gen_pointwise_plan *pp, CXCursor expr, size_t base)
 {
     floats_ctx fl = {0};
     size_t len = strlen(op->pointwise);
@@ -993,7 +993,7 @@ static void pointwise_bodies(gen_op *op, CXCursor expr, size_t base)
     }
     for (int k = 0; k < 2; k++) {
         if (!select) {
-            op->body[k][0] = body_text(op->pointwise, base, base, base + len, &fl, k == 1);
+            pp->body[k][0] = body_text(op->pointwise, base, base, base + len, &fl, k == 1);
             continue;
         }
         for (int j = 0; j < 3; j++) {
@@ -1003,7 +1003,7 @@ static void pointwise_bodies(gen_op *op, CXCursor expr, size_t base)
                 gen_error(op->pointwise_loc, "internal: pointwise subexpression out of range");
                 from = to = base;
             }
-            op->body[k][j] = body_text(op->pointwise, base, from, to, &fl, k == 1);
+            pp->body[k][j] = body_text(op->pointwise, base, from, to, &fl, k == 1);
         }
     }
     free(parts.c);
@@ -1071,10 +1071,10 @@ static void check_int_calls(const gen_op *op, CXCursor expr)
 }
 
 /* Analyses op, pointwise op i of the parsed unit: slot and int_slot are
- * its two functions, base the unit offset of its expression.  Sets
- * int_safe and the loop bodies, and checks pointwise_int. */
-static void analyse_pointwise_op(gen_op *op, int i, const fn_slot *slot, const fn_slot *int_slot,
-                                 size_t base)
+ * its two functions, base the unit offset of its expression.  Sets pp's
+ * int_safe and loop bodies, and checks pointwise_int. */
+static void analyse_pointwise_op(const gen_op *op, gen_pointwise_plan *pp, int i,
+                                 const fn_slot *slot, const fn_slot *int_slot, size_t base)
 {
     CXCursor expr;
 
@@ -1084,11 +1084,11 @@ static void analyse_pointwise_op(gen_op *op, int i, const fn_slot *slot, const f
     }
     /* Integer loops only for expressions without calls (math
      * functions) and division (integer division truncates). */
-    op->int_safe = !has_call(expr) && strchr(op->pointwise, '/') == NULL;
-    pointwise_bodies(op, expr, base);
+    pp->int_safe = !has_call(expr) && strchr(op->pointwise, '/') == NULL;
+    pointwise_bodies(op, pp, expr, base);
     if (op->pointwise_int == NULL)
         return;
-    if (op->int_safe) {
+    if (pp->int_safe) {
         gen_error_in(op->full_name, op->pointwise_int_loc,
                      "the 'pointwise' expression already runs on integers (no calls, no "
                      "'/'); drop 'pointwise_int'");
@@ -1103,9 +1103,10 @@ static void analyse_pointwise_op(gen_op *op, int i, const fn_slot *slot, const f
 
 /* Analyses every pointwise op's expression in one synthetic unit (the
  * prelude, one function per expression): reports clang's diagnostics,
- * then fills each op's loop bodies (analyse_pointwise_op). */
-static void analyse_pointwise(gen_model *model, CXIndex index)
+ * then fills each op's pointwise plan (analyse_pointwise_op). */
+void gen_analyse_pointwise(const gen_model *model, gen_plans *plans)
 {
+    CXIndex index = clang_createIndex(0, 0);
     unit u = {0};
     bool *errors = gen_xcalloc((size_t)model->n_ops, sizeof(bool));
     size_t *bases = gen_xcalloc((size_t)model->n_ops, sizeof(size_t));
@@ -1113,7 +1114,7 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
     synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL, NULL);
     gen_sb_puts(&u.text, pointwise_prelude);
     for (int i = 0; i < model->n_ops; i++) {
-        gen_op *op = &model->ops[i];
+        const gen_op *op = &model->ops[i];
         if (!op->valid || op->kind != GEN_OP_POINTWISE)
             continue;
         bases[i] = add_pointwise_fn(&u, op, i, false, &errors[i]);
@@ -1132,9 +1133,10 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
     find_ctx ictx = {.prefix = "yg__pwint_", .slots = int_slots, .n = model->n_ops};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &ictx);
     for (int i = 0; i < model->n_ops; i++) {
-        gen_op *op = &model->ops[i];
+        const gen_op *op = &model->ops[i];
         if (op->valid && op->kind == GEN_OP_POINTWISE && !errors[i])
-            analyse_pointwise_op(op, i, &slots[i], &int_slots[i], bases[i]);
+            analyse_pointwise_op(op, &plans->pointwise[i], i, &slots[i], &int_slots[i],
+                                 bases[i]);
     }
     free(int_slots);
     free(slots);
@@ -1143,14 +1145,15 @@ out:
     free(bases);
     free(errors);
     unit_free(&u);
+    clang_disposeIndex(index);
 }
 
-void gen_analyse(gen_model *model)
+void gen_analyse(gen_model *model, gen_plans *plans)
 {
-    CXIndex index = clang_createIndex(0, 0);
+    gen_analyse_pointwise(model, plans);
+    gen_resolve_dtypes(model, plans->pointwise);
 
-    analyse_pointwise(model, index);
-    gen_resolve_dtypes(model);
+    CXIndex index = clang_createIndex(0, 0);
     gen_check_derivatives_present(model);
     analyse_formulas(model, index);
     for (int i = 0; i < model->n_derivs; i++)

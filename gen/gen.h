@@ -180,7 +180,6 @@ typedef struct gen_op {
     gen_op_form form;
     char *pointwise;
     gen_loc pointwise_loc;
-    bool int_safe;     /* the pointwise expression may run on int64 */
     /* `pointwise_int:` the expression of the int64 and int32 loops of an op
      * whose `pointwise:` expression is floating only (calls, '/'): C
      * integer arithmetic and the yg_int_* functions of core/intmath.h
@@ -193,14 +192,6 @@ typedef struct gen_op {
     char *int_divisor;
     gen_loc int_divisor_loc;
     int int_divisor_arg;
-    /* The loop bodies gen writes from the expression, [0] for float64 and
-     * integer loops, [1] for float32 loops (whose floating literals get an
-     * f suffix, so float math stays float): body[k][0] alone is the value;
-     * when the expression is a top-level `c ? a : b` whose arms call math
-     * functions, body[k] is {c, a, b} and loops evaluate both arms before
-     * the choice (GCC 12 does not vectorise a call under a condition, and
-     * the arms are pure).  Set by gen_analyse. */
-    char *body[2][3];
     char *cpu_kernel;
     gen_loc cpu_kernel_loc;
     /* The CUDA kernel: cpu_kernel's name where one function serves both
@@ -383,19 +374,63 @@ extern const int gen_n_dtypes;
 int gen_dtype_lookup(const char *name);
 /* "float32, float64, int64 or bool", for messages.  Caller frees. */
 char *gen_dtype_choices(void);
-/* The gen_dtypes bits of the loops emit_pointwise.c writes for op. */
-uint32_t gen_pointwise_loop_dtypes(const gen_op *op);
-/* Gives each op without 'dtypes:' its default claim and checks given
- * claims against what gen can emit; gen_analyse calls it once int_safe is
- * known. */
-void gen_resolve_dtypes(gen_model *model);
 void gen_model_free(gen_model *model);
 void gen_model_free_op(gen_op *op);
 gen_op *gen_model_find_cname(const gen_model *model, const char *cname);
 
+/* ---- the plans: what the analyses found (plans.c) ----
+ *
+ * The model holds what the specs say and what resolution derives from
+ * them (C names, kinds, forms, edges).  It is written by loading and
+ * resolution only, then read as `const gen_model *`: each analysis writes
+ * its own table keyed by the model's op or derivative entry, and an
+ * emitter names in its signature the tables it reads.  (The one write
+ * after the first analysis is gen_resolve_dtypes, which needs the
+ * pointwise plan to know which loops exist; it runs before any other
+ * analysis.) */
+
+/* Per op with a `pointwise:` expression (formula_unit.c's pointwise
+ * unit). */
+typedef struct gen_pointwise_plan {
+    bool int_safe; /* the expression may run on int64 (no calls, no '/') */
+    /* The loop bodies gen writes from the expression, [0] for float64 and
+     * integer loops, [1] for float32 loops (whose floating literals get an
+     * f suffix, so float math stays float): body[k][0] alone is the value;
+     * when the expression is a top-level `c ? a : b` whose arms call math
+     * functions, body[k] is {c, a, b} and loops evaluate both arms before
+     * the choice (GCC 12 does not vectorise a call under a condition, and
+     * the arms are pure).  NULL when the expression was not analysed. */
+    char *body[2][3];
+} gen_pointwise_plan;
+
+/* The tables of one run, each parallel to the model's array it is keyed
+ * by.  main.c owns them; gen_plans_free releases all. */
+struct gen_onnx_map;
+typedef struct gen_plans {
+    gen_pointwise_plan *pointwise; /* [model->n_ops] */
+    struct gen_onnx_map *onnx;     /* [model->n_ops]: gen_onnx_check (onnx_map.h) */
+    int n_ops;
+} gen_plans;
+
+void gen_plans_init(gen_plans *plans, const gen_model *model);
+void gen_plans_free(gen_plans *plans);
+
+/* The gen_dtypes bits of the loops emit_pointwise.c writes for op, whose
+ * pointwise plan is pp. */
+uint32_t gen_pointwise_loop_dtypes(const gen_op *op, const gen_pointwise_plan *pp);
+/* Gives each op without 'dtypes:' its default claim and checks given
+ * claims against what gen can emit (pointwise: the ops' pointwise plans,
+ * [model->n_ops]).  The last write to the model. */
+void gen_resolve_dtypes(gen_model *model, const gen_pointwise_plan *pointwise);
+
 /* formula_unit.c: parses pointwise expressions and formulas with libclang,
  * reports located errors, infers saves and lowers formulas. */
-void gen_analyse(gen_model *model);
+/* The pointwise analysis: fills plans->pointwise. */
+void gen_analyse_pointwise(const gen_model *model, gen_plans *plans);
+/* Every analysis, in order (the pointwise one, gen_resolve_dtypes,
+ * gen_check_derivatives_present, the formulas); plans must come from
+ * gen_plans_init.  After it the model is only read. */
+void gen_analyse(gen_model *model, gen_plans *plans);
 
 /* Output is split by section (the `- section:` items of
  * native_functions.yaml, grouped by meaning) so that editing one op
@@ -416,8 +451,8 @@ char *gen_emit_api_c(const gen_model *model, int section);
 char *gen_emit_nodes_h(const gen_model *model, int section);
 char *gen_emit_nodes_c(const gen_model *model, int section);
 char *gen_emit_pointwise_c(const gen_model *model, int section);
-char *gen_emit_loops_c(const gen_model *model, int section);
-char *gen_emit_cuda_cu(const gen_model *model, int section);
+char *gen_emit_loops_c(const gen_model *model, const gen_pointwise_plan *pointwise, int section);
+char *gen_emit_cuda_cu(const gen_model *model, const gen_pointwise_plan *pointwise, int section);
 char *gen_emit_generated_int_h(const gen_model *model);
 char *gen_emit_kernels_h(const gen_model *model, int section);
 /* decls/<section>.h: the declarations of the handwritten functions (meta,
@@ -446,7 +481,7 @@ char *gen_emit_graph_grad_table_c(const gen_model *model);
 bool gen_deriv_has_graph_grad(const gen_deriv *d);
 
 /* emit_fuser.c: fuser/table.c (the pointwise expressions for the fuser). */
-char *gen_emit_fuser_table_c(const gen_model *model);
+char *gen_emit_fuser_table_c(const gen_model *model, const gen_pointwise_plan *pointwise);
 
 /* emit_boxed.c: how a non-tensor argument is read from a graph node's
  * attributes (the helpers of runtime/jit/ir/boxing.h, with the schema's

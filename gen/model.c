@@ -262,13 +262,14 @@ static uint32_t dtype_bit(const char *name)
     return UINT32_C(1) << gen_dtype_lookup(name);
 }
 
-void gen_resolve_dtypes(gen_model *model)
+void gen_resolve_dtypes(gen_model *model, const gen_pointwise_plan *pointwise)
 {
     for (int i = 0; i < model->n_ops; i++) {
         gen_op *op = &model->ops[i];
         if (!op->valid)
             continue;
-        uint32_t loops = op->kind == GEN_OP_POINTWISE ? gen_pointwise_loop_dtypes(op) : 0;
+        uint32_t loops =
+            op->kind == GEN_OP_POINTWISE ? gen_pointwise_loop_dtypes(op, &pointwise[i]) : 0;
         if (!op->dtypes_given) {
             /* Default: what a pointwise op has loops for; every dtype for a
              * view (it moves no data); the floating dtypes otherwise. */
@@ -728,9 +729,6 @@ void gen_model_free_op(gen_op *op)
     free(op->pointwise_int);
     free(op->int_divisor);
     free(op->no_derivative);
-    for (int k = 0; k < 2; k++)
-        for (int j = 0; j < 3; j++)
-            free(op->body[k][j]);
     free(op->cpu_kernel);
     free(op->cuda_kernel);
     for (int i = 0; i < op->n_tags; i++)
