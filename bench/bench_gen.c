@@ -73,9 +73,9 @@ static double run_stage(stage s, const char *native, const char *derivs, int *n_
         free(gen_emit_registry_c(&model));
         for (int sec = 0; sec < model.n_sections; sec++) {
             free(gen_emit_ops_section_h(&model, sec));
-            free(gen_emit_api_c(&model, sec));
-            free(gen_emit_nodes_h(&model, sec));
-            free(gen_emit_nodes_c(&model, sec));
+            free(gen_emit_api_c(&model, plans.backward, sec));
+            free(gen_emit_nodes_h(&model, plans.backward, sec));
+            free(gen_emit_nodes_c(&model, plans.backward, sec));
             if (model.sections[sec].has_pointwise)
                 free(gen_emit_pointwise_c(&model, sec));
         }

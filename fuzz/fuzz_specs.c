@@ -21,15 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void run_emitters(const gen_model *model, const gen_plans *plans)
 {
-    (void)plans;
     free(gen_emit_ops_h(model));
     free(gen_emit_generated_int_h(model));
     free(gen_emit_registry_c(model));
     for (int s = 0; s < model->n_sections; s++) {
         free(gen_emit_ops_section_h(model, s));
-        free(gen_emit_api_c(model, s));
-        free(gen_emit_nodes_h(model, s));
-        free(gen_emit_nodes_c(model, s));
+        free(gen_emit_api_c(model, plans->backward, s));
+        free(gen_emit_nodes_h(model, plans->backward, s));
+        free(gen_emit_nodes_c(model, plans->backward, s));
         if (model->sections[s].has_pointwise)
             free(gen_emit_pointwise_c(model, s));
     }

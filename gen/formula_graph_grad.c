@@ -338,7 +338,7 @@ static char *sym_tensor(gen_formula_ctx *fc, CXCursor c)
         free(cname);
         return gen_xstrdup("NULL");
     }
-    char *tmp = gen_xprintf("%s_tmp%d", cname, fc->d->n_df_temps++);
+    char *tmp = gen_xprintf("%s_tmp%d", cname, fc->sp->n_df_temps++);
     gen_sb_printf(&fc->code, "%syg_ir_value *%s = yg__df_out(s, n, 0);\n", ind, tmp);
     free(cname);
     return tmp;

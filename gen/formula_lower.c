@@ -78,11 +78,11 @@ static void emit_call(gen_sb *sb, const char *cname, const strv *args, const cha
 
 static char *new_temp(gen_formula_ctx *fc, const char *cname)
 {
-    gen_deriv *d = fc->d;
-    char *name = gen_xprintf("%s_tmp%d", cname, d->n_temps);
+    gen_backward_plan *bp = fc->bp;
+    char *name = gen_xprintf("%s_tmp%d", cname, bp->n_temps);
 
-    d->temps = gen_xrealloc(d->temps, (size_t)(d->n_temps + 1) * sizeof(char *));
-    d->temps[d->n_temps++] = gen_xstrdup(name);
+    bp->temps = gen_xrealloc(bp->temps, (size_t)(bp->n_temps + 1) * sizeof(char *));
+    bp->temps[bp->n_temps++] = gen_xstrdup(name);
     return name;
 }
 
@@ -576,7 +576,7 @@ static void lower_shared(gen_formula_ctx *fc, CXCursor c)
     const char **targets = gen_xcalloc((size_t)fc->n_members, sizeof(char *));
     char **mask = gen_xcalloc((size_t)fc->n_members, sizeof(char *));
     for (int i = 0; i < fc->n_members; i++) {
-        targets[i] = fc->members[i]->grad_name;
+        targets[i] = gen__member_plan(fc, i)->grad_name;
         mask[i] = gen_xprintf("yg__node_needs_grad(base, %d)", fc->members[i]->edge);
     }
     if (fc->reads_mask) {
@@ -614,8 +614,8 @@ static void lower_list_gradient(gen_formula_ctx *fc, CXCursor c)
         free(cname);
         return;
     }
-    char *len = gen_xprintf("%s_len", fc->f->grad_name);
-    const char *targets[] = {fc->f->grad_name, len};
+    char *len = gen_xprintf("%s_len", fc->fp->grad_name);
+    const char *targets[] = {fc->fp->grad_name, len};
     strv args = {0};
     lower_args(fc, c, op, &args);
     emit_call_to(&fc->code, cname, &args, targets, 2);
@@ -633,5 +633,5 @@ void gen__formula_lower(gen_formula_ctx *fc, CXCursor expr)
     else if (fc->f->list)
         lower_list_gradient(fc, expr);
     else
-        free(lower_tensor(fc, expr, fc->f->grad_name));
+        free(lower_tensor(fc, expr, fc->fp->grad_name));
 }

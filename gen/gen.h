@@ -234,32 +234,6 @@ typedef struct gen_op {
     int section;         /* index into gen_model.sections; -1 before the first */
 } gen_op;
 
-typedef enum gen_save_kind {
-    GEN_SAVE_TENSOR,
-    GEN_SAVE_SIZES,
-    GEN_SAVE_NUMEL,
-    GEN_SAVE_DTYPE,    /* a Tensor read only through dtype(): its yg_dtype */
-    GEN_SAVE_DEVICE,   /* a Tensor read only through device() / device_index():
-                          its yg_device and index */
-    GEN_SAVE_VALUE,    /* int, float, Scalar, bool, ScalarType(?): copied */
-    GEN_SAVE_INT_LIST, /* int[]: copied into a yg_saved_int_list */
-    GEN_SAVE_TENSOR_LIST, /* Tensor[] / Tensor?[]: a yg_saved_tensor_list */
-    GEN_SAVE_LIST_SIZES,  /* list_sizes(<Tensor[]>, <int arg>): each item's size
-                             along that dim, in a yg_saved_int_list */
-} gen_save_kind;
-
-typedef struct gen_save {
-    char *field;       /* node field: "self", "self_sizes", "self_dtype", "alpha" */
-    char *arg;         /* the argument (or "result", "result1"...) it comes from */
-    int arg_index;     /* index into schema.args, or -1 for an output */
-    int output_nr;     /* for an output (results[i]): i; else -1 */
-    gen_save_kind kind;
-    uint64_t used_by;  /* bit e: formula of edge e reads it */
-    bool old_value;    /* in-place self read by a formula: a copy taken
-                          before the kernel writes it */
-    char *at;          /* GEN_SAVE_LIST_SIZES: the int argument naming the dim */
-} gen_save;
-
 typedef struct gen_formula {
     char *input;       /* argument name */
     int arg_index;     /* into op->schema.args */
@@ -277,12 +251,7 @@ typedef struct gen_formula {
     int group_size;    /* names in its key */
     gen_loc loc;       /* of the expression's first character */
     gen_loc key_loc;   /* of the input key */
-    bool has_error;
-    char *lowered;     /* straight-line C, indented 8 spaces; NULL until lowered */
-    char *graph_grad;  /* the same formula as IR-building C (runtime/jit/autodiff/graph_grad.h),
-                          indented 8 spaces; NULL when the entry has none */
-    char *grad_name;   /* the local holding its gradient: grad_self */
-    uint64_t grads_read; /* bit i: the formula reads grads[i] (grad is grads[0]) */
+    bool has_error;    /* the entry is malformed (not_implemented() without a reason) */
 } gen_formula;
 
 typedef struct gen_deriv {
@@ -294,21 +263,13 @@ typedef struct gen_deriv {
     int n_formulas;
     int n_groups;
     char *no_double_backward; /* double_backward: not_implemented("why"): why */
-    char *no_graph_grad; /* graph_grad: not_implemented("why"): why; also set by
-                          gen for ops whose graph form is not built (in-place) */
-    int n_df_temps;   /* temporaries the graph_grad lowering named */
+    char *no_graph_grad; /* graph_grad: not_implemented("why"): why */
     bool has_output_diff;  /* output_differentiability was given */
     bool *output_diff;     /* one per return; after resolution always set
                               (all true when the key is absent) */
     int n_output_diff;
     gen_loc output_diff_loc;
     int n_edges;
-    gen_save *saves;
-    int n_saves;
-    uint64_t grads_used; /* bit i: some formula reads grads[i] */
-    bool reads_grad_list; /* an op returning Tensor[]: a formula reads grads whole */
-    char **temps;      /* temporaries the lowered formulas declare */
-    int n_temps;
 } gen_deriv;
 
 /* A `- section: <name>` item of native_functions.yaml: every following op
@@ -403,17 +364,81 @@ typedef struct gen_pointwise_plan {
     char *body[2][3];
 } gen_pointwise_plan;
 
+typedef enum gen_save_kind {
+    GEN_SAVE_TENSOR,
+    GEN_SAVE_SIZES,
+    GEN_SAVE_NUMEL,
+    GEN_SAVE_DTYPE,    /* a Tensor read only through dtype(): its yg_dtype */
+    GEN_SAVE_DEVICE,   /* a Tensor read only through device() / device_index():
+                          its yg_device and index */
+    GEN_SAVE_VALUE,    /* int, float, Scalar, bool, ScalarType(?): copied */
+    GEN_SAVE_INT_LIST, /* int[]: copied into a yg_saved_int_list */
+    GEN_SAVE_TENSOR_LIST, /* Tensor[] / Tensor?[]: a yg_saved_tensor_list */
+    GEN_SAVE_LIST_SIZES,  /* list_sizes(<Tensor[]>, <int arg>): each item's size
+                             along that dim, in a yg_saved_int_list */
+} gen_save_kind;
+
+typedef struct gen_save {
+    char *field;       /* node field: "self", "self_sizes", "self_dtype", "alpha" */
+    char *arg;         /* the argument (or "result", "result1"...) it comes from */
+    int arg_index;     /* index into schema.args, or -1 for an output */
+    int output_nr;     /* for an output (results[i]): i; else -1 */
+    gen_save_kind kind;
+    uint64_t used_by;  /* bit e: formula of edge e reads it */
+    bool old_value;    /* in-place self read by a formula: a copy taken
+                          before the kernel writes it */
+    char *at;          /* GEN_SAVE_LIST_SIZES: the int argument naming the dim */
+} gen_save;
+
+/* Per formula of a derivative entry (formula_unit.c's formula unit). */
+typedef struct gen_formula_plan {
+    char *grad_name;     /* the local holding its gradient: grad_self (every formula
+                            with an expression or not_implemented) */
+    char *lowered;       /* straight-line C, indented 8 spaces; NULL unless lowered */
+    uint64_t grads_read; /* bit i: the formula reads grads[i] (grad is grads[0]) */
+    bool failed;         /* an error was reported in it */
+} gen_formula_plan;
+
+/* Per derivative entry: its backward node, what the forward wrapper saves
+ * for it and the C of its apply function. */
+typedef struct gen_backward_plan {
+    gen_formula_plan *formulas; /* parallel to the entry's formulas */
+    int n_formulas;             /* the entry's */
+    gen_save *saves;            /* in field order (gen__sort_saves) */
+    int n_saves;
+    uint64_t grads_used;  /* bit i: some formula reads grads[i] */
+    bool reads_grad_list; /* an op returning Tensor[]: a formula reads grads whole */
+    char **temps;         /* temporaries the lowered formulas declare */
+    int n_temps;
+} gen_backward_plan;
+
+/* Per derivative entry: its formulas as IR-building C
+ * (runtime/jit/autodiff/graph_grad.h), the symbolic derivative that
+ * autodiff subgraphs use. */
+typedef struct gen_symbolic_plan {
+    char **graph_grad; /* parallel to the entry's formulas, indented 8 spaces;
+                          NULL where the formula has none */
+    int n_formulas;    /* the entry's */
+    int n_df_temps;    /* temporaries the lowering named */
+} gen_symbolic_plan;
+
 /* The tables of one run, each parallel to the model's array it is keyed
  * by.  main.c owns them; gen_plans_free releases all. */
 struct gen_onnx_map;
 typedef struct gen_plans {
     gen_pointwise_plan *pointwise; /* [model->n_ops] */
+    gen_backward_plan *backward;   /* [model->n_derivs] */
+    gen_symbolic_plan *symbolic;   /* [model->n_derivs] */
     struct gen_onnx_map *onnx;     /* [model->n_ops]: gen_onnx_check (onnx_map.h) */
     int n_ops;
+    int n_derivs;
 } gen_plans;
 
 void gen_plans_init(gen_plans *plans, const gen_model *model);
 void gen_plans_free(gen_plans *plans);
+/* The index of d in model->derivs: the key of its backward and symbolic
+ * plans. */
+int gen_deriv_index(const gen_model *model, const gen_deriv *d);
 
 /* The gen_dtypes bits of the loops emit_pointwise.c writes for op, whose
  * pointwise plan is pp. */
@@ -427,6 +452,8 @@ void gen_resolve_dtypes(gen_model *model, const gen_pointwise_plan *pointwise);
  * reports located errors, infers saves and lowers formulas. */
 /* The pointwise analysis: fills plans->pointwise. */
 void gen_analyse_pointwise(const gen_model *model, gen_plans *plans);
+/* The formula analysis: fills plans->backward and plans->symbolic. */
+void gen_analyse_formulas(const gen_model *model, gen_plans *plans);
 /* Every analysis, in order (the pointwise one, gen_resolve_dtypes,
  * gen_check_derivatives_present, the formulas); plans must come from
  * gen_plans_init.  After it the model is only read. */
@@ -447,9 +474,9 @@ void gen_analyse(gen_model *model, gen_plans *plans);
 /* A section argument is an index into model->sections. */
 char *gen_emit_ops_h(const gen_model *model);
 char *gen_emit_ops_section_h(const gen_model *model, int section);
-char *gen_emit_api_c(const gen_model *model, int section);
-char *gen_emit_nodes_h(const gen_model *model, int section);
-char *gen_emit_nodes_c(const gen_model *model, int section);
+char *gen_emit_api_c(const gen_model *model, const gen_backward_plan *backward, int section);
+char *gen_emit_nodes_h(const gen_model *model, const gen_backward_plan *backward, int section);
+char *gen_emit_nodes_c(const gen_model *model, const gen_backward_plan *backward, int section);
 char *gen_emit_pointwise_c(const gen_model *model, int section);
 char *gen_emit_loops_c(const gen_model *model, const gen_pointwise_plan *pointwise, int section);
 char *gen_emit_cuda_cu(const gen_model *model, const gen_pointwise_plan *pointwise, int section);
@@ -474,11 +501,13 @@ char *gen_emit_boxed_table_c(const gen_model *model);
 
 /* emit_graph_grad.c: graph_grad/<section>.c, graph_grad/graph_grad.h,
  * graph_grad/table.c (the derivative formulas as IR builders). */
-char *gen_emit_graph_grad_c(const gen_model *model, int section);
+char *gen_emit_graph_grad_c(const gen_model *model, const gen_backward_plan *backward,
+                            const gen_symbolic_plan *symbolic, int section);
 char *gen_emit_graph_grad_h(const gen_model *model);
-char *gen_emit_graph_grad_table_c(const gen_model *model);
-/* Whether d has a graph derivative (every formula lowered to one). */
-bool gen_deriv_has_graph_grad(const gen_deriv *d);
+char *gen_emit_graph_grad_table_c(const gen_model *model, const gen_symbolic_plan *symbolic);
+/* Whether d, whose symbolic plan is sp, has a graph derivative (every
+ * formula lowered to one). */
+bool gen_deriv_has_graph_grad(const gen_deriv *d, const gen_symbolic_plan *sp);
 
 /* emit_fuser.c: fuser/table.c (the pointwise expressions for the fuser). */
 char *gen_emit_fuser_table_c(const gen_model *model, const gen_pointwise_plan *pointwise);

@@ -144,9 +144,8 @@ static char *graph_grad_h(const gen_model *m, const gen_plans *p, int s)
 
 static char *graph_grad_table_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)p;
     (void)s;
-    return gen_emit_graph_grad_table_c(m);
+    return gen_emit_graph_grad_table_c(m, p->symbolic);
 }
 
 static char *fuser_table_c(const gen_model *m, const gen_plans *p, int s)
@@ -175,20 +174,17 @@ static char *ops_section_h(const gen_model *m, const gen_plans *p, int s)
 
 static char *api_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)p;
-    return gen_emit_api_c(m, s);
+    return gen_emit_api_c(m, p->backward, s);
 }
 
 static char *nodes_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)p;
-    return gen_emit_nodes_h(m, s);
+    return gen_emit_nodes_h(m, p->backward, s);
 }
 
 static char *nodes_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)p;
-    return gen_emit_nodes_c(m, s);
+    return gen_emit_nodes_c(m, p->backward, s);
 }
 
 static char *boxed_c(const gen_model *m, const gen_plans *p, int s)
@@ -199,8 +195,7 @@ static char *boxed_c(const gen_model *m, const gen_plans *p, int s)
 
 static char *graph_grad_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)p;
-    return gen_emit_graph_grad_c(m, s);
+    return gen_emit_graph_grad_c(m, p->backward, p->symbolic, s);
 }
 
 static char *onnx_c(const gen_model *m, const gen_plans *p, int s)

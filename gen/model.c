@@ -748,22 +748,10 @@ static void free_deriv(gen_deriv *d)
     for (int i = 0; i < d->n_formulas; i++) {
         free(d->formulas[i].input);
         free(d->formulas[i].expr);
-        free(d->formulas[i].lowered);
-        free(d->formulas[i].graph_grad);
-        free(d->formulas[i].grad_name);
         free(d->formulas[i].reason);
     }
     free(d->formulas);
     free(d->output_diff);
-    for (int i = 0; i < d->n_saves; i++) {
-        free(d->saves[i].field);
-        free(d->saves[i].arg);
-        free(d->saves[i].at);
-    }
-    free(d->saves);
-    for (int i = 0; i < d->n_temps; i++)
-        free(d->temps[i]);
-    free(d->temps);
 }
 
 void gen_model_free(gen_model *model)

@@ -19,7 +19,21 @@ void gen_plans_init(gen_plans *plans, const gen_model *model)
 {
     memset(plans, 0, sizeof(*plans));
     plans->n_ops = model->n_ops;
+    plans->n_derivs = model->n_derivs;
     plans->pointwise = gen_xcalloc((size_t)model->n_ops + 1, sizeof(gen_pointwise_plan));
+    plans->backward = gen_xcalloc((size_t)model->n_derivs + 1, sizeof(gen_backward_plan));
+    plans->symbolic = gen_xcalloc((size_t)model->n_derivs + 1, sizeof(gen_symbolic_plan));
+    for (int i = 0; i < model->n_derivs; i++) {
+        size_t n = (size_t)model->derivs[i].n_formulas + 1;
+        plans->backward[i].formulas = gen_xcalloc(n, sizeof(gen_formula_plan));
+        plans->symbolic[i].graph_grad = gen_xcalloc(n, sizeof(char *));
+        plans->backward[i].n_formulas = plans->symbolic[i].n_formulas = (int)n - 1;
+    }
+}
+
+int gen_deriv_index(const gen_model *model, const gen_deriv *d)
+{
+    return (int)(d - model->derivs);
 }
 
 static void free_pointwise(gen_pointwise_plan *pp)
@@ -29,11 +43,42 @@ static void free_pointwise(gen_pointwise_plan *pp)
             free(pp->body[k][j]);
 }
 
+static void free_backward(gen_backward_plan *bp)
+{
+    for (int i = 0; bp->formulas != NULL && i < bp->n_formulas; i++) {
+        free(bp->formulas[i].grad_name);
+        free(bp->formulas[i].lowered);
+    }
+    free(bp->formulas);
+    for (int i = 0; i < bp->n_saves; i++) {
+        free(bp->saves[i].field);
+        free(bp->saves[i].arg);
+        free(bp->saves[i].at);
+    }
+    free(bp->saves);
+    for (int i = 0; i < bp->n_temps; i++)
+        free(bp->temps[i]);
+    free(bp->temps);
+}
+
+static void free_symbolic(gen_symbolic_plan *sp)
+{
+    for (int i = 0; sp->graph_grad != NULL && i < sp->n_formulas; i++)
+        free(sp->graph_grad[i]);
+    free(sp->graph_grad);
+}
+
 void gen_plans_free(gen_plans *plans)
 {
     for (int i = 0; plans->pointwise != NULL && i < plans->n_ops; i++)
         free_pointwise(&plans->pointwise[i]);
     free(plans->pointwise);
+    for (int i = 0; plans->backward != NULL && i < plans->n_derivs; i++) {
+        free_backward(&plans->backward[i]);
+        free_symbolic(&plans->symbolic[i]);
+    }
+    free(plans->backward);
+    free(plans->symbolic);
     gen_onnx_maps_free(plans->onnx, plans->n_ops);
     memset(plans, 0, sizeof(*plans));
 }
