@@ -337,7 +337,7 @@ int gen_dtype_lookup(const char *name);
 char *gen_dtype_choices(void);
 void gen_model_free(gen_model *model);
 void gen_model_free_op(gen_op *op);
-gen_op *gen_model_find_cname(const gen_model *model, const char *cname);
+const gen_op *gen_model_find_cname(const gen_model *model, const char *cname);
 
 /* ---- the plans: what the analyses found (plans.c) ----
  *

@@ -710,7 +710,7 @@ void gen_check_derivatives_present(const gen_model *model)
     }
 }
 
-gen_op *gen_model_find_cname(const gen_model *model, const char *cname)
+const gen_op *gen_model_find_cname(const gen_model *model, const char *cname)
 {
     for (int i = 0; i < model->n_ops; i++)
         if (model->ops[i].valid && strcmp(model->ops[i].cname, cname) == 0)
