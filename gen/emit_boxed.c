@@ -185,7 +185,7 @@ bool gen_box_attr(const gen_arg *a, boxed_arg *b)
 
 static bool is_tensor(const gen_arg *a)
 {
-    return a->type == GEN_T_TENSOR;
+    return gen_arg_is_tensor(a);
 }
 
 /* Why op's results cannot be boxed (caller frees), or NULL: each must
@@ -216,7 +216,7 @@ static char *unsupported_reason(const gen_op *op)
 {
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (is_tensor(a) || a->type == GEN_T_TENSOR_LIST)
+        if (is_tensor(a) || gen_arg_is_tensor_list(a))
             continue;
         boxed_arg b = {0};
         bool ok = gen_box_attr(a, &b);
@@ -248,13 +248,13 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
         } else if (is_tensor(a)) {
             add_call(b, gen_xprintf("in[%d]", seen));
             seen++;
-        } else if (a->type == GEN_T_TENSOR_LIST) {
+        } else if (gen_arg_is_tensor_list(a)) {
             has_list = true;
             add_call(b, seen > 0 ? gen_xprintf("(const yg_tensor *const *)(in + %d)", seen)
                                  : gen_xstrdup("(const yg_tensor *const *)in"));
             add_call(b, n_tensors > 0 ? gen_xprintf("n_in - %d", n_tensors) : gen_xstrdup("n_in"));
         } else {
-            any_attr |= a->type != GEN_T_GENERATOR;
+            any_attr |= !gen_arg_is_generator(a);
             (void)gen_box_attr(a, b);
             gen_sb_puts(&locals, b->locals.buf != NULL ? b->locals.buf : "");
             gen_sb_puts(&reads, b->reads.buf != NULL ? b->reads.buf : "");

@@ -327,11 +327,6 @@ void gen_emit_call_decl(gen_sb *sb, const char *prefix, const gen_params *p, boo
     }
 }
 
-bool gen_arg_has_len(const gen_arg *a)
-{
-    return a->type == GEN_T_INT_LIST || a->type == GEN_T_TENSOR_LIST;
-}
-
 bool gen_returns_list(const gen_op *op)
 {
     return op->schema.n_returns == 1 && op->schema.returns[0].is_list;

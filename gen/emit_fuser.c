@@ -71,7 +71,7 @@ char *gen_emit_fuser_table_c(const gen_model *model, const gen_pointwise_plan *p
         gen_sb ins = {0}, scs = {0}, dfl = {0};
         for (int a = 0; a < op->schema.n_args; a++) {
             const gen_arg *arg = &op->schema.args[a];
-            if (arg->type == GEN_T_TENSOR) {
+            if (gen_arg_is_tensor(arg)) {
                 gen_sb_printf(&ins, "%s\"%s\"", n_in++ > 0 ? ", " : "", arg->name);
             } else {
                 gen_sb_printf(&scs, "%s\"%s\"", n_sc > 0 ? ", " : "", arg->name);

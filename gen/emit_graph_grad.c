@@ -20,8 +20,7 @@ static int ordinal_of(const gen_op *op, int arg_index)
     int ord = 0;
 
     for (int i = 0; i < arg_index; i++)
-        ord += op->schema.args[i].type == GEN_T_TENSOR ||
-               op->schema.args[i].type == GEN_T_TENSOR_LIST;
+        ord += gen_arg_is_input(&op->schema.args[i]);
     return ord;
 }
 

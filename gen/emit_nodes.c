@@ -31,16 +31,7 @@ static const char *upper(const char *s)
 
 static const char *value_type(const gen_arg *a)
 {
-    switch (a->type) {
-    case GEN_T_INT:
-        return "int64_t";
-    case GEN_T_BOOL:
-        return "bool";
-    case GEN_T_SCALAR_TYPE:
-        return "yg_dtype";
-    default:
-        return "double";
-    }
+    return gen_type_of(a)->value_ctype;
 }
 
 static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)

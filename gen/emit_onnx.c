@@ -154,9 +154,9 @@ static char *input_index(const gen_op *op, int a)
     bool list_before = false;
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *x = &op->schema.args[i];
-        if (x->type == GEN_T_TENSOR_LIST && i < a)
+        if (gen_arg_is_tensor_list(x) && i < a)
             list_before = true;
-        if (x->type != GEN_T_TENSOR)
+        if (!gen_arg_is_tensor(x))
             continue;
         if (i < a)
             before++;
@@ -205,9 +205,9 @@ static void emit_item(gen_sb *body, const gen_op *op, const gen_onnx_item *it)
     case GEN_ONNX_IN_LIST: {
         int k = 0, after = 0;
         for (int j = 0; j < op->schema.n_args; j++)
-            if (op->schema.args[j].type == GEN_T_TENSOR && j < it->arg_index)
+            if (gen_arg_is_tensor(&op->schema.args[j]) && j < it->arg_index)
                 k++;
-            else if (op->schema.args[j].type == GEN_T_TENSOR)
+            else if (gen_arg_is_tensor(&op->schema.args[j]))
                 after++;
         gen_sb_printf(body, "    YG_RETURN_IF_ERROR(yg__onnx_inputs(cx, o, node, %d, %d));\n",
                       k, after);
@@ -225,7 +225,7 @@ static void emit_item(gen_sb *body, const gen_op *op, const gen_onnx_item *it)
                       x->name);
         break;
     case GEN_ONNX_IN_INTS:
-        if (x->type == GEN_T_INT)
+        if (gen_arg_is_int(x))
             gen_sb_printf(body,
                           "    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, &%s, 1));\n",
                           x->name);
@@ -297,7 +297,7 @@ static void emit_symbolic(gen_sb *sb, const gen_op *op, const gen_onnx_map *m)
 
     for (int a = 0; a < op->schema.n_args; a++) {
         const gen_arg *x = &op->schema.args[a];
-        if (x->type != GEN_T_TENSOR && x->type != GEN_T_TENSOR_LIST)
+        if (!gen_arg_is_input(x))
             read_arg(&decl, &reads, x);
     }
     for (int g = 0; g < m->n_guards; g++) {

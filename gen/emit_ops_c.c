@@ -99,7 +99,7 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
     }
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR && !a->nullable)
+        if (gen_arg_is_tensor(a) && !a->nullable)
             gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", %s));\n",
                           op->display, a->name, a->name);
         if (gen_arg_is_state(a))
@@ -110,7 +110,7 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
                           "must not \"\n"
                           "                        \"require grad\");\n",
                           a->name, a->name, op->display, a->name);
-        if (a->type == GEN_T_TENSOR_LIST)
+        if (gen_arg_is_tensor_list(a))
             gen_sb_printf(sb,
                           "    if (%s_len < 0 || (%s == NULL && %s_len > 0))\n"
                           "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
@@ -119,7 +119,7 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
                           "                        (long long)%s_len);\n",
                           a->name, a->name, a->name, op->display, a->name, a->name, a->name,
                           a->name);
-        if (a->type == GEN_T_TENSOR_LIST && !a->nullable)
+        if (gen_arg_is_tensor_list(a) && !a->nullable)
             gen_sb_printf(sb,
                           "    for (int64_t i = 0; i < %s_len; i++)\n"
                           "        YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", "
@@ -140,7 +140,7 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
                           a->name, e->n_values, op->display, a->name, names.buf, a->name);
             gen_sb_free(&names);
         }
-        if (a->type == GEN_T_INT_LIST && a->fixed_len > 0)
+        if (gen_arg_is_int_list(a) && a->fixed_len > 0)
             gen_sb_printf(sb,
                           "    if (%s_len != %d)\n"
                           "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
@@ -346,7 +346,7 @@ static void emit_composite(gen_sb *sb, const gen_op *op)
 static const char *first_tensor(const gen_op *op)
 {
     for (int i = 0; i < op->schema.n_args; i++)
-        if (op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable)
+        if (gen_arg_is_tensor(&op->schema.args[i]) && !op->schema.args[i].nullable)
             return op->schema.args[i].name;
     return NULL;
 }
@@ -359,7 +359,7 @@ static void emit_device_choice(gen_sb *sb, const gen_op *op, const char *device_
 {
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_DEVICE)
+        if (!gen_arg_is_device(a))
             continue;
         gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__dispatch_device(\"%s\", %s%s, %s, &dev));\n",
                       op->display, a->nullable ? "" : "&", a->name,
@@ -380,9 +380,9 @@ static void emit_same_device_check(gen_sb *sb, const gen_op *op)
 
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR_LIST) {
+        if (gen_arg_is_tensor_list(a)) {
             list = a->name;
-        } else if (a->type == GEN_T_TENSOR) {
+        } else if (gen_arg_is_tensor(a)) {
             gen_sb_printf(&ts, "%s%s", n == 0 ? "" : ", ", a->name);
             gen_sb_printf(&names, "%s\"%s\"", n == 0 ? "" : ", ", a->name);
             n++;
@@ -1114,7 +1114,7 @@ static int emit_dispatch_locals(gen_sb *sb, const gen_op *op)
     gen_sb inputs = {0};
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_TENSOR || (d != NULL && !is_differentiable_arg(d, i)))
+        if (!gen_arg_is_tensor(a) || (d != NULL && !is_differentiable_arg(d, i)))
             continue;
         gen_sb_printf(&inputs, "%s%s", n_inputs > 0 ? ", " : "", a->name);
         n_inputs++;
@@ -1153,7 +1153,7 @@ static void emit_grad_refusal(gen_sb *sb, const gen_op *op, int n_inputs)
 
     for (int i = 0; d == NULL && i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR_LIST)
+        if (gen_arg_is_tensor_list(a))
             gen_sb_printf(&cond, "%syg__any_requires_grad((int)%s_len, %s)",
                           cond.len > 0 ? " ||\n        " : "", a->name, a->name);
     }
@@ -1184,7 +1184,7 @@ static const char *emit_device_source(gen_sb *sb, const gen_op *op, char **list_
     *list_first = NULL;
     for (int i = 0; device_of == NULL && i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_TENSOR_LIST || a->nullable)
+        if (!gen_arg_is_tensor_list(a) || a->nullable)
             continue;
         /* Only Tensor[] arguments: the device is that of the first. */
         gen_sb_printf(sb,

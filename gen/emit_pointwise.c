@@ -116,7 +116,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp
     gen_sb_puts(sb, "{\n");
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(a))
             continue;
         gen_sb_printf(sb, "    const %s %s = (%s)scalars[%d];\n", ct, a->name, ct, n_scalars++);
     }
@@ -125,7 +125,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp
     gen_sb_printf(sb, "    const int64_t elem = (int64_t)sizeof(%s);\n\n    if (", ct);
     k = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
-        if (op->schema.args[i].type != GEN_T_TENSOR)
+        if (!gen_arg_is_tensor(&op->schema.args[i]))
             continue;
         if (k == 0)
             gen_sb_puts(sb, "s[0] == elem");
@@ -136,7 +136,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp
     k = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_TENSOR)
+        if (!gen_arg_is_tensor(a))
             continue;
         gen_sb_printf(sb, "        const %s *%ssrc_%s = (const %s *)p[%d];\n", ct, restrict_kw,
                       a->name, ct, ++k);
@@ -144,7 +144,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp
     gen_sb_puts(sb, "\n        for (int64_t i = 0; i < n; i++) {\n");
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(a))
             gen_sb_printf(sb, "            const %s %s = src_%s[i];\n", ct, a->name, a->name);
     }
     emit_body(sb, op, pp, dt, "            ", "dst[i]");
@@ -153,7 +153,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp
     k = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_TENSOR)
+        if (!gen_arg_is_tensor(a))
             continue;
         k++;
         gen_sb_printf(sb, "        const %s %s = *(const %s *)(p[%d] + i * s[%d]);\n", ct,
@@ -170,7 +170,7 @@ static int n_tensor_args(const gen_op *op)
     int n = 0;
 
     for (int i = 0; i < op->schema.n_args; i++)
-        n += op->schema.args[i].type == GEN_T_TENSOR;
+        n += gen_arg_is_tensor(&op->schema.args[i]);
     return n;
 }
 
@@ -208,7 +208,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     gen_sb_printf(sb, "static const char *const %s_input_names[] = {", op->cname);
     int k = 0;
     for (int i = 0; i < op->schema.n_args; i++)
-        if (op->schema.args[i].type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(&op->schema.args[i]))
             gen_sb_printf(sb, "%s\"%s\"", k++ > 0 ? ", " : "", op->schema.args[i].name);
     gen_sb_puts(sb, "};\n\n");
     int n_scalar_args = op->schema.n_args - n_in;
@@ -216,7 +216,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
         gen_sb_printf(sb, "static const char *const %s_scalar_names[] = {", op->cname);
         k = 0;
         for (int i = 0; i < op->schema.n_args; i++)
-            if (op->schema.args[i].type != GEN_T_TENSOR)
+            if (!gen_arg_is_tensor(&op->schema.args[i]))
                 gen_sb_printf(sb, "%s\"%s\"", k++ > 0 ? ", " : "", op->schema.args[i].name);
         gen_sb_puts(sb, "};\n\n");
     }
@@ -245,7 +245,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     k = 0;
     int n_scalars = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
-        if (op->schema.args[i].type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(&op->schema.args[i]))
             gen_sb_printf(sb, "%s%s", k++ > 0 ? ", " : "", op->schema.args[i].name);
         else
             n_scalars++;
@@ -255,7 +255,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
         gen_sb_printf(sb, "    const double scalars[%d] = {", n_scalars);
         k = 0;
         for (int i = 0; i < op->schema.n_args; i++)
-            if (op->schema.args[i].type != GEN_T_TENSOR)
+            if (!gen_arg_is_tensor(&op->schema.args[i]))
                 gen_sb_printf(sb, "%s%s", k++ > 0 ? ", " : "", op->schema.args[i].name);
         gen_sb_puts(sb, "};\n");
     }
@@ -264,8 +264,8 @@ static void emit_op(gen_sb *sb, const gen_op *op)
         const gen_arg *d = &op->schema.args[op->int_divisor_arg];
         int index = 0;
         for (int i = 0; i < op->int_divisor_arg; i++)
-            index += op->schema.args[i].type == GEN_T_TENSOR;
-        if (d->type == GEN_T_TENSOR)
+            index += gen_arg_is_tensor(&op->schema.args[i]);
+        if (gen_arg_is_tensor(d))
             gen_sb_printf(sb,
                           "\n    YG_RETURN_IF_ERROR(\n        yg__check_int_divisor(%s_desc.op, "
                           "inputs, %d, %d, \"%s\"));\n",
@@ -388,13 +388,13 @@ static void emit_cuda_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_pla
 
     gen_sb_printf(sb, "struct %s_%s {\n", op->cname, dt->suffix);
     for (int i = 0; i < op->schema.n_args; i++)
-        if (op->schema.args[i].type != GEN_T_TENSOR)
+        if (!gen_arg_is_tensor(&op->schema.args[i]))
             gen_sb_printf(sb, "    %s %s;\n", ct, op->schema.args[i].name);
     gen_sb_printf(sb, "\n    __host__ __device__ explicit %s_%s(const yg_cuda_loop_args *a)",
                   op->cname, dt->suffix);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(a))
             continue;
         gen_sb_printf(sb, "%s%s((%s)a->scalars[%d])", n_scalars == 0 ? "\n        : " : ", ",
                       a->name, ct, n_scalars);
@@ -404,7 +404,7 @@ static void emit_cuda_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_pla
     gen_sb_printf(sb, "    __device__ %s operator()(const %s *v) const\n    {\n", ct, ct);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(a))
             gen_sb_printf(sb, "        const %s %s = v[%d];\n", ct, a->name, k++);
     }
     char *target = gen_xprintf("const %s r", ct);

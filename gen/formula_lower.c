@@ -385,7 +385,7 @@ static char *lower_dtype(gen_formula_ctx *fc, CXCursor c)
         char *name = gen__cursor_name(c);
         int index = gen__arg_index(fc->d->op, name);
         char *r = NULL;
-        if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_SCALAR_TYPE)
+        if (index >= 0 && gen_arg_is_dtype(&fc->d->op->schema.args[index]))
             r = fc->d->op->schema.args[index].nullable
                     ? gen_xprintf("node->has_%s ? &node->%s : NULL", name, name)
                     : gen_xprintf("node->%s", name);
@@ -435,7 +435,7 @@ static void lower_tensor_list(gen_formula_ctx *fc, CXCursor c, strv *args)
             free(name);
             return;
         }
-        if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR_LIST) {
+        if (index >= 0 && gen_arg_is_tensor_list(&fc->d->op->schema.args[index])) {
             strv_push(args, gen_xprintf("(const yg_tensor *const *)%s", name));
             strv_push(args, gen_xprintf("node->%s.len", name));
             free(name);
@@ -510,7 +510,7 @@ static void lower_args(gen_formula_ctx *fc, CXCursor c, const gen_op *op, strv *
         char *aname = clang_getCursorKind(sa) == CXCursor_DeclRefExpr ? gen__cursor_name(sa) : NULL;
         bool mask = aname != NULL && strcmp(aname, "grad_input_mask") == 0;
         free(aname);
-        if (p->type == GEN_T_BOOL_LIST && mask) {
+        if (gen_arg_is_bool_list(p) && mask) {
             if (p->fixed_len != fc->n_members)
                 gen__formula_errorf(fc, a,
                                     "grad_input_mask has one entry per input of the key (%d) but "
@@ -519,12 +519,12 @@ static void lower_args(gen_formula_ctx *fc, CXCursor c, const gen_op *op, strv *
             strv_push(&args, gen_xstrdup("grad_input_mask"));
             continue;
         }
-        if (op->schema.args[i].type == GEN_T_DEVICE && !op->schema.args[i].nullable) {
+        if (gen_arg_is_device(&op->schema.args[i]) && !op->schema.args[i].nullable) {
             strv_push(&args, lower_device(fc, a));
             continue;
         }
         if (p->nullable &&
-            (p->type == GEN_T_INT || p->type == GEN_T_FLOAT || p->type == GEN_T_SCALAR)) {
+            (gen_arg_is_int(p) || p->type == GEN_T_FLOAT || p->type == GEN_T_SCALAR)) {
             strv_push(&args, lower_optional_scalar(fc, a));
             continue;
         }

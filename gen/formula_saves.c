@@ -82,7 +82,7 @@ static void add_save(gen_formula_ctx *fc, CXCursor at, const char *arg, gen_save
     if (old_value) {
         const gen_op *clone = gen_model_find_cname(fc->model, "clone");
         if (clone == NULL || clone->schema.n_args != 1 || clone->schema.n_returns != 1 ||
-            clone->schema.args[0].type != GEN_T_TENSOR || clone->schema.args[0].nullable) {
+            !gen_arg_is_tensor(&clone->schema.args[0]) || clone->schema.args[0].nullable) {
             gen__formula_error_at(fc, at,
                                   "this formula reads the value '%s' had before the in-place op "
                                   "wrote it, which is saved as a copy made by clone(Tensor self) "
@@ -117,7 +117,7 @@ static void save_list_sizes(gen_formula_ctx *fc, CXCursor at, CXCursor call, con
         dname = gen__cursor_name(dim);
         index = gen__arg_index(fc->d->op, dname);
     }
-    if (index < 0 || fc->d->op->schema.args[index].type != GEN_T_INT ||
+    if (index < 0 || !gen_arg_is_int(&fc->d->op->schema.args[index]) ||
         fc->d->op->schema.args[index].nullable) {
         gen__formula_error_at(fc, clang_Cursor_isNull(dim) ? at : dim,
                               "list_sizes(%s, dim) takes the name of an int argument of the op as "
@@ -308,9 +308,9 @@ static void infer_arg_name(gen_formula_ctx *fc, CXCursor c, CXCursor parent, con
 {
     const gen_arg *a = index >= 0 ? &fc->d->op->schema.args[index] : NULL;
 
-    if (strcmp(name, "result") == 0 || (a != NULL && a->type == GEN_T_TENSOR)) {
+    if (strcmp(name, "result") == 0 || (a != NULL && gen_arg_is_tensor(a))) {
         infer_tensor_read(fc, c, parent, name, index);
-    } else if (a != NULL && a->type == GEN_T_TENSOR_LIST) {
+    } else if (a != NULL && gen_arg_is_tensor_list(a)) {
         if (gen__is_call_to(parent, "list_sizes"))
             save_list_sizes(fc, c, parent, name);
         else
@@ -322,7 +322,7 @@ static void infer_arg_name(gen_formula_ctx *fc, CXCursor c, CXCursor parent, con
                               "Scalar, Scalar?, ScalarType and ScalarType?",
                               name);
     } else if (a != NULL) {
-        add_save(fc, c, name, a->type == GEN_T_INT_LIST ? GEN_SAVE_INT_LIST : GEN_SAVE_VALUE, -1);
+        add_save(fc, c, name, gen_arg_is_int_list(a) ? GEN_SAVE_INT_LIST : GEN_SAVE_VALUE, -1);
     }
 }
 
@@ -444,19 +444,7 @@ void gen__formula_infer(gen_formula_ctx *fc, CXCursor c, CXCursor parent)
 /* Whether formulas can read (and nodes save) an argument of a's type. */
 bool gen__formula_readable(const gen_arg *a)
 {
-    switch (a->type) {
-    case GEN_T_TENSOR:
-    case GEN_T_TENSOR_LIST:
-    case GEN_T_INT_LIST:
-    case GEN_T_BOOL:
-    case GEN_T_SCALAR_TYPE:
-    case GEN_T_INT:
-    case GEN_T_FLOAT:
-    case GEN_T_SCALAR:
-        return true;
-    default:
-        return false;
-    }
+    return gen_type_of(a)->formula_readable;
 }
 
 /* Orders a node's saved values by argument (outputs last, in order), then

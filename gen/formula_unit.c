@@ -525,34 +525,11 @@ static enum CXChildVisitResult find_fn(CXCursor c, CXCursor parent, CXClientData
 
 static const char *unit_type(const gen_arg *a, bool pointwise)
 {
+    const gen_type_info *t = gen_type_of(a);
+
     if (pointwise)
-        return a->type == GEN_T_INT ? "long" : a->type == GEN_T_BOOL ? "_Bool" : "double";
-    switch (a->type) {
-    case GEN_T_TENSOR:
-        return "Tensor";
-    case GEN_T_TENSOR_LIST:
-        return "TensorList";
-    case GEN_T_INT:
-        return a->nullable ? "const long *" : "long";
-    case GEN_T_INT_LIST:
-        return "IntArrayRef";
-    case GEN_T_BOOL_LIST:
-        return "const _Bool *";
-    case GEN_T_FLOAT:
-    case GEN_T_SCALAR:
-        return a->nullable ? "const double *" : a->type == GEN_T_FLOAT ? "double" : "Scalar";
-    case GEN_T_BOOL:
-        return "_Bool";
-    case GEN_T_SCALAR_TYPE:
-        return a->nullable ? "const ScalarType *" : "ScalarType";
-    case GEN_T_STR:
-        return "const char *";
-    case GEN_T_DEVICE:
-        return a->nullable ? "const int *" : "int";
-    case GEN_T_GENERATOR:
-        return "void *";
-    }
-    return "void";
+        return t->pointwise_ctype;
+    return a->nullable ? t->unit_ctype_opt : t->unit_ctype;
 }
 
 static void unit_params(gen_sb *sb, const gen_op *op, bool pointwise)

@@ -149,6 +149,50 @@ const char *gen_type_name(const gen_arg *arg);
  * functional op updates in place and does not return. */
 bool gen_arg_is_state(const gen_arg *arg);
 
+/* ---- argument types per target (types.c) ----
+ *
+ * How each argument type appears in every place gen writes it: the public
+ * C API, the kernels, a graph node's attributes (tracer and boxed calls),
+ * an options struct, a backward node's saved fields, the formula unit
+ * (derivatives and their IR form) and the ONNX symbolics.  Emitters ask
+ * here instead of testing gen_type themselves, so a new argument type is a
+ * row of the table and a case in the few functions below. */
+typedef struct gen_type_info {
+    bool tensor;           /* one tensor: an input of a graph node */
+    bool tensor_list;      /* Tensor[]: the node's remaining inputs */
+    bool has_len;          /* the C API passes (items, <name>_len) */
+    bool formula_readable; /* derivative formulas may read it (and nodes save it) */
+    const char *value_ctype;     /* the C type of a value of it: a saved field, a default */
+    const char *unit_ctype;      /* its spelling in the formula unit */
+    const char *unit_ctype_opt;  /* the same for the optional form */
+    const char *pointwise_ctype; /* in the pointwise unit */
+    const char *option_member;     /* an options struct's member (yagrad/options.h),
+                                      NULL: cannot be one */
+    const char *option_member_opt; /* the same for the optional form */
+} gen_type_info;
+
+/* The row of a's type. */
+const gen_type_info *gen_type_of(const gen_arg *a);
+/* Tensor or Tensor? (a Tensor(a!) too): one tensor input. */
+bool gen_arg_is_tensor(const gen_arg *a);
+/* Tensor[] or Tensor?[]. */
+bool gen_arg_is_tensor_list(const gen_arg *a);
+/* Either: an argument that is a graph node's input, not an attribute. */
+bool gen_arg_is_input(const gen_arg *a);
+/* int, int[], bool...: the arguments each target reads by name. */
+bool gen_arg_is_int(const gen_arg *a);
+bool gen_arg_is_int_list(const gen_arg *a);
+bool gen_arg_is_bool_list(const gen_arg *a);
+bool gen_arg_is_generator(const gen_arg *a);
+bool gen_arg_is_device(const gen_arg *a);
+bool gen_arg_is_dtype(const gen_arg *a);
+/* int, float or Scalar (optional or not): a number. */
+bool gen_arg_is_number(const gen_arg *a);
+/* The member type of a in an options struct (yg_<op>_options), or NULL
+ * when a member's zero value could not mean "unset" (a plain dtype or
+ * device: 0 is float32, cpu) or the type has no member form. */
+const char *gen_option_member(const gen_arg *a);
+
 /* ---- the model ---- */
 
 typedef enum gen_op_kind {
