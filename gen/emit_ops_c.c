@@ -184,71 +184,6 @@ static const gen_arg *written_arg(const gen_op *op, int i)
     return NULL;
 }
 
-/* Emits the tracer call recording argument a, or returns false when the
- * tracer has no way to record its type. */
-static bool emit_trace_arg(gen_sb *sb, const gen_arg *a)
-{
-    const char *n = a->name;
-
-    switch (a->type) {
-    case GEN_T_TENSOR:
-        gen_sb_printf(sb, "    yg__obs_input(%s);\n", n);
-        return true;
-    case GEN_T_TENSOR_LIST:
-        /* The node's inputs in schema order: the list's length is what
-         * the other tensor arguments leave (gen allows one list). */
-        gen_sb_printf(sb,
-                      "    for (int64_t i = 0; i < %s_len; i++)\n"
-                      "        yg__obs_input(%s[i]);\n",
-                      n, n);
-        return true;
-    case GEN_T_INT:
-    case GEN_T_BOOL:
-        if (a->enum_id > 0) /* by name (checked above: a value of the enum) */
-            gen_sb_printf(sb, "    yg__obs_attr_str(\"%s\", yg_%s_name(%s));\n", n,
-                          gen_arg_enum(a)->cname, n);
-        else if (a->nullable)
-            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__obs_attr_int(\"%s\", *%s);\n", n,
-                          n, n);
-        else
-            gen_sb_printf(sb, "    yg__obs_attr_int(\"%s\", %s);\n", n, n);
-        return true;
-    case GEN_T_INT_LIST:
-        gen_sb_printf(sb, "    yg__obs_attr_ints(\"%s\", %s, %s_len);\n", n, n, n);
-        return true;
-    case GEN_T_BOOL_LIST:
-        gen_sb_printf(sb, "    yg__obs_attr_bools(\"%s\", %s, %d);\n", n, n, a->fixed_len);
-        return true;
-    case GEN_T_FLOAT:
-    case GEN_T_SCALAR:
-        if (a->nullable)
-            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__obs_attr_float(\"%s\", *%s);\n",
-                          n, n, n);
-        else
-            gen_sb_printf(sb, "    yg__obs_attr_float(\"%s\", %s);\n", n, n);
-        return true;
-    case GEN_T_SCALAR_TYPE:
-    case GEN_T_DEVICE: /* enums: int attributes */
-        if (a->nullable)
-            gen_sb_printf(sb,
-                          "    if (%s != NULL)\n        yg__obs_attr_int(\"%s\", (int64_t)*%s);\n",
-                          n, n, n);
-        else
-            gen_sb_printf(sb, "    yg__obs_attr_int(\"%s\", (int64_t)%s);\n", n, n);
-        return true;
-    case GEN_T_STR:
-        gen_sb_printf(sb, "    yg__obs_attr_str(\"%s\", %s);\n", n, n);
-        return true;
-    case GEN_T_GENERATOR:
-        gen_sb_printf(sb, "    yg__obs_generator(\"%s\", %s);\n", n, n);
-        return true;
-    default:
-        /* A type added after the tracer: refused at run time, not here,
-         * so gen keeps building every op. */
-        return false;
-    }
-}
-
 /* Writes the tracer calls recording op's arguments into record (may be
  * NULL); returns the first argument the tracer cannot record, or NULL. */
 static const gen_arg *emit_trace_args(gen_sb *record, const gen_op *op)
@@ -257,7 +192,7 @@ static const gen_arg *emit_trace_args(gen_sb *record, const gen_op *op)
 
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (!emit_trace_arg(record != NULL ? record : &scratch, a)) {
+        if (!gen_type_emit_trace(record != NULL ? record : &scratch, a)) {
             gen_sb_free(&scratch);
             return a;
         }

@@ -54,12 +54,6 @@ bool gen_op_has_options(const gen_op *op)
 }
 
 
-/* The C value of a scalar default ("True" -> true). */
-static const char *c_scalar(const char *d)
-{
-    return strcmp(d, "True") == 0 ? "true" : strcmp(d, "False") == 0 ? "false" : d;
-}
-
 void gen_emit_options_decl(gen_sb *sb, const gen_op *op)
 {
     gen_params full, shortp = {0};
@@ -129,12 +123,13 @@ static void default_value_arg(gen_sb *locals, gen_sb *call, const gen_arg *a, co
     const char *ct = gen_type_of(a)->value_ctype;
 
     if (!a->nullable)
-        gen_sb_printf(call, "%so->%s.set ? o->%s.value : %s", sep, n, n, c_scalar(a->default_));
+        gen_sb_printf(call, "%so->%s.set ? o->%s.value : %s", sep, n, n,
+                      gen_default_c(a->default_));
     else if (strcmp(a->default_, "None") == 0)
         gen_sb_printf(call, "%so->%s.set ? &o->%s.value : NULL", sep, n, n);
     else {
         gen_sb_printf(locals, "    static const %s %s_default = %s;\n", ct, n,
-                      c_scalar(a->default_));
+                      gen_default_c(a->default_));
         gen_sb_printf(call, "%so->%s.set ? &o->%s.value : &%s_default", sep, n, n, n);
     }
 }

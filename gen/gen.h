@@ -192,6 +192,16 @@ bool gen_arg_is_number(const gen_arg *a);
  * when a member's zero value could not mean "unset" (a plain dtype or
  * device: 0 is float32, cpu) or the type has no member form. */
 const char *gen_option_member(const gen_arg *a);
+/* The C spelling of a scalar default: True/False as true/false, numbers
+ * as written. */
+const char *gen_default_c(const char *d);
+/* Emits the tracer call that records argument a as an attribute of the
+ * op's node (an input for a tensor), or returns false when the tracer has
+ * no way to record its type. */
+bool gen_type_emit_trace(gen_sb *sb, const gen_arg *a);
+/* Declares (decl) and reads (reads) non-tensor argument a of an ONNX
+ * symbolic from the node's attributes, with its schema default. */
+void gen_type_onnx_read(gen_sb *decl, gen_sb *reads, const gen_arg *a);
 
 /* ---- the model ---- */
 
@@ -556,7 +566,7 @@ bool gen_deriv_has_graph_grad(const gen_deriv *d, const gen_symbolic_plan *sp);
 /* emit_fuser.c: fuser/table.c (the pointwise expressions for the fuser). */
 char *gen_emit_fuser_table_c(const gen_model *model, const gen_pointwise_plan *pointwise);
 
-/* emit_boxed.c: how a non-tensor argument is read from a graph node's
+/* types.c: how a non-tensor argument is read from a graph node's
  * attributes (the helpers of runtime/jit/ir/boxing.h, with the schema's
  * default): C declarations, the reading statements (each a
  * YG_RETURN_IF_ERROR on a `node` in scope) and the C call arguments the
@@ -569,6 +579,8 @@ typedef struct gen_box_arg {
     int n_call;
 } gen_box_arg;
 bool gen_box_attr(const gen_arg *a, gen_box_arg *b);
+/* Appends a C call argument (taken over) to b. */
+void gen_box_arg_add(gen_box_arg *b, char *expr);
 void gen_box_arg_free(gen_box_arg *b);
 
 /* emit_common.c: shared formatting. */

@@ -173,3 +173,329 @@ const char *gen_option_member(const gen_arg *a)
         return "yg_tensor *";
     return a->nullable ? t->option_member_opt : t->option_member;
 }
+
+/* ---- writing code per type ---- */
+
+const char *gen_default_c(const char *d)
+{
+    if (strcmp(d, "True") == 0)
+        return "true";
+    if (strcmp(d, "False") == 0)
+        return "false";
+    return d;
+}
+
+/* ---- a graph node's attributes: the boxed calls (emit_boxed.c) and the
+ * graph derivatives (emit_graph_grad.c) read them ---- */
+
+/* A C string literal for a quoted YAML default ('mean' -> "mean"). */
+static char *str_literal(const char *d)
+{
+    size_t n = strlen(d);
+    return gen_xprintf("\"%.*s\"", (int)(n - 2), d + 1);
+}
+
+static bool has_default(const gen_arg *a)
+{
+    return a->default_ != NULL && strcmp(a->default_, "None") != 0;
+}
+
+/* A pointer to the default of a scalar argument, for the readers' dflt. */
+static char *scalar_default(const gen_arg *a, const char *ctype)
+{
+    if (!has_default(a))
+        return gen_xstrdup("NULL");
+    return gen_xprintf("&(const %s){%s}", ctype, gen_default_c(a->default_));
+}
+
+void gen_box_arg_add(gen_box_arg *b, char *expr)
+{
+    b->call[b->n_call++] = expr;
+}
+
+void gen_box_arg_free(gen_box_arg *b)
+{
+    gen_sb_free(&b->locals);
+    gen_sb_free(&b->reads);
+    for (int k = 0; k < b->n_call; k++)
+        free(b->call[k]);
+    b->n_call = 0;
+}
+
+/* A scalar argument of C type ctype (zero: its value before the read),
+ * read by yg__box_<fn> (given dflt, its default, unless NULL), or, when a
+ * is nullable, by yg__box_<fn>_opt into a buffer the call points to. */
+static void box_scalar(gen_box_arg *b, const gen_arg *a, const char *ctype, const char *zero,
+                       const char *fn, const char *dflt)
+{
+    const char *n = a->name, *sep = dflt != NULL ? ", " : "";
+
+    if (dflt == NULL)
+        dflt = "";
+    if (a->nullable) {
+        gen_sb_printf(&b->locals, "    %s %s_buf = %s;\n    const %s *%s = NULL;\n", ctype, n, zero,
+                      ctype, n);
+        gen_sb_printf(&b->reads,
+                      "    YG_RETURN_IF_ERROR(yg__box_%s_opt(node, \"%s\"%s%s, &%s_buf, &%s));\n",
+                      fn, n, sep, dflt, n, n);
+    } else {
+        gen_sb_printf(&b->locals, "    %s %s = %s;\n", ctype, n, zero);
+        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_%s(node, \"%s\"%s%s, &%s));\n", fn,
+                      n, sep, dflt, n);
+    }
+    gen_box_arg_add(b, gen_xstrdup(n));
+}
+
+/* Fills b for non-tensor argument a; returns false when a's type cannot
+ * be boxed. */
+bool gen_box_attr(const gen_arg *a, gen_box_arg *b)
+{
+    const char *n = a->name;
+    char *dflt = NULL;
+    int count = 0;
+
+    switch (a->type) {
+    case GEN_T_INT:
+        dflt = scalar_default(a, "int64_t");
+        if (a->enum_id > 0) { /* by name: a str attribute */
+            gen_sb_printf(&b->locals, "    int64_t %s = 0;\n", n);
+            gen_sb_printf(&b->reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_enum(node, \"%s\", yg_%s_name, %s, "
+                          "&%s));\n",
+                          n, gen_arg_enum(a)->cname, dflt, n);
+            gen_box_arg_add(b, gen_xstrdup(n));
+        } else {
+            box_scalar(b, a, "int64_t", "0", "int", dflt);
+        }
+        break;
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        dflt = scalar_default(a, "double");
+        box_scalar(b, a, "double", "0", "double", dflt);
+        break;
+    case GEN_T_BOOL:
+        dflt = scalar_default(a, "bool");
+        gen_sb_printf(&b->locals, "    bool %s = false;\n", n);
+        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_bool(node, \"%s\", %s, &%s));\n",
+                      n, dflt, n);
+        gen_box_arg_add(b, gen_xstrdup(n));
+        break;
+    case GEN_T_INT_LIST: {
+        char *items = gen_xstrdup("NULL");
+        char *len = gen_xstrdup("YG_BOX_REQUIRED");
+        if (a->default_ != NULL) {
+            char *list = gen_default_list(a->default_, a->fixed_len, false, &count);
+            if (count > 0) {
+                gen_sb_printf(&b->locals, "    static const int64_t %s_default[] = {%s};\n", n,
+                              list);
+                free(items);
+                items = gen_xprintf("%s_default", n);
+            }
+            free(len);
+            len = gen_xprintf("%d", count);
+            free(list);
+        }
+        gen_sb_printf(&b->locals, "    yg_box_ints %s = {0};\n", n);
+        gen_sb_printf(&b->reads,
+                      "    YG_RETURN_IF_ERROR(yg__box_ints(node, \"%s\", %s, %s, %d, &%s));\n", n,
+                      items, len, a->fixed_len, n);
+        free(items);
+        free(len);
+        gen_box_arg_add(b, gen_xprintf("%s.items", n));
+        gen_box_arg_add(b, gen_xprintf("%s.len", n));
+        break;
+    }
+    case GEN_T_BOOL_LIST:
+        if (a->default_ != NULL) {
+            char *list = gen_default_list(a->default_, a->fixed_len, true, &count);
+            gen_sb_printf(&b->locals, "    static const bool %s_default[] = {%s};\n", n, list);
+            free(list);
+        }
+        gen_sb_printf(&b->locals, "    bool %s[%d];\n", n, a->fixed_len);
+        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_bools(node, \"%s\", %s%s, %d, %s));\n",
+                      n, a->default_ != NULL ? n : "NULL", a->default_ != NULL ? "_default" : "",
+                      a->fixed_len, n);
+        gen_box_arg_add(b, gen_xstrdup(n));
+        break;
+    case GEN_T_STR:
+        dflt = a->default_ != NULL ? str_literal(a->default_) : gen_xstrdup("NULL");
+        gen_sb_printf(&b->locals, "    const char *%s = NULL;\n", n);
+        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_str(node, \"%s\", %s, &%s));\n", n,
+                      dflt, n);
+        gen_box_arg_add(b, gen_xstrdup(n));
+        break;
+    case GEN_T_SCALAR_TYPE:
+        box_scalar(b, a, "yg_dtype", "YG_FLOAT32", "dtype", NULL);
+        break;
+    case GEN_T_DEVICE:
+        box_scalar(b, a, "yg_device", "YG_CPU", "device", NULL);
+        break;
+    case GEN_T_GENERATOR:
+        /* The tracer records only the default generator (NULL). */
+        gen_box_arg_add(b, gen_xstrdup("NULL"));
+        break;
+    default:
+        /* A type added to gen_type after this emitter: the op is refused
+         * by the interpreter until a case boxes it. */
+        return false;
+    }
+    free(dflt);
+    return true;
+}
+
+/* ---- the tracer: how the generated wrapper records each argument as an
+ * attribute of its node (emit_ops_c.c) ---- */
+
+/* Emits the tracer call recording argument a, or returns false when the
+ * tracer has no way to record its type. */
+bool gen_type_emit_trace(gen_sb *sb, const gen_arg *a)
+{
+    const char *n = a->name;
+
+    switch (a->type) {
+    case GEN_T_TENSOR:
+        gen_sb_printf(sb, "    yg__obs_input(%s);\n", n);
+        return true;
+    case GEN_T_TENSOR_LIST:
+        /* The node's inputs in schema order: the list's length is what
+         * the other tensor arguments leave (gen allows one list). */
+        gen_sb_printf(sb,
+                      "    for (int64_t i = 0; i < %s_len; i++)\n"
+                      "        yg__obs_input(%s[i]);\n",
+                      n, n);
+        return true;
+    case GEN_T_INT:
+    case GEN_T_BOOL:
+        if (a->enum_id > 0) /* by name (checked above: a value of the enum) */
+            gen_sb_printf(sb, "    yg__obs_attr_str(\"%s\", yg_%s_name(%s));\n", n,
+                          gen_arg_enum(a)->cname, n);
+        else if (a->nullable)
+            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__obs_attr_int(\"%s\", *%s);\n", n,
+                          n, n);
+        else
+            gen_sb_printf(sb, "    yg__obs_attr_int(\"%s\", %s);\n", n, n);
+        return true;
+    case GEN_T_INT_LIST:
+        gen_sb_printf(sb, "    yg__obs_attr_ints(\"%s\", %s, %s_len);\n", n, n, n);
+        return true;
+    case GEN_T_BOOL_LIST:
+        gen_sb_printf(sb, "    yg__obs_attr_bools(\"%s\", %s, %d);\n", n, n, a->fixed_len);
+        return true;
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        if (a->nullable)
+            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__obs_attr_float(\"%s\", *%s);\n",
+                          n, n, n);
+        else
+            gen_sb_printf(sb, "    yg__obs_attr_float(\"%s\", %s);\n", n, n);
+        return true;
+    case GEN_T_SCALAR_TYPE:
+    case GEN_T_DEVICE: /* enums: int attributes */
+        if (a->nullable)
+            gen_sb_printf(sb,
+                          "    if (%s != NULL)\n        yg__obs_attr_int(\"%s\", (int64_t)*%s);\n",
+                          n, n, n);
+        else
+            gen_sb_printf(sb, "    yg__obs_attr_int(\"%s\", (int64_t)%s);\n", n, n);
+        return true;
+    case GEN_T_STR:
+        gen_sb_printf(sb, "    yg__obs_attr_str(\"%s\", %s);\n", n, n);
+        return true;
+    case GEN_T_GENERATOR:
+        gen_sb_printf(sb, "    yg__obs_generator(\"%s\", %s);\n", n, n);
+        return true;
+    default:
+        /* A type added after the tracer: refused at run time, not here,
+         * so gen keeps building every op. */
+        return false;
+    }
+}
+
+/* ---- ONNX symbolics (emit_onnx.c): an attribute read from the node ---- */
+
+/* Declares and reads argument a (a non-tensor argument of the op). */
+void gen_type_onnx_read(gen_sb *decl, gen_sb *reads, const gen_arg *a)
+{
+    const char *n = a->name;
+    char *dflt = NULL;
+
+    switch (a->type) {
+    case GEN_T_INT:
+        dflt = has_default(a) ? gen_xprintf("&(const int64_t){%s}", a->default_)
+                              : gen_xstrdup("NULL");
+        if (a->enum_id > 0) { /* by name: a str attribute */
+            gen_sb_printf(decl, "    int64_t %s = 0;\n", n);
+            gen_sb_printf(reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_enum(node, \"%s\", yg_%s_name, %s, "
+                          "&%s));\n",
+                          n, gen_arg_enum(a)->cname, dflt, n);
+        } else if (a->nullable) {
+            gen_sb_printf(decl, "    int64_t %s_buf = 0;\n    const int64_t *%s = NULL;\n", n, n);
+            gen_sb_printf(reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_int_opt(node, \"%s\", %s, &%s_buf, &%s));\n",
+                          n, dflt, n, n);
+        } else {
+            gen_sb_printf(decl, "    int64_t %s = 0;\n", n);
+            gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_int(node, \"%s\", %s, &%s));\n", n,
+                          dflt, n);
+        }
+        break;
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        dflt = has_default(a) ? gen_xprintf("&(const double){%s}", a->default_)
+                              : gen_xstrdup("NULL");
+        if (a->nullable) {
+            gen_sb_printf(decl, "    double %s_buf = 0;\n    const double *%s = NULL;\n", n, n);
+            gen_sb_printf(reads,
+                          "    YG_RETURN_IF_ERROR(yg__box_double_opt(node, \"%s\", %s, &%s_buf, "
+                          "&%s));\n",
+                          n, dflt, n, n);
+        } else {
+            gen_sb_printf(decl, "    double %s = 0;\n", n);
+            gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_double(node, \"%s\", %s, &%s));\n",
+                          n, dflt, n);
+        }
+        break;
+    case GEN_T_BOOL:
+        dflt = has_default(a) ? gen_xprintf("&(const bool){%s}", gen_default_c(a->default_))
+                              : gen_xstrdup("NULL");
+        gen_sb_printf(decl, "    bool %s = false;\n", n);
+        gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_bool(node, \"%s\", %s, &%s));\n", n,
+                      dflt, n);
+        break;
+    case GEN_T_INT_LIST: {
+        char *items = gen_xstrdup("NULL");
+        char *len = gen_xstrdup("YG_BOX_REQUIRED");
+        if (a->default_ != NULL) {
+            int count = 0;
+            char *list = gen_default_list(a->default_, a->fixed_len, false, &count);
+            if (count > 0) {
+                gen_sb_printf(decl, "    static const int64_t %s_default[] = {%s};\n", n, list);
+                free(items);
+                items = gen_xprintf("%s_default", n);
+            }
+            free(len);
+            len = gen_xprintf("%d", count);
+            free(list);
+        }
+        gen_sb_printf(decl, "    yg_box_ints %s = {0};\n", n);
+        gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_ints(node, \"%s\", %s, %s, %d, &%s));\n",
+                      n, items, len, a->fixed_len, n);
+        free(items);
+        free(len);
+        break;
+    }
+    case GEN_T_STR: {
+        size_t dl = a->default_ != NULL ? strlen(a->default_) : 0;
+        dflt = a->default_ != NULL ? gen_xprintf("\"%.*s\"", (int)(dl - 2), a->default_ + 1)
+                                   : gen_xstrdup("NULL");
+        gen_sb_printf(decl, "    const char *%s = NULL;\n", n);
+        gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_str(node, \"%s\", %s, &%s));\n", n, dflt,
+                      n);
+        break;
+    }
+    default:
+        break; /* onnx_map.c accepts no other type where a value is read */
+    }
+    free(dflt);
+}
