@@ -603,6 +603,11 @@ void gen_op_params_kernel(const gen_op *op, gen_params *params);
  * `yg_tensor *out`, made by its meta function, to fill. */
 void gen_op_params_impl(const gen_op *op, gen_params *params);
 void gen_params_free(gen_params *params);
+/* Appends one C parameter (decl and comment, may be NULL, taken over). */
+void gen_params_push(gen_params *params, char *decl, char *comment);
+/* types.c: appends the public API parameters of argument a: one, or a
+ * list's two (items, length), each with its ownership comment. */
+void gen_type_api_params(gen_params *params, const gen_arg *a);
 /* "YG_REDUCTION_MEAN": the C name of value v of enum e.  Caller frees. */
 char *gen_enum_value_cname(const struct gen_enum *e, int v);
 /* Emits "prefix(p0,\n<indent>p1, ...)" with one parameter per line when the

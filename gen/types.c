@@ -499,3 +499,140 @@ void gen_type_onnx_read(gen_sb *decl, gen_sb *reads, const gen_arg *a)
     }
     free(dflt);
 }
+
+/* ---- the public C API (emit_common.c's gen_op_params): each argument's
+ * parameters with their ownership and default comments ---- */
+
+static char *default_comment(const gen_arg *a, const char *what)
+{
+    if (a->default_ == NULL)
+        return what != NULL ? gen_xstrdup(what) : NULL;
+    const char *d = a->default_;
+    if (d[0] == '\'' || d[0] == '"') {
+        /* default "max": a C string literal, whatever quotes the YAML used */
+        size_t n = strlen(d);
+        if (what != NULL)
+            return gen_xprintf("%s; default \"%.*s\"", what, (int)(n - 2), d + 1);
+        return gen_xprintf("default \"%.*s\"", (int)(n - 2), d + 1);
+    }
+    if (strcmp(d, "True") == 0)
+        d = "true";
+    else if (strcmp(d, "False") == 0)
+        d = "false";
+    else if (strcmp(d, "None") == 0)
+        d = "NULL";
+    if (what != NULL)
+        return gen_xprintf("%s; default %s", what, d);
+    return gen_xprintf("default %s", d);
+}
+
+static void push_list_param(gen_params *p, const gen_arg *a, const char *ctype)
+{
+    char *what = a->fixed_len > 0
+                     ? gen_xprintf("borrowed, %s_len entries (must be %d)", a->name, a->fixed_len)
+                     : gen_xprintf("borrowed, %s_len entries", a->name);
+    gen_params_push(p, gen_xprintf("%s*%s", ctype, a->name), default_comment(a, what));
+    free(what);
+    gen_params_push(p, gen_xprintf("int64_t %s_len", a->name), NULL);
+}
+
+/* The parameter of Tensor argument a: state updated in place, in-out,
+ * or borrowed (nullable when optional). */
+static void push_tensor_param(gen_params *p, const gen_arg *a)
+{
+    if (gen_arg_is_state(a))
+        gen_params_push(p, gen_xprintf("yg_tensor *%s", a->name),
+                   default_comment(a, "nullable, in-out: updated in place"));
+    else if (a->mutable_)
+        gen_params_push(p, gen_xprintf("yg_tensor *%s", a->name), gen_xstrdup("in-out"));
+    else if (a->nullable)
+        gen_params_push(p, gen_xprintf("const yg_tensor *%s", a->name),
+                   default_comment(a, "nullable, borrowed"));
+    else
+        gen_params_push(p, gen_xprintf("const yg_tensor *%s", a->name), gen_xstrdup("borrowed"));
+}
+
+/* The parameters of Tensor[] argument a: the array and its length; for
+ * Tensor?[] the items, not the array, may be NULL. */
+static void push_tensor_list_param(gen_params *p, const gen_arg *a)
+{
+    if (!a->nullable) {
+        push_list_param(p, a, "const yg_tensor *const ");
+        return;
+    }
+    char *what = gen_xprintf("borrowed, %s_len entries, each nullable", a->name);
+    gen_params_push(p, gen_xprintf("const yg_tensor *const *%s", a->name),
+                    default_comment(a, what));
+    free(what);
+    gen_params_push(p, gen_xprintf("int64_t %s_len", a->name), NULL);
+}
+
+/* The parameter of an enum argument a: the enum's type, its default
+ * spelled as the enum's value. */
+static void push_enum_param(gen_params *p, const gen_arg *a)
+{
+    const gen_enum *e = gen_arg_enum(a);
+    char *v = a->default_ != NULL ? gen_enum_value_cname(e, atoi(a->default_)) : NULL;
+    char *dc = v != NULL ? gen_xprintf("default %s", v) : NULL;
+
+    free(v);
+    gen_params_push(p, gen_xprintf("yg_%s %s", e->cname, a->name), dc);
+}
+
+/* The parameter of value argument a of C type ctype: by pointer (NULL
+ * when not given) when optional. */
+static void push_value_param(gen_params *p, const gen_arg *a, const char *ctype)
+{
+    char *decl = a->nullable ? gen_xprintf("const %s *%s", ctype, a->name)
+                             : gen_xprintf("%s %s", ctype, a->name);
+
+    gen_params_push(p, decl, default_comment(a, a->nullable ? "nullable" : NULL));
+}
+
+/* The parameters of argument a: one, or a list's two (items, length). */
+void gen_type_api_params(gen_params *p, const gen_arg *a)
+{
+    switch (a->type) {
+    case GEN_T_TENSOR:
+        push_tensor_param(p, a);
+        break;
+    case GEN_T_TENSOR_LIST:
+        push_tensor_list_param(p, a);
+        break;
+    case GEN_T_INT:
+        if (a->enum_id > 0)
+            push_enum_param(p, a);
+        else
+            push_value_param(p, a, "int64_t");
+        break;
+    case GEN_T_INT_LIST:
+        push_list_param(p, a, "const int64_t ");
+        break;
+    case GEN_T_BOOL_LIST: {
+        char *what = gen_xprintf("borrowed, %d entries", a->fixed_len);
+        gen_params_push(p, gen_xprintf("const bool *%s", a->name), default_comment(a, what));
+        free(what);
+        break;
+    }
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        push_value_param(p, a, "double");
+        break;
+    case GEN_T_BOOL:
+        gen_params_push(p, gen_xprintf("bool %s", a->name), default_comment(a, NULL));
+        break;
+    case GEN_T_SCALAR_TYPE:
+        push_value_param(p, a, "yg_dtype");
+        break;
+    case GEN_T_STR:
+        gen_params_push(p, gen_xprintf("const char *%s", a->name), default_comment(a, NULL));
+        break;
+    case GEN_T_DEVICE:
+        push_value_param(p, a, "yg_device");
+        break;
+    case GEN_T_GENERATOR:
+        gen_params_push(p, gen_xprintf("yg_generator *%s", a->name),
+                   default_comment(a, "nullable (the default generator), advanced"));
+        break;
+    }
+}
