@@ -56,6 +56,7 @@ static double run_stage(stage s, const char *native, const char *derivs, int *n_
                         int *n_derivs)
 {
     gen_model model = {0};
+    gen_plans plans = {0};
     double t0 = now_ms();
 
     gen_diag_reset(true);
@@ -63,17 +64,18 @@ static double run_stage(stage s, const char *native, const char *derivs, int *n_
     gen_load_derivatives(derivs, &model);
     if (s >= STAGE_RESOLVE)
         gen_model_resolve(&model);
+    gen_plans_init(&plans, &model);
     if (s >= STAGE_ANALYSE)
-        gen_analyse(&model);
+        gen_analyse(&model, &plans);
     if (s >= STAGE_EMIT) {
         free(gen_emit_ops_h(&model));
         free(gen_emit_generated_int_h(&model));
         free(gen_emit_registry_c(&model));
         for (int sec = 0; sec < model.n_sections; sec++) {
             free(gen_emit_ops_section_h(&model, sec));
-            free(gen_emit_api_c(&model, sec));
-            free(gen_emit_nodes_h(&model, sec));
-            free(gen_emit_nodes_c(&model, sec));
+            free(gen_emit_api_c(&model, plans.backward, sec));
+            free(gen_emit_nodes_h(&model, plans.backward, sec));
+            free(gen_emit_nodes_c(&model, plans.backward, sec));
             if (model.sections[sec].has_pointwise)
                 free(gen_emit_pointwise_c(&model, sec));
         }
@@ -81,6 +83,7 @@ static double run_stage(stage s, const char *native, const char *derivs, int *n_
     double t = now_ms() - t0;
     *n_ops = model.n_ops;
     *n_derivs = model.n_derivs;
+    gen_plans_free(&plans);
     gen_model_free(&model);
     return t;
 }

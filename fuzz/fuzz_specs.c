@@ -19,16 +19,16 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void run_emitters(const gen_model *model)
+static void run_emitters(const gen_model *model, const gen_plans *plans)
 {
     free(gen_emit_ops_h(model));
     free(gen_emit_generated_int_h(model));
     free(gen_emit_registry_c(model));
     for (int s = 0; s < model->n_sections; s++) {
         free(gen_emit_ops_section_h(model, s));
-        free(gen_emit_api_c(model, s));
-        free(gen_emit_nodes_h(model, s));
-        free(gen_emit_nodes_c(model, s));
+        free(gen_emit_api_c(model, plans->backward, s));
+        free(gen_emit_nodes_h(model, plans->backward, s));
+        free(gen_emit_nodes_c(model, plans->backward, s));
         if (model->sections[s].has_pointwise)
             free(gen_emit_pointwise_c(model, s));
     }
@@ -39,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data;
     const char *sep = NULL;
     gen_model model = {0};
+    gen_plans plans = {0};
 
     /* Formulas are compiled by libclang; keep each input small enough that
      * the fuzzer explores rather than waits. */
@@ -56,11 +57,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (sep != NULL)
         gen_load_derivatives_text(sep + 3, size - native_len - 3, &model);
     gen_model_resolve(&model);
-    gen_analyse(&model);
+    gen_plans_init(&plans, &model);
+    gen_analyse(&model, &plans);
     /* main.c emits only error-free models; emitting the rest too checks
      * that the emitters survive whatever resolution let through. */
     if (gen_error_count() == 0)
-        run_emitters(&model);
+        run_emitters(&model, &plans);
+    gen_plans_free(&plans);
     gen_model_free(&model);
     return 0;
 }

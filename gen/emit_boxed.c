@@ -21,171 +21,9 @@
 
 #include "gen.h"
 
-typedef gen_box_arg boxed_arg;
-
-/* A C string literal for a quoted YAML default ('mean' -> "mean"). */
-static char *str_literal(const char *d)
-{
-    size_t n = strlen(d);
-    return gen_xprintf("\"%.*s\"", (int)(n - 2), d + 1);
-}
-
-static bool has_default(const gen_arg *a)
-{
-    return a->default_ != NULL && strcmp(a->default_, "None") != 0;
-}
-
-/* A pointer to the default of a scalar argument, for the readers' dflt. */
-static char *scalar_default(const gen_arg *a, const char *ctype)
-{
-    if (!has_default(a))
-        return gen_xstrdup("NULL");
-    const char *d = a->default_;
-    if (strcmp(d, "True") == 0)
-        d = "true";
-    else if (strcmp(d, "False") == 0)
-        d = "false";
-    return gen_xprintf("&(const %s){%s}", ctype, d);
-}
-
-static void add_call(boxed_arg *b, char *expr)
-{
-    b->call[b->n_call++] = expr;
-}
-
-void gen_box_arg_free(gen_box_arg *b)
-{
-    gen_sb_free(&b->locals);
-    gen_sb_free(&b->reads);
-    for (int k = 0; k < b->n_call; k++)
-        free(b->call[k]);
-    b->n_call = 0;
-}
-
-/* A scalar argument of C type ctype (zero: its value before the read),
- * read by yg__box_<fn> (given dflt, its default, unless NULL), or, when a
- * is nullable, by yg__box_<fn>_opt into a buffer the call points to. */
-static void box_scalar(boxed_arg *b, const gen_arg *a, const char *ctype, const char *zero,
-                       const char *fn, const char *dflt)
-{
-    const char *n = a->name, *sep = dflt != NULL ? ", " : "";
-
-    if (dflt == NULL)
-        dflt = "";
-    if (a->nullable) {
-        gen_sb_printf(&b->locals, "    %s %s_buf = %s;\n    const %s *%s = NULL;\n", ctype, n, zero,
-                      ctype, n);
-        gen_sb_printf(&b->reads,
-                      "    YG_RETURN_IF_ERROR(yg__box_%s_opt(node, \"%s\"%s%s, &%s_buf, &%s));\n",
-                      fn, n, sep, dflt, n, n);
-    } else {
-        gen_sb_printf(&b->locals, "    %s %s = %s;\n", ctype, n, zero);
-        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_%s(node, \"%s\"%s%s, &%s));\n", fn,
-                      n, sep, dflt, n);
-    }
-    add_call(b, gen_xstrdup(n));
-}
-
-/* Fills b for non-tensor argument a; returns false when a's type cannot
- * be boxed. */
-bool gen_box_attr(const gen_arg *a, boxed_arg *b)
-{
-    const char *n = a->name;
-    char *dflt = NULL;
-    int count = 0;
-
-    switch (a->type) {
-    case GEN_T_INT:
-        dflt = scalar_default(a, "int64_t");
-        if (a->enum_id > 0) { /* by name: a str attribute */
-            gen_sb_printf(&b->locals, "    int64_t %s = 0;\n", n);
-            gen_sb_printf(&b->reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_enum(node, \"%s\", yg_%s_name, %s, "
-                          "&%s));\n",
-                          n, gen_arg_enum(a)->cname, dflt, n);
-            add_call(b, gen_xstrdup(n));
-        } else {
-            box_scalar(b, a, "int64_t", "0", "int", dflt);
-        }
-        break;
-    case GEN_T_FLOAT:
-    case GEN_T_SCALAR:
-        dflt = scalar_default(a, "double");
-        box_scalar(b, a, "double", "0", "double", dflt);
-        break;
-    case GEN_T_BOOL:
-        dflt = scalar_default(a, "bool");
-        gen_sb_printf(&b->locals, "    bool %s = false;\n", n);
-        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_bool(node, \"%s\", %s, &%s));\n",
-                      n, dflt, n);
-        add_call(b, gen_xstrdup(n));
-        break;
-    case GEN_T_INT_LIST: {
-        char *items = gen_xstrdup("NULL");
-        char *len = gen_xstrdup("YG_BOX_REQUIRED");
-        if (a->default_ != NULL) {
-            char *list = gen_default_list(a->default_, a->fixed_len, false, &count);
-            if (count > 0) {
-                gen_sb_printf(&b->locals, "    static const int64_t %s_default[] = {%s};\n", n,
-                              list);
-                free(items);
-                items = gen_xprintf("%s_default", n);
-            }
-            free(len);
-            len = gen_xprintf("%d", count);
-            free(list);
-        }
-        gen_sb_printf(&b->locals, "    yg_box_ints %s = {0};\n", n);
-        gen_sb_printf(&b->reads,
-                      "    YG_RETURN_IF_ERROR(yg__box_ints(node, \"%s\", %s, %s, %d, &%s));\n", n,
-                      items, len, a->fixed_len, n);
-        free(items);
-        free(len);
-        add_call(b, gen_xprintf("%s.items", n));
-        add_call(b, gen_xprintf("%s.len", n));
-        break;
-    }
-    case GEN_T_BOOL_LIST:
-        if (a->default_ != NULL) {
-            char *list = gen_default_list(a->default_, a->fixed_len, true, &count);
-            gen_sb_printf(&b->locals, "    static const bool %s_default[] = {%s};\n", n, list);
-            free(list);
-        }
-        gen_sb_printf(&b->locals, "    bool %s[%d];\n", n, a->fixed_len);
-        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_bools(node, \"%s\", %s%s, %d, %s));\n",
-                      n, a->default_ != NULL ? n : "NULL", a->default_ != NULL ? "_default" : "",
-                      a->fixed_len, n);
-        add_call(b, gen_xstrdup(n));
-        break;
-    case GEN_T_STR:
-        dflt = a->default_ != NULL ? str_literal(a->default_) : gen_xstrdup("NULL");
-        gen_sb_printf(&b->locals, "    const char *%s = NULL;\n", n);
-        gen_sb_printf(&b->reads, "    YG_RETURN_IF_ERROR(yg__box_str(node, \"%s\", %s, &%s));\n", n,
-                      dflt, n);
-        add_call(b, gen_xstrdup(n));
-        break;
-    case GEN_T_SCALAR_TYPE:
-        box_scalar(b, a, "yg_dtype", "YG_FLOAT32", "dtype", NULL);
-        break;
-    case GEN_T_DEVICE:
-        box_scalar(b, a, "yg_device", "YG_CPU", "device", NULL);
-        break;
-    case GEN_T_GENERATOR:
-        /* The tracer records only the default generator (NULL). */
-        add_call(b, gen_xstrdup("NULL"));
-        break;
-    default:
-        /* A type added to gen_type after this emitter: the op is refused
-         * by the interpreter until a case boxes it. */
-        return false;
-    }
-    free(dflt);
-    return true;
-}
-
 static bool is_tensor(const gen_arg *a)
 {
-    return a->type == GEN_T_TENSOR;
+    return gen_arg_is_tensor(a);
 }
 
 /* Why op's results cannot be boxed (caller frees), or NULL: each must
@@ -216,9 +54,9 @@ static char *unsupported_reason(const gen_op *op)
 {
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (is_tensor(a) || a->type == GEN_T_TENSOR_LIST)
+        if (is_tensor(a) || gen_arg_is_tensor_list(a))
             continue;
-        boxed_arg b = {0};
+        gen_box_arg b = {0};
         bool ok = gen_box_attr(a, &b);
         gen_box_arg_free(&b);
         if (!ok)
@@ -231,7 +69,7 @@ static char *unsupported_reason(const gen_op *op)
 static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
 {
     const gen_schema *s = &op->schema;
-    boxed_arg *args = gen_xcalloc((size_t)s->n_args + 1, sizeof(boxed_arg));
+    gen_box_arg *args = gen_xcalloc((size_t)s->n_args + 1, sizeof(gen_box_arg));
     int n_tensors = 0, seen = 0;
     bool any_attr = false, has_list = false;
     gen_sb locals = {0}, reads = {0};
@@ -240,21 +78,22 @@ static void emit_boxed_fn(gen_sb *sb, const gen_op *op)
         n_tensors += is_tensor(&s->args[i]);
     for (int i = 0; i < s->n_args; i++) {
         const gen_arg *a = &s->args[i];
-        boxed_arg *b = &args[i];
+        gen_box_arg *b = &args[i];
         if (is_tensor(a) && has_list) {
             /* After the list (docs/ir.md): counted from the end. */
-            add_call(b, gen_xprintf("in[n_in - %d]", n_tensors - seen));
+            gen_box_arg_add(b, gen_xprintf("in[n_in - %d]", n_tensors - seen));
             seen++;
         } else if (is_tensor(a)) {
-            add_call(b, gen_xprintf("in[%d]", seen));
+            gen_box_arg_add(b, gen_xprintf("in[%d]", seen));
             seen++;
-        } else if (a->type == GEN_T_TENSOR_LIST) {
+        } else if (gen_arg_is_tensor_list(a)) {
             has_list = true;
-            add_call(b, seen > 0 ? gen_xprintf("(const yg_tensor *const *)(in + %d)", seen)
+            gen_box_arg_add(b, seen > 0 ? gen_xprintf("(const yg_tensor *const *)(in + %d)", seen)
                                  : gen_xstrdup("(const yg_tensor *const *)in"));
-            add_call(b, n_tensors > 0 ? gen_xprintf("n_in - %d", n_tensors) : gen_xstrdup("n_in"));
+            gen_box_arg_add(b, n_tensors > 0 ? gen_xprintf("n_in - %d", n_tensors)
+                                             : gen_xstrdup("n_in"));
         } else {
-            any_attr |= a->type != GEN_T_GENERATOR;
+            any_attr |= !gen_arg_is_generator(a);
             (void)gen_box_attr(a, b);
             gen_sb_puts(&locals, b->locals.buf != NULL ? b->locals.buf : "");
             gen_sb_puts(&reads, b->reads.buf != NULL ? b->reads.buf : "");

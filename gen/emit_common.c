@@ -47,36 +47,13 @@ void gen_emit_schema_only(gen_sb *sb, const char *indent, const char *schema)
     gen_sb_puts(sb, " */\n");
 }
 
-static void push_param(gen_params *p, char *decl, char *comment)
+void gen_params_push(gen_params *p, char *decl, char *comment)
 {
     p->decls = gen_xrealloc(p->decls, (size_t)(p->n + 1) * sizeof(char *));
     p->comments = gen_xrealloc(p->comments, (size_t)(p->n + 1) * sizeof(char *));
     p->decls[p->n] = decl;
     p->comments[p->n] = comment;
     p->n++;
-}
-
-static char *default_comment(const gen_arg *a, const char *what)
-{
-    if (a->default_ == NULL)
-        return what != NULL ? gen_xstrdup(what) : NULL;
-    const char *d = a->default_;
-    if (d[0] == '\'' || d[0] == '"') {
-        /* default "max": a C string literal, whatever quotes the YAML used */
-        size_t n = strlen(d);
-        if (what != NULL)
-            return gen_xprintf("%s; default \"%.*s\"", what, (int)(n - 2), d + 1);
-        return gen_xprintf("default \"%.*s\"", (int)(n - 2), d + 1);
-    }
-    if (strcmp(d, "True") == 0)
-        d = "true";
-    else if (strcmp(d, "False") == 0)
-        d = "false";
-    else if (strcmp(d, "None") == 0)
-        d = "NULL";
-    if (what != NULL)
-        return gen_xprintf("%s; default %s", what, d);
-    return gen_xprintf("default %s", d);
 }
 
 /* The name of the argument a return aliases, for "a view of self". */
@@ -101,16 +78,6 @@ char *gen_return_cname(const gen_op *op, int i)
     return gen_xprintf("out%d", i);
 }
 
-static void push_list_param(gen_params *p, const gen_arg *a, const char *ctype)
-{
-    char *what = a->fixed_len > 0
-                     ? gen_xprintf("borrowed, %s_len entries (must be %d)", a->name, a->fixed_len)
-                     : gen_xprintf("borrowed, %s_len entries", a->name);
-    push_param(p, gen_xprintf("%s*%s", ctype, a->name), default_comment(a, what));
-    free(what);
-    push_param(p, gen_xprintf("int64_t %s_len", a->name), NULL);
-}
-
 char *gen_enum_value_cname(const gen_enum *e, int v)
 {
     char *s = gen_xprintf("YG_%s_%s", e->cname, e->values[v]);
@@ -118,106 +85,6 @@ char *gen_enum_value_cname(const gen_enum *e, int v)
     for (char *c = s; *c != '\0'; c++)
         *c = (*c >= 'a' && *c <= 'z') ? (char)(*c - 'a' + 'A') : *c;
     return s;
-}
-
-/* The parameter of Tensor argument a: state updated in place, in-out,
- * or borrowed (nullable when optional). */
-static void push_tensor_param(gen_params *p, const gen_arg *a)
-{
-    if (gen_arg_is_state(a))
-        push_param(p, gen_xprintf("yg_tensor *%s", a->name),
-                   default_comment(a, "nullable, in-out: updated in place"));
-    else if (a->mutable_)
-        push_param(p, gen_xprintf("yg_tensor *%s", a->name), gen_xstrdup("in-out"));
-    else if (a->nullable)
-        push_param(p, gen_xprintf("const yg_tensor *%s", a->name),
-                   default_comment(a, "nullable, borrowed"));
-    else
-        push_param(p, gen_xprintf("const yg_tensor *%s", a->name), gen_xstrdup("borrowed"));
-}
-
-/* The parameters of Tensor[] argument a: the array and its length; for
- * Tensor?[] the items, not the array, may be NULL. */
-static void push_tensor_list_param(gen_params *p, const gen_arg *a)
-{
-    if (!a->nullable) {
-        push_list_param(p, a, "const yg_tensor *const ");
-        return;
-    }
-    char *what = gen_xprintf("borrowed, %s_len entries, each nullable", a->name);
-    push_param(p, gen_xprintf("const yg_tensor *const *%s", a->name), default_comment(a, what));
-    free(what);
-    push_param(p, gen_xprintf("int64_t %s_len", a->name), NULL);
-}
-
-/* The parameter of an enum argument a: the enum's type, its default
- * spelled as the enum's value. */
-static void push_enum_param(gen_params *p, const gen_arg *a)
-{
-    const gen_enum *e = gen_arg_enum(a);
-    char *v = a->default_ != NULL ? gen_enum_value_cname(e, atoi(a->default_)) : NULL;
-    char *dc = v != NULL ? gen_xprintf("default %s", v) : NULL;
-
-    free(v);
-    push_param(p, gen_xprintf("yg_%s %s", e->cname, a->name), dc);
-}
-
-/* The parameter of value argument a of C type ctype: by pointer (NULL
- * when not given) when optional. */
-static void push_value_param(gen_params *p, const gen_arg *a, const char *ctype)
-{
-    char *decl = a->nullable ? gen_xprintf("const %s *%s", ctype, a->name)
-                             : gen_xprintf("%s %s", ctype, a->name);
-
-    push_param(p, decl, default_comment(a, a->nullable ? "nullable" : NULL));
-}
-
-/* The parameters of argument a: one, or a list's two (items, length). */
-static void push_arg_params(gen_params *p, const gen_arg *a)
-{
-    switch (a->type) {
-    case GEN_T_TENSOR:
-        push_tensor_param(p, a);
-        break;
-    case GEN_T_TENSOR_LIST:
-        push_tensor_list_param(p, a);
-        break;
-    case GEN_T_INT:
-        if (a->enum_id > 0)
-            push_enum_param(p, a);
-        else
-            push_value_param(p, a, "int64_t");
-        break;
-    case GEN_T_INT_LIST:
-        push_list_param(p, a, "const int64_t ");
-        break;
-    case GEN_T_BOOL_LIST: {
-        char *what = gen_xprintf("borrowed, %d entries", a->fixed_len);
-        push_param(p, gen_xprintf("const bool *%s", a->name), default_comment(a, what));
-        free(what);
-        break;
-    }
-    case GEN_T_FLOAT:
-    case GEN_T_SCALAR:
-        push_value_param(p, a, "double");
-        break;
-    case GEN_T_BOOL:
-        push_param(p, gen_xprintf("bool %s", a->name), default_comment(a, NULL));
-        break;
-    case GEN_T_SCALAR_TYPE:
-        push_value_param(p, a, "yg_dtype");
-        break;
-    case GEN_T_STR:
-        push_param(p, gen_xprintf("const char *%s", a->name), default_comment(a, NULL));
-        break;
-    case GEN_T_DEVICE:
-        push_value_param(p, a, "yg_device");
-        break;
-    case GEN_T_GENERATOR:
-        push_param(p, gen_xprintf("yg_generator *%s", a->name),
-                   default_comment(a, "nullable (the default generator), advanced"));
-        break;
-    }
 }
 
 /* The out-parameters of op's returns: a new reference each (a view of
@@ -234,9 +101,10 @@ static void push_return_params(gen_params *p, const gen_op *op)
             char *what = base == NULL ? gen_xstrdup("out: new array of new refs")
                                       : gen_xprintf("out: new array of new refs, views of %s",
                                                     base);
-            push_param(p, gen_xprintf("yg_tensor ***%s", name),
+            gen_params_push(p, gen_xprintf("yg_tensor ***%s", name),
                        gen_xprintf("%s; release with yg_release_list", what));
-            push_param(p, gen_xprintf("int64_t *%s_len", name), gen_xstrdup("out: its length"));
+            gen_params_push(p, gen_xprintf("int64_t *%s_len", name),
+                            gen_xstrdup("out: its length"));
             free(what);
             free(name);
             continue;
@@ -244,7 +112,7 @@ static void push_return_params(gen_params *p, const gen_op *op)
         char *comment = base == NULL ? gen_xstrdup("out: new ref")
                         : r->mutable_ ? gen_xprintf("out: new ref to %s", base)
                                       : gen_xprintf("out: new ref, a view of %s", base);
-        push_param(p, gen_xprintf("yg_tensor **%s", name), comment);
+        gen_params_push(p, gen_xprintf("yg_tensor **%s", name), comment);
         free(name);
     }
 }
@@ -253,7 +121,7 @@ void gen_op_params(const gen_op *op, gen_params *p)
 {
     memset(p, 0, sizeof(*p));
     for (int i = 0; i < op->schema.n_args; i++)
-        push_arg_params(p, &op->schema.args[i]);
+        gen_type_api_params(p, &op->schema.args[i]);
     push_return_params(p, op);
 }
 
@@ -325,11 +193,6 @@ void gen_emit_call_decl(gen_sb *sb, const char *prefix, const gen_params *p, boo
         gen_sb_printf(sb, "%s\n", line.buf);
         gen_sb_free(&line);
     }
-}
-
-bool gen_arg_has_len(const gen_arg *a)
-{
-    return a->type == GEN_T_INT_LIST || a->type == GEN_T_TENSOR_LIST;
 }
 
 bool gen_returns_list(const gen_op *op)

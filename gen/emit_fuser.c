@@ -28,10 +28,10 @@ static void put_literal(gen_sb *sb, const char *s)
     gen_sb_puts(sb, "\"");
 }
 
-static bool fusible(const gen_op *op)
+static bool fusible(const gen_op *op, const gen_pointwise_plan *pp)
 {
     return op->valid && op->pointwise != NULL && op->form == GEN_FORM_FUNCTIONAL &&
-           op->body[0][0] != NULL && op->body[1][0] != NULL;
+           pp->body[0][0] != NULL && pp->body[1][0] != NULL;
 }
 
 /* Part k of body b (NULL when absent). */
@@ -43,7 +43,7 @@ static void put_part(gen_sb *sb, char *const *b, int k)
         put_literal(sb, b[k]);
 }
 
-char *gen_emit_fuser_table_c(const gen_model *model)
+char *gen_emit_fuser_table_c(const gen_model *model, const gen_pointwise_plan *pointwise)
 {
     gen_sb sb = {0}, rows = {0};
     int n = 0;
@@ -63,7 +63,7 @@ char *gen_emit_fuser_table_c(const gen_model *model)
         if (!op->valid)
             continue;
         n++;
-        if (!fusible(op)) {
+        if (!fusible(op, &pointwise[i])) {
             gen_sb_printf(&rows, "    {.n_inputs = 0}, /* %s */\n", op->full_name);
             continue;
         }
@@ -71,7 +71,7 @@ char *gen_emit_fuser_table_c(const gen_model *model)
         gen_sb ins = {0}, scs = {0}, dfl = {0};
         for (int a = 0; a < op->schema.n_args; a++) {
             const gen_arg *arg = &op->schema.args[a];
-            if (arg->type == GEN_T_TENSOR) {
+            if (gen_arg_is_tensor(arg)) {
                 gen_sb_printf(&ins, "%s\"%s\"", n_in++ > 0 ? ", " : "", arg->name);
             } else {
                 gen_sb_printf(&scs, "%s\"%s\"", n_sc > 0 ? ", " : "", arg->name);
@@ -94,12 +94,12 @@ char *gen_emit_fuser_table_c(const gen_model *model)
         gen_sb_printf(&rows, "    {/* %s */\n", op->full_name);
         const char *fields[3] = {"expr", "then_", "else_"};
         for (int part = 0; part < 3; part++) {
-            if (op->body[0][part] == NULL)
+            if (pointwise[i].body[0][part] == NULL)
                 continue;
             gen_sb_printf(&rows, "     .%s = {", fields[part]);
-            put_part(&rows, op->body[0], part);
+            put_part(&rows, pointwise[i].body[0], part);
             gen_sb_puts(&rows, ", ");
-            put_part(&rows, op->body[1], part);
+            put_part(&rows, pointwise[i].body[1], part);
             gen_sb_puts(&rows, "},\n");
         }
         gen_sb_printf(&rows, "     .n_inputs = %d,\n     .input_names = %s_inputs", n_in,

@@ -20,12 +20,11 @@ static int ordinal_of(const gen_op *op, int arg_index)
     int ord = 0;
 
     for (int i = 0; i < arg_index; i++)
-        ord += op->schema.args[i].type == GEN_T_TENSOR ||
-               op->schema.args[i].type == GEN_T_TENSOR_LIST;
+        ord += gen_arg_is_input(&op->schema.args[i]);
     return ord;
 }
 
-bool gen_deriv_has_graph_grad(const gen_deriv *d)
+bool gen_deriv_has_graph_grad(const gen_deriv *d, const gen_symbolic_plan *sp)
 {
     bool any = false;
 
@@ -34,7 +33,7 @@ bool gen_deriv_has_graph_grad(const gen_deriv *d)
     for (int i = 0; i < d->n_formulas; i++) {
         const gen_formula *f = &d->formulas[i];
         if (f->expr != NULL && f->group_index == 0) {
-            if (f->graph_grad == NULL)
+            if (sp->graph_grad[i] == NULL)
                 return false;
             any = true;
         }
@@ -43,8 +42,9 @@ bool gen_deriv_has_graph_grad(const gen_deriv *d)
 }
 
 /* Why op has no graph derivative (static string or caller-freed
- * text in *owned), NULL when it has one. */
-static const char *why_none(const gen_op *op, char **owned)
+ * text in *owned), NULL when it has one; sp: the symbolic plan of its
+ * derivative entry (when it has one). */
+static const char *why_none(const gen_op *op, const gen_symbolic_plan *sp, char **owned)
 {
     *owned = NULL;
     if (op->deriv == NULL)
@@ -64,7 +64,7 @@ static const char *why_none(const gen_op *op, char **owned)
         any |= op->deriv->formulas[i].expr != NULL;
     if (!any)
         return "no differentiable input";
-    return gen_deriv_has_graph_grad(op->deriv) ? NULL : "formulas not lowered";
+    return gen_deriv_has_graph_grad(op->deriv, sp) ? NULL : "formulas not lowered";
 }
 
 /* Whether the entry's formulas read save s (the scalar arguments the
@@ -74,17 +74,18 @@ static bool reads_attr(const gen_save *s)
     return s->arg_index >= 0 && (s->kind == GEN_SAVE_VALUE || s->kind == GEN_SAVE_INT_LIST);
 }
 
-static void emit_fn(gen_sb *sb, const gen_deriv *d)
+static void emit_fn(gen_sb *sb, const gen_deriv *d, const gen_backward_plan *bp,
+                    const gen_symbolic_plan *sp)
 {
     const gen_op *op = d->op;
     gen_sb locals = {0}, reads = {0}, body = {0};
     bool any_call = false;
 
-    for (int i = 0; i < d->n_saves; i++) {
-        const gen_save *s = &d->saves[i];
+    for (int i = 0; i < bp->n_saves; i++) {
+        const gen_save *s = &bp->saves[i];
         bool dup = false;
         for (int j = 0; j < i; j++)
-            dup |= d->saves[j].arg_index == s->arg_index && reads_attr(&d->saves[j]);
+            dup |= bp->saves[j].arg_index == s->arg_index && reads_attr(&bp->saves[j]);
         if (!reads_attr(s) || dup)
             continue;
         gen_box_arg b = {0};
@@ -112,8 +113,8 @@ static void emit_fn(gen_sb *sb, const gen_deriv *d)
                           op->display, f->input);
         } else {
             gen_sb_printf(&body, "        /* %s: %s */\n", f->input, f->expr);
-            gen_sb_puts(&body, f->graph_grad);
-            any_call |= strstr(f->graph_grad, "yg__df_op(") != NULL;
+            gen_sb_puts(&body, sp->graph_grad[i]);
+            any_call |= strstr(sp->graph_grad[i], "yg__df_op(") != NULL;
         }
         gen_sb_puts(&body, "    }\n");
     }
@@ -138,7 +139,15 @@ static void emit_fn(gen_sb *sb, const gen_deriv *d)
     gen_sb_free(&body);
 }
 
-char *gen_emit_graph_grad_c(const gen_model *model, int section)
+/* The symbolic plan of op's derivative entry, NULL without one. */
+static const gen_symbolic_plan *symbolic_of(const gen_model *model,
+                                            const gen_symbolic_plan *symbolic, const gen_op *op)
+{
+    return op->deriv != NULL ? &symbolic[gen_deriv_index(model, op->deriv)] : NULL;
+}
+
+char *gen_emit_graph_grad_c(const gen_model *model, const gen_backward_plan *backward,
+                            const gen_symbolic_plan *symbolic, int section)
 {
     gen_sb sb = {0};
 
@@ -157,12 +166,14 @@ char *gen_emit_graph_grad_c(const gen_model *model, int section)
     for (int i = 0; i < model->n_ops; i++) {
         const gen_op *op = &model->ops[i];
         char *owned;
-        if (!op->valid || op->section != section || why_none(op, &owned) != NULL) {
+        if (!op->valid || op->section != section ||
+            why_none(op, symbolic_of(model, symbolic, op), &owned) != NULL) {
             if (op->valid && op->section == section)
                 free(owned);
             continue;
         }
-        emit_fn(&sb, op->deriv);
+        int k = gen_deriv_index(model, op->deriv);
+        emit_fn(&sb, op->deriv, &backward[k], &symbolic[k]);
     }
     return gen_sb_take(&sb);
 }
@@ -188,7 +199,7 @@ char *gen_emit_graph_grad_h(const gen_model *model)
     return gen_sb_take(&sb);
 }
 
-char *gen_emit_graph_grad_table_c(const gen_model *model)
+char *gen_emit_graph_grad_table_c(const gen_model *model, const gen_symbolic_plan *symbolic)
 {
     gen_sb sb = {0};
     int n = 0;
@@ -205,7 +216,7 @@ char *gen_emit_graph_grad_table_c(const gen_model *model)
         char *owned;
         if (!op->valid)
             continue;
-        if (why_none(op, &owned) == NULL)
+        if (why_none(op, symbolic_of(model, symbolic, op), &owned) == NULL)
             gen_sb_printf(&sb, "yg_graph_grad_impl yg__graph_grad_%s;\n", op->cname);
         free(owned);
     }
@@ -215,7 +226,7 @@ char *gen_emit_graph_grad_table_c(const gen_model *model)
         char *owned;
         if (!op->valid)
             continue;
-        const char *why = why_none(op, &owned);
+        const char *why = why_none(op, symbolic_of(model, symbolic, op), &owned);
         /* Outputs that never carry a gradient, as in eager mode: an entry
          * without differentiable inputs, or a kernel without an entry (a
          * composite without one is differentiable through its parts). */

@@ -31,16 +31,7 @@ static const char *upper(const char *s)
 
 static const char *value_type(const gen_arg *a)
 {
-    switch (a->type) {
-    case GEN_T_INT:
-        return "int64_t";
-    case GEN_T_BOOL:
-        return "bool";
-    case GEN_T_SCALAR_TYPE:
-        return "yg_dtype";
-    default:
-        return "double";
-    }
+    return gen_type_of(a)->value_ctype;
 }
 
 static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)
@@ -78,7 +69,7 @@ static void emit_field(gen_sb *sb, const gen_deriv *d, const gen_save *s)
     }
 }
 
-char *gen_emit_nodes_h(const gen_model *model, int section)
+char *gen_emit_nodes_h(const gen_model *model, const gen_backward_plan *backward, int section)
 {
     gen_sb sb = {0};
     const char *fam = model->sections[section].name;
@@ -103,8 +94,8 @@ char *gen_emit_nodes_h(const gen_model *model, int section)
         gen_sb_puts(&sb, "\n");
         gen_emit_schema_only(&sb, "", d->name_text);
         gen_sb_printf(&sb, "typedef struct %s_backward {\n    yg_node base;\n", d->op->cname);
-        for (int j = 0; j < d->n_saves; j++)
-            emit_field(&sb, d, &d->saves[j]);
+        for (int j = 0; j < backward[i].n_saves; j++)
+            emit_field(&sb, d, &backward[i].saves[j]);
         gen_sb_printf(&sb, "} %s_backward;\n", d->op->cname);
         gen_sb_printf(&sb, "extern const yg_node_vtable yg__%s_backward_vtable;\n", d->op->cname);
     }
@@ -112,11 +103,11 @@ char *gen_emit_nodes_h(const gen_model *model, int section)
     return gen_sb_take(&sb);
 }
 
-static bool has_releasable(const gen_deriv *d)
+static bool has_releasable(const gen_backward_plan *bp)
 {
-    for (int j = 0; j < d->n_saves; j++)
-        if (d->saves[j].kind == GEN_SAVE_TENSOR || d->saves[j].kind == GEN_SAVE_INT_LIST ||
-            d->saves[j].kind == GEN_SAVE_TENSOR_LIST || d->saves[j].kind == GEN_SAVE_LIST_SIZES)
+    for (int j = 0; j < bp->n_saves; j++)
+        if (bp->saves[j].kind == GEN_SAVE_TENSOR || bp->saves[j].kind == GEN_SAVE_INT_LIST ||
+            bp->saves[j].kind == GEN_SAVE_TENSOR_LIST || bp->saves[j].kind == GEN_SAVE_LIST_SIZES)
             return true;
     return false;
 }
@@ -235,10 +226,12 @@ static void emit_formula_comment(gen_sb *sb, const char *input, const char *text
  * lead is its first name: run when any of their gradients is wanted; the
  * lowered call writes every input's gradient (grad_input_mask tells the
  * callee which are wanted; it may leave the others NULL). */
-static void emit_shared(gen_sb *sb, const gen_deriv *d, const gen_formula *lead)
+static void emit_shared(gen_sb *sb, const gen_deriv *d, const gen_backward_plan *bp,
+                        const gen_formula *lead)
 {
     int n_returns = d->op->schema.n_returns;
-    bool check_defined = n_returns > 1 && lead->grads_read != 0;
+    const gen_formula_plan *lp = &bp->formulas[lead - d->formulas];
+    bool check_defined = n_returns > 1 && lp->grads_read != 0;
     gen_sb key = {0}, cond = {0};
 
     for (int k = 0; k < lead->group_size; k++) {
@@ -254,13 +247,13 @@ static void emit_shared(gen_sb *sb, const gen_deriv *d, const gen_formula *lead)
     gen_sb_printf(sb, "    if (%s%s%s", check_defined ? "(" : "", cond.buf,
                   check_defined ? ")" : "");
     if (check_defined)
-        emit_defined_check(sb, lead->grads_read, n_returns);
+        emit_defined_check(sb, lp->grads_read, n_returns);
     gen_sb_puts(sb, ") {\n");
     char *ct = comment_text(lead->expr);
     emit_formula_comment(sb, key.buf, ct);
-    if (n_returns > 1 && popcount64(lead->grads_read) > 1)
-        emit_zero_fill(sb, lead->grads_read, n_returns);
-    gen_sb_puts(sb, lead->lowered != NULL ? lead->lowered : "");
+    if (n_returns > 1 && popcount64(lp->grads_read) > 1)
+        emit_zero_fill(sb, lp->grads_read, n_returns);
+    gen_sb_puts(sb, lp->lowered != NULL ? lp->lowered : "");
     gen_sb_puts(sb, "    }\n");
     free(ct);
     gen_sb_free(&key);
@@ -269,63 +262,64 @@ static void emit_shared(gen_sb *sb, const gen_deriv *d, const gen_formula *lead)
 
 /* The grads[i] that some formula may need as zeros (it reads several
  * outputs' gradients, and one may be undefined), as a bit mask. */
-static uint64_t zero_filled_grads(const gen_deriv *d)
+static uint64_t zero_filled_grads(const gen_deriv *d, const gen_backward_plan *bp)
 {
     uint64_t zero_filled = 0;
     for (int j = 0; j < d->n_formulas; j++)
-        if (d->formulas[j].edge >= 0 && popcount64(d->formulas[j].grads_read) > 1)
-            zero_filled |= d->formulas[j].grads_read;
+        if (d->formulas[j].edge >= 0 && popcount64(bp->formulas[j].grads_read) > 1)
+            zero_filled |= bp->formulas[j].grads_read;
     return zero_filled;
 }
 
 /* The apply function's locals: the gradients it reads, the zeros it may
  * fill in, the saved tensors, each input's gradient and the formulas'
  * temporaries. */
-static void emit_apply_locals(gen_sb *sb, const gen_deriv *d, uint64_t zero_filled)
+static void emit_apply_locals(gen_sb *sb, const gen_deriv *d, const gen_backward_plan *bp,
+                              uint64_t zero_filled)
 {
     int n_returns = d->op->schema.n_returns;
 
     for (int i = 0; i < n_returns; i++)
-        if (d->grads_used & ((uint64_t)1 << i))
+        if (bp->grads_used & ((uint64_t)1 << i))
             gen_sb_printf(sb, "    yg_tensor *%s%s = grads[%d];\n", "grad", suffix(i), i);
-    if (d->grads_used == 0 && !d->reads_grad_list)
+    if (bp->grads_used == 0 && !bp->reads_grad_list)
         gen_sb_puts(sb, "    (void)grads;\n");
     /* An op returning Tensor[]: its formulas read the gradients as one
      * list, with zeros for the outputs whose gradient is undefined. */
-    if (d->reads_grad_list)
+    if (bp->reads_grad_list)
         gen_sb_puts(sb, "    yg_tensor **grads_defined = NULL;\n");
     for (int i = 0; i < n_returns; i++)
         if (zero_filled & ((uint64_t)1 << i))
             gen_sb_printf(sb, "    yg_tensor *zeros_grad%s = NULL;\n", suffix(i));
-    for (int j = 0; j < d->n_saves; j++)
-        if (d->saves[j].kind == GEN_SAVE_TENSOR)
-            gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->saves[j].field);
-        else if (d->saves[j].kind == GEN_SAVE_TENSOR_LIST)
-            gen_sb_printf(sb, "    yg_tensor **%s = NULL;\n", d->saves[j].field);
+    for (int j = 0; j < bp->n_saves; j++)
+        if (bp->saves[j].kind == GEN_SAVE_TENSOR)
+            gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", bp->saves[j].field);
+        else if (bp->saves[j].kind == GEN_SAVE_TENSOR_LIST)
+            gen_sb_printf(sb, "    yg_tensor **%s = NULL;\n", bp->saves[j].field);
     for (int j = 0; j < d->n_formulas; j++)
         if (d->formulas[j].edge >= 0 && d->formulas[j].list)
             gen_sb_printf(sb, "    yg_tensor **%s = NULL;\n    int64_t %s_len = 0;\n",
-                          d->formulas[j].grad_name, d->formulas[j].grad_name);
+                          bp->formulas[j].grad_name, bp->formulas[j].grad_name);
         else if (d->formulas[j].edge >= 0)
-            gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->formulas[j].grad_name);
-    for (int j = 0; j < d->n_temps; j++)
-        gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", d->temps[j]);
+            gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", bp->formulas[j].grad_name);
+    for (int j = 0; j < bp->n_temps; j++)
+        gen_sb_printf(sb, "    yg_tensor *%s = NULL;\n", bp->temps[j]);
     gen_sb_puts(sb, "    yg_status st = YG_OK;\n\n");
 }
 
 /* The saved tensors unpacked from the node (a freed one fails). */
-static void emit_apply_unpack(gen_sb *sb, const gen_deriv *d)
+static void emit_apply_unpack(gen_sb *sb, const gen_backward_plan *bp)
 {
-    for (int j = 0; j < d->n_saves; j++) {
-        if (d->saves[j].kind != GEN_SAVE_TENSOR && d->saves[j].kind != GEN_SAVE_TENSOR_LIST)
+    for (int j = 0; j < bp->n_saves; j++) {
+        if (bp->saves[j].kind != GEN_SAVE_TENSOR && bp->saves[j].kind != GEN_SAVE_TENSOR_LIST)
             continue;
         gen_sb_printf(sb,
                       "    st = yg__saved_%s(&node->%s, base, &%s);\n"
                       "    if (st != YG_OK)\n        goto out;\n",
-                      d->saves[j].kind == GEN_SAVE_TENSOR ? "unpack" : "list_unpack",
-                      d->saves[j].field, d->saves[j].field);
+                      bp->saves[j].kind == GEN_SAVE_TENSOR ? "unpack" : "list_unpack",
+                      bp->saves[j].field, bp->saves[j].field);
     }
-    if (d->reads_grad_list)
+    if (bp->reads_grad_list)
         gen_sb_puts(sb,
                     "    st = yg__node_defined_grads(base, grads, &grads_defined);\n"
                     "    if (st != YG_OK)\n        goto out;\n");
@@ -333,18 +327,19 @@ static void emit_apply_unpack(gen_sb *sb, const gen_deriv *d)
 
 /* Each formula under the condition that its input needs a gradient (and,
  * for several outputs, that a gradient it reads is defined). */
-static void emit_apply_formulas(gen_sb *sb, const gen_deriv *d)
+static void emit_apply_formulas(gen_sb *sb, const gen_deriv *d, const gen_backward_plan *bp)
 {
     int n_returns = d->op->schema.n_returns;
 
     for (int j = 0; j < d->n_formulas; j++) {
         const gen_formula *f = &d->formulas[j];
+        const gen_formula_plan *fp = &bp->formulas[j];
         if (f->edge < 0)
             continue;
         if (f->expr != NULL && f->group_size > 1) {
             /* A key naming several inputs: one call at its first name. */
             if (f->group_index == 0)
-                emit_shared(sb, d, f);
+                emit_shared(sb, d, bp, f);
             continue;
         }
         char *needs = gen_needs_grad(d, f->edge);
@@ -363,12 +358,12 @@ static void emit_apply_formulas(gen_sb *sb, const gen_deriv *d)
         gen_sb_printf(sb, "    if (%s", needs);
         free(needs);
         if (n_returns > 1)
-            emit_defined_check(sb, f->grads_read, n_returns);
+            emit_defined_check(sb, fp->grads_read, n_returns);
         gen_sb_puts(sb, ") {\n");
         emit_formula_comment(sb, f->input, ct);
-        if (n_returns > 1 && popcount64(f->grads_read) > 1)
-            emit_zero_fill(sb, f->grads_read, n_returns);
-        gen_sb_puts(sb, f->lowered != NULL ? f->lowered : "");
+        if (n_returns > 1 && popcount64(fp->grads_read) > 1)
+            emit_zero_fill(sb, fp->grads_read, n_returns);
+        gen_sb_puts(sb, fp->lowered != NULL ? fp->lowered : "");
         if (f->list) {
             /* the items' edges: from f->edge to the last */
             char *n_items = f->edge == 0 ? gen_xstrdup("base->n_edges")
@@ -381,7 +376,7 @@ static void emit_apply_formulas(gen_sb *sb, const gen_deriv *d)
                           "                          (long long)%s_len,\n"
                           "                          (long long)%s);\n"
                           "            goto out;\n        }\n",
-                          f->grad_name, n_items, f->input, f->grad_name, n_items);
+                          fp->grad_name, n_items, f->input, fp->grad_name, n_items);
             free(n_items);
         }
         gen_sb_puts(sb, "    }\n");
@@ -390,11 +385,12 @@ static void emit_apply_formulas(gen_sb *sb, const gen_deriv *d)
 }
 
 /* Once every formula succeeded: the gradients handed to grad_inputs. */
-static void emit_apply_handover(gen_sb *sb, const gen_deriv *d)
+static void emit_apply_handover(gen_sb *sb, const gen_deriv *d, const gen_backward_plan *bp)
 {
     gen_sb_puts(sb, "    /* Every formula succeeded: hand the gradients over. */\n");
     for (int j = 0; j < d->n_formulas; j++) {
         const gen_formula *f = &d->formulas[j];
+        const char *grad = bp->formulas[j].grad_name;
         if (f->edge < 0)
             continue;
         if (f->list) {
@@ -404,54 +400,54 @@ static void emit_apply_handover(gen_sb *sb, const gen_deriv *d)
                           "    for (int64_t i = 0; i < %s_len; i++) {\n"
                           "        grad_inputs[%s] = %s[i];\n"
                           "        %s[i] = NULL;\n    }\n",
-                          f->grad_name, at, f->grad_name, f->grad_name);
+                          grad, at, grad, grad);
             free(at);
             continue;
         }
-        gen_sb_printf(sb, "    grad_inputs[%d] = %s;\n    %s = NULL;\n", f->edge, f->grad_name,
-                      f->grad_name);
+        gen_sb_printf(sb, "    grad_inputs[%d] = %s;\n    %s = NULL;\n", f->edge, grad, grad);
     }
 }
 
 /* "out:" (only when something jumps to it) and the releases, in reverse
  * order of the locals. */
-static void emit_apply_releases(gen_sb *sb, const gen_deriv *d, uint64_t zero_filled)
+static void emit_apply_releases(gen_sb *sb, const gen_deriv *d, const gen_backward_plan *bp,
+                                uint64_t zero_filled)
 {
     int n_returns = d->op->schema.n_returns;
 
     /* The label exists only when something jumps to it. */
     bool jumps = false;
-    for (int j = 0; j < d->n_saves; j++)
-        jumps |= d->saves[j].kind == GEN_SAVE_TENSOR || d->saves[j].kind == GEN_SAVE_TENSOR_LIST;
-    jumps |= zero_filled != 0 || d->reads_grad_list;
+    for (int j = 0; j < bp->n_saves; j++)
+        jumps |= bp->saves[j].kind == GEN_SAVE_TENSOR || bp->saves[j].kind == GEN_SAVE_TENSOR_LIST;
+    jumps |= zero_filled != 0 || bp->reads_grad_list;
     for (int j = 0; j < d->n_formulas; j++)
         jumps |= d->formulas[j].not_implemented ||
-                 (d->formulas[j].lowered != NULL &&
-                  strstr(d->formulas[j].lowered, "goto out") != NULL);
+                 (bp->formulas[j].lowered != NULL &&
+                  strstr(bp->formulas[j].lowered, "goto out") != NULL);
     if (jumps)
         gen_sb_puts(sb, "out:\n");
-    for (int j = d->n_temps - 1; j >= 0; j--)
-        gen_sb_printf(sb, "    yg_release(%s);\n", d->temps[j]);
+    for (int j = bp->n_temps - 1; j >= 0; j--)
+        gen_sb_printf(sb, "    yg_release(%s);\n", bp->temps[j]);
     for (int i = n_returns - 1; i >= 0; i--)
         if (zero_filled & ((uint64_t)1 << i))
             gen_sb_printf(sb, "    yg_release(zeros_grad%s);\n", suffix(i));
     for (int j = d->n_formulas - 1; j >= 0; j--)
         if (d->formulas[j].edge >= 0 && d->formulas[j].list)
-            gen_sb_printf(sb, "    yg_release_list(%s, %s_len);\n", d->formulas[j].grad_name,
-                          d->formulas[j].grad_name);
+            gen_sb_printf(sb, "    yg_release_list(%s, %s_len);\n", bp->formulas[j].grad_name,
+                          bp->formulas[j].grad_name);
         else if (d->formulas[j].edge >= 0)
-            gen_sb_printf(sb, "    yg_release(%s);\n", d->formulas[j].grad_name);
-    for (int j = d->n_saves - 1; j >= 0; j--)
-        if (d->saves[j].kind == GEN_SAVE_TENSOR)
-            gen_sb_printf(sb, "    yg_release(%s);\n", d->saves[j].field);
-        else if (d->saves[j].kind == GEN_SAVE_TENSOR_LIST)
-            gen_sb_printf(sb, "    yg_release_list(%s, node->%s.len);\n", d->saves[j].field,
-                          d->saves[j].field);
-    if (d->reads_grad_list)
+            gen_sb_printf(sb, "    yg_release(%s);\n", bp->formulas[j].grad_name);
+    for (int j = bp->n_saves - 1; j >= 0; j--)
+        if (bp->saves[j].kind == GEN_SAVE_TENSOR)
+            gen_sb_printf(sb, "    yg_release(%s);\n", bp->saves[j].field);
+        else if (bp->saves[j].kind == GEN_SAVE_TENSOR_LIST)
+            gen_sb_printf(sb, "    yg_release_list(%s, node->%s.len);\n", bp->saves[j].field,
+                          bp->saves[j].field);
+    if (bp->reads_grad_list)
         gen_sb_puts(sb, "    yg_release_list(grads_defined, base->n_outputs);\n");
 }
 
-static void emit_apply(gen_sb *sb, const gen_deriv *d)
+static void emit_apply(gen_sb *sb, const gen_deriv *d, const gen_backward_plan *bp)
 {
     const char *cn = d->op->cname;
     char *display = gen_node_display_name(cn);
@@ -462,14 +458,14 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
                   "%*syg_tensor *const *grads,\n"
                   "%*syg_tensor **grad_inputs)\n{\n",
                   cn, (int)strlen(cn) + 33, "", (int)strlen(cn) + 33, "");
-    if (d->n_saves > 0)
+    if (bp->n_saves > 0)
         gen_sb_printf(sb, "    %s_backward *node = (%s_backward *)base;\n", cn, cn);
-    uint64_t zero_filled = zero_filled_grads(d);
-    emit_apply_locals(sb, d, zero_filled);
-    emit_apply_unpack(sb, d);
-    emit_apply_formulas(sb, d);
-    emit_apply_handover(sb, d);
-    emit_apply_releases(sb, d, zero_filled);
+    uint64_t zero_filled = zero_filled_grads(d, bp);
+    emit_apply_locals(sb, d, bp, zero_filled);
+    emit_apply_unpack(sb, bp);
+    emit_apply_formulas(sb, d, bp);
+    emit_apply_handover(sb, d, bp);
+    emit_apply_releases(sb, d, bp, zero_filled);
     gen_sb_printf(sb,
                   "    if (st != YG_OK)\n        return yg__fail_prefix(st, \"%s\");\n"
                   "    return YG_OK;\n}\n\n",
@@ -477,25 +473,25 @@ static void emit_apply(gen_sb *sb, const gen_deriv *d)
     free(display);
 }
 
-static void emit_release_saved(gen_sb *sb, const gen_deriv *d)
+static void emit_release_saved(gen_sb *sb, const gen_deriv *d, const gen_backward_plan *bp)
 {
     const char *cn = d->op->cname;
 
     gen_sb_printf(sb, "static void %s_backward_release_saved(yg_node *base)\n{\n", cn);
     gen_sb_printf(sb, "    %s_backward *node = (%s_backward *)base;\n\n", cn, cn);
-    for (int j = 0; j < d->n_saves; j++) {
-        if (d->saves[j].kind == GEN_SAVE_TENSOR)
-            gen_sb_printf(sb, "    yg__saved_release(&node->%s);\n", d->saves[j].field);
-        else if (d->saves[j].kind == GEN_SAVE_INT_LIST ||
-                 d->saves[j].kind == GEN_SAVE_LIST_SIZES)
-            gen_sb_printf(sb, "    yg__saved_int_list_release(&node->%s);\n", d->saves[j].field);
-        else if (d->saves[j].kind == GEN_SAVE_TENSOR_LIST)
-            gen_sb_printf(sb, "    yg__saved_list_release(&node->%s);\n", d->saves[j].field);
+    for (int j = 0; j < bp->n_saves; j++) {
+        if (bp->saves[j].kind == GEN_SAVE_TENSOR)
+            gen_sb_printf(sb, "    yg__saved_release(&node->%s);\n", bp->saves[j].field);
+        else if (bp->saves[j].kind == GEN_SAVE_INT_LIST ||
+                 bp->saves[j].kind == GEN_SAVE_LIST_SIZES)
+            gen_sb_printf(sb, "    yg__saved_int_list_release(&node->%s);\n", bp->saves[j].field);
+        else if (bp->saves[j].kind == GEN_SAVE_TENSOR_LIST)
+            gen_sb_printf(sb, "    yg__saved_list_release(&node->%s);\n", bp->saves[j].field);
     }
     gen_sb_puts(sb, "}\n\n");
 }
 
-char *gen_emit_nodes_c(const gen_model *model, int section)
+char *gen_emit_nodes_c(const gen_model *model, const gen_backward_plan *backward, int section)
 {
     gen_sb sb = {0};
     const char *fam = model->sections[section].name;
@@ -524,14 +520,14 @@ char *gen_emit_nodes_c(const gen_model *model, int section)
         if (d->op == NULL || d->n_edges == 0 || d->op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
-        emit_apply(&sb, d);
-        if (has_releasable(d))
-            emit_release_saved(&sb, d);
+        emit_apply(&sb, d, &backward[i]);
+        if (has_releasable(&backward[i]))
+            emit_release_saved(&sb, d, &backward[i]);
         char *display = gen_node_display_name(d->op->cname);
         gen_sb_printf(&sb, "const yg_node_vtable yg__%s_backward_vtable = {\n", d->op->cname);
         gen_sb_printf(&sb, "    .name = \"%s\",\n", display);
         gen_sb_printf(&sb, "    .apply = %s_backward_apply,\n", d->op->cname);
-        if (has_releasable(d))
+        if (has_releasable(&backward[i]))
             gen_sb_printf(&sb, "    .release_saved = %s_backward_release_saved,\n", d->op->cname);
         else
             gen_sb_puts(&sb, "    .release_saved = NULL, /* nothing to release */\n");

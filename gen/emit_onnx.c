@@ -18,134 +18,6 @@
 
 #include "onnx_map.h"
 
-static bool has_default(const gen_arg *a)
-{
-    return a->default_ != NULL && strcmp(a->default_, "None") != 0;
-}
-
-static const char *c_literal(const char *d)
-{
-    if (strcmp(d, "True") == 0)
-        return "true";
-    if (strcmp(d, "False") == 0)
-        return "false";
-    return d;
-}
-
-/* "{1, 2}" items and their count for a list default "[1, 2]" or "1" of int[N]. */
-static char *list_default(const gen_arg *a, int *count)
-{
-    gen_sb sb = {0};
-    const char *d = a->default_;
-    *count = 0;
-    if (d[0] != '[') {
-        for (int i = 0; i < a->fixed_len; i++)
-            gen_sb_printf(&sb, "%s%s", i > 0 ? ", " : "", d);
-        *count = a->fixed_len;
-        return gen_sb_take(&sb);
-    }
-    for (const char *p = d + 1; *p != '\0' && *p != ']';) {
-        while (*p == ' ')
-            p++;
-        size_t len = strcspn(p, ",]");
-        if (len == 0)
-            break;
-        gen_sb_printf(&sb, "%s%.*s", *count > 0 ? ", " : "", (int)len, p);
-        (*count)++;
-        p += len;
-        if (*p == ',')
-            p++;
-    }
-    return gen_sb_take(&sb);
-}
-
-/* Declares and reads argument a (a non-tensor argument of the op). */
-static void read_arg(gen_sb *decl, gen_sb *reads, const gen_arg *a)
-{
-    const char *n = a->name;
-    char *dflt = NULL;
-
-    switch (a->type) {
-    case GEN_T_INT:
-        dflt = has_default(a) ? gen_xprintf("&(const int64_t){%s}", a->default_)
-                              : gen_xstrdup("NULL");
-        if (a->enum_id > 0) { /* by name: a str attribute */
-            gen_sb_printf(decl, "    int64_t %s = 0;\n", n);
-            gen_sb_printf(reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_enum(node, \"%s\", yg_%s_name, %s, "
-                          "&%s));\n",
-                          n, gen_arg_enum(a)->cname, dflt, n);
-        } else if (a->nullable) {
-            gen_sb_printf(decl, "    int64_t %s_buf = 0;\n    const int64_t *%s = NULL;\n", n, n);
-            gen_sb_printf(reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_int_opt(node, \"%s\", %s, &%s_buf, &%s));\n",
-                          n, dflt, n, n);
-        } else {
-            gen_sb_printf(decl, "    int64_t %s = 0;\n", n);
-            gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_int(node, \"%s\", %s, &%s));\n", n,
-                          dflt, n);
-        }
-        break;
-    case GEN_T_FLOAT:
-    case GEN_T_SCALAR:
-        dflt = has_default(a) ? gen_xprintf("&(const double){%s}", a->default_)
-                              : gen_xstrdup("NULL");
-        if (a->nullable) {
-            gen_sb_printf(decl, "    double %s_buf = 0;\n    const double *%s = NULL;\n", n, n);
-            gen_sb_printf(reads,
-                          "    YG_RETURN_IF_ERROR(yg__box_double_opt(node, \"%s\", %s, &%s_buf, "
-                          "&%s));\n",
-                          n, dflt, n, n);
-        } else {
-            gen_sb_printf(decl, "    double %s = 0;\n", n);
-            gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_double(node, \"%s\", %s, &%s));\n",
-                          n, dflt, n);
-        }
-        break;
-    case GEN_T_BOOL:
-        dflt = has_default(a) ? gen_xprintf("&(const bool){%s}", c_literal(a->default_))
-                              : gen_xstrdup("NULL");
-        gen_sb_printf(decl, "    bool %s = false;\n", n);
-        gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_bool(node, \"%s\", %s, &%s));\n", n,
-                      dflt, n);
-        break;
-    case GEN_T_INT_LIST: {
-        char *items = gen_xstrdup("NULL");
-        char *len = gen_xstrdup("YG_BOX_REQUIRED");
-        if (a->default_ != NULL) {
-            int count = 0;
-            char *list = list_default(a, &count);
-            if (count > 0) {
-                gen_sb_printf(decl, "    static const int64_t %s_default[] = {%s};\n", n, list);
-                free(items);
-                items = gen_xprintf("%s_default", n);
-            }
-            free(len);
-            len = gen_xprintf("%d", count);
-            free(list);
-        }
-        gen_sb_printf(decl, "    yg_box_ints %s = {0};\n", n);
-        gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_ints(node, \"%s\", %s, %s, %d, &%s));\n",
-                      n, items, len, a->fixed_len, n);
-        free(items);
-        free(len);
-        break;
-    }
-    case GEN_T_STR: {
-        size_t dl = a->default_ != NULL ? strlen(a->default_) : 0;
-        dflt = a->default_ != NULL ? gen_xprintf("\"%.*s\"", (int)(dl - 2), a->default_ + 1)
-                                   : gen_xstrdup("NULL");
-        gen_sb_printf(decl, "    const char *%s = NULL;\n", n);
-        gen_sb_printf(reads, "    YG_RETURN_IF_ERROR(yg__box_str(node, \"%s\", %s, &%s));\n", n, dflt,
-                      n);
-        break;
-    }
-    default:
-        break; /* onnx_map.c accepts no other type where a value is read */
-    }
-    free(dflt);
-}
-
 /* The node input index of tensor argument a: its position among the
  * tensor arguments, or, after a Tensor[] argument, "n_in - k". */
 static char *input_index(const gen_op *op, int a)
@@ -154,9 +26,9 @@ static char *input_index(const gen_op *op, int a)
     bool list_before = false;
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *x = &op->schema.args[i];
-        if (x->type == GEN_T_TENSOR_LIST && i < a)
+        if (gen_arg_is_tensor_list(x) && i < a)
             list_before = true;
-        if (x->type != GEN_T_TENSOR)
+        if (!gen_arg_is_tensor(x))
             continue;
         if (i < a)
             before++;
@@ -205,9 +77,9 @@ static void emit_item(gen_sb *body, const gen_op *op, const gen_onnx_item *it)
     case GEN_ONNX_IN_LIST: {
         int k = 0, after = 0;
         for (int j = 0; j < op->schema.n_args; j++)
-            if (op->schema.args[j].type == GEN_T_TENSOR && j < it->arg_index)
+            if (gen_arg_is_tensor(&op->schema.args[j]) && j < it->arg_index)
                 k++;
-            else if (op->schema.args[j].type == GEN_T_TENSOR)
+            else if (gen_arg_is_tensor(&op->schema.args[j]))
                 after++;
         gen_sb_printf(body, "    YG_RETURN_IF_ERROR(yg__onnx_inputs(cx, o, node, %d, %d));\n",
                       k, after);
@@ -225,7 +97,7 @@ static void emit_item(gen_sb *body, const gen_op *op, const gen_onnx_item *it)
                       x->name);
         break;
     case GEN_ONNX_IN_INTS:
-        if (x->type == GEN_T_INT)
+        if (gen_arg_is_int(x))
             gen_sb_printf(body,
                           "    YG_RETURN_IF_ERROR(yg__onnx_input_ints(cx, o, &%s, 1));\n",
                           x->name);
@@ -297,15 +169,15 @@ static void emit_symbolic(gen_sb *sb, const gen_op *op, const gen_onnx_map *m)
 
     for (int a = 0; a < op->schema.n_args; a++) {
         const gen_arg *x = &op->schema.args[a];
-        if (x->type != GEN_T_TENSOR && x->type != GEN_T_TENSOR_LIST)
-            read_arg(&decl, &reads, x);
+        if (!gen_arg_is_input(x))
+            gen_type_onnx_read(&decl, &reads, x);
     }
     for (int g = 0; g < m->n_guards; g++) {
         const gen_onnx_guard *gd = &m->guards[g];
         const gen_arg *x = &op->schema.args[gd->arg_index];
         gen_sb_printf(&body,
                       "    YG_RETURN_IF_ERROR(yg__onnx_require(cx, node, \"%s\", %s%s == %s, \"%s\"));\n",
-                      x->name, x->nullable ? "*" : "", x->name, c_literal(gd->literal),
+                      x->name, x->nullable ? "*" : "", x->name, gen_default_c(gd->literal),
                       gd->literal);
     }
     emit_output_type_check(&body, op, m);

@@ -40,24 +40,24 @@ static bool is_differentiable_arg(const gen_deriv *d, int arg)
 }
 
 /* Whether the record function needs argument i (an edge or a save). */
-static bool record_needs_arg(const gen_deriv *d, int i)
+static bool record_needs_arg(const gen_deriv *d, const gen_backward_plan *bp, int i)
 {
     if (is_differentiable_arg(d, i))
         return true;
-    for (int j = 0; j < d->n_saves; j++)
-        if (d->saves[j].arg_index == i)
+    for (int j = 0; j < bp->n_saves; j++)
+        if (bp->saves[j].arg_index == i)
             return true;
     return false;
 }
 
 /* Whether the record function needs output i: it gets history (a
  * differentiable output) or is saved. */
-static bool record_needs_output(const gen_deriv *d, int i)
+static bool record_needs_output(const gen_deriv *d, const gen_backward_plan *bp, int i)
 {
     if (d->output_diff[i])
         return true;
-    for (int j = 0; j < d->n_saves; j++)
-        if (d->saves[j].arg_index < 0 && d->saves[j].output_nr == i)
+    for (int j = 0; j < bp->n_saves; j++)
+        if (bp->saves[j].arg_index < 0 && bp->saves[j].output_nr == i)
             return true;
     return false;
 }
@@ -99,7 +99,7 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
     }
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR && !a->nullable)
+        if (gen_arg_is_tensor(a) && !a->nullable)
             gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", %s));\n",
                           op->display, a->name, a->name);
         if (gen_arg_is_state(a))
@@ -110,7 +110,7 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
                           "must not \"\n"
                           "                        \"require grad\");\n",
                           a->name, a->name, op->display, a->name);
-        if (a->type == GEN_T_TENSOR_LIST)
+        if (gen_arg_is_tensor_list(a))
             gen_sb_printf(sb,
                           "    if (%s_len < 0 || (%s == NULL && %s_len > 0))\n"
                           "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
@@ -119,7 +119,7 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
                           "                        (long long)%s_len);\n",
                           a->name, a->name, a->name, op->display, a->name, a->name, a->name,
                           a->name);
-        if (a->type == GEN_T_TENSOR_LIST && !a->nullable)
+        if (gen_arg_is_tensor_list(a) && !a->nullable)
             gen_sb_printf(sb,
                           "    for (int64_t i = 0; i < %s_len; i++)\n"
                           "        YG_RETURN_IF_ERROR(yg__check_defined(\"%s\", \"%s\", "
@@ -140,7 +140,7 @@ static void emit_check_prologue(gen_sb *sb, const gen_op *op)
                           a->name, e->n_values, op->display, a->name, names.buf, a->name);
             gen_sb_free(&names);
         }
-        if (a->type == GEN_T_INT_LIST && a->fixed_len > 0)
+        if (gen_arg_is_int_list(a) && a->fixed_len > 0)
             gen_sb_printf(sb,
                           "    if (%s_len != %d)\n"
                           "        return yg__fail(YG_ERR_INVALID_ARGUMENT,\n"
@@ -184,71 +184,6 @@ static const gen_arg *written_arg(const gen_op *op, int i)
     return NULL;
 }
 
-/* Emits the tracer call recording argument a, or returns false when the
- * tracer has no way to record its type. */
-static bool emit_trace_arg(gen_sb *sb, const gen_arg *a)
-{
-    const char *n = a->name;
-
-    switch (a->type) {
-    case GEN_T_TENSOR:
-        gen_sb_printf(sb, "    yg__obs_input(%s);\n", n);
-        return true;
-    case GEN_T_TENSOR_LIST:
-        /* The node's inputs in schema order: the list's length is what
-         * the other tensor arguments leave (gen allows one list). */
-        gen_sb_printf(sb,
-                      "    for (int64_t i = 0; i < %s_len; i++)\n"
-                      "        yg__obs_input(%s[i]);\n",
-                      n, n);
-        return true;
-    case GEN_T_INT:
-    case GEN_T_BOOL:
-        if (a->enum_id > 0) /* by name (checked above: a value of the enum) */
-            gen_sb_printf(sb, "    yg__obs_attr_str(\"%s\", yg_%s_name(%s));\n", n,
-                          gen_arg_enum(a)->cname, n);
-        else if (a->nullable)
-            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__obs_attr_int(\"%s\", *%s);\n", n,
-                          n, n);
-        else
-            gen_sb_printf(sb, "    yg__obs_attr_int(\"%s\", %s);\n", n, n);
-        return true;
-    case GEN_T_INT_LIST:
-        gen_sb_printf(sb, "    yg__obs_attr_ints(\"%s\", %s, %s_len);\n", n, n, n);
-        return true;
-    case GEN_T_BOOL_LIST:
-        gen_sb_printf(sb, "    yg__obs_attr_bools(\"%s\", %s, %d);\n", n, n, a->fixed_len);
-        return true;
-    case GEN_T_FLOAT:
-    case GEN_T_SCALAR:
-        if (a->nullable)
-            gen_sb_printf(sb, "    if (%s != NULL)\n        yg__obs_attr_float(\"%s\", *%s);\n",
-                          n, n, n);
-        else
-            gen_sb_printf(sb, "    yg__obs_attr_float(\"%s\", %s);\n", n, n);
-        return true;
-    case GEN_T_SCALAR_TYPE:
-    case GEN_T_DEVICE: /* enums: int attributes */
-        if (a->nullable)
-            gen_sb_printf(sb,
-                          "    if (%s != NULL)\n        yg__obs_attr_int(\"%s\", (int64_t)*%s);\n",
-                          n, n, n);
-        else
-            gen_sb_printf(sb, "    yg__obs_attr_int(\"%s\", (int64_t)%s);\n", n, n);
-        return true;
-    case GEN_T_STR:
-        gen_sb_printf(sb, "    yg__obs_attr_str(\"%s\", %s);\n", n, n);
-        return true;
-    case GEN_T_GENERATOR:
-        gen_sb_printf(sb, "    yg__obs_generator(\"%s\", %s);\n", n, n);
-        return true;
-    default:
-        /* A type added after the tracer: refused at run time, not here,
-         * so gen keeps building every op. */
-        return false;
-    }
-}
-
 /* Writes the tracer calls recording op's arguments into record (may be
  * NULL); returns the first argument the tracer cannot record, or NULL. */
 static const gen_arg *emit_trace_args(gen_sb *record, const gen_op *op)
@@ -257,7 +192,7 @@ static const gen_arg *emit_trace_args(gen_sb *record, const gen_op *op)
 
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (!emit_trace_arg(record != NULL ? record : &scratch, a)) {
+        if (!gen_type_emit_trace(record != NULL ? record : &scratch, a)) {
             gen_sb_free(&scratch);
             return a;
         }
@@ -346,7 +281,7 @@ static void emit_composite(gen_sb *sb, const gen_op *op)
 static const char *first_tensor(const gen_op *op)
 {
     for (int i = 0; i < op->schema.n_args; i++)
-        if (op->schema.args[i].type == GEN_T_TENSOR && !op->schema.args[i].nullable)
+        if (gen_arg_is_tensor(&op->schema.args[i]) && !op->schema.args[i].nullable)
             return op->schema.args[i].name;
     return NULL;
 }
@@ -359,7 +294,7 @@ static void emit_device_choice(gen_sb *sb, const gen_op *op, const char *device_
 {
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_DEVICE)
+        if (!gen_arg_is_device(a))
             continue;
         gen_sb_printf(sb, "    YG_RETURN_IF_ERROR(yg__dispatch_device(\"%s\", %s%s, %s, &dev));\n",
                       op->display, a->nullable ? "" : "&", a->name,
@@ -380,9 +315,9 @@ static void emit_same_device_check(gen_sb *sb, const gen_op *op)
 
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR_LIST) {
+        if (gen_arg_is_tensor_list(a)) {
             list = a->name;
-        } else if (a->type == GEN_T_TENSOR) {
+        } else if (gen_arg_is_tensor(a)) {
             gen_sb_printf(&ts, "%s%s", n == 0 ? "" : ", ", a->name);
             gen_sb_printf(&names, "%s\"%s\"", n == 0 ? "" : ", ", a->name);
             n++;
@@ -573,12 +508,13 @@ typedef enum save_filter {
     SAVES_RESULT,
 } save_filter;
 
-static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter);
+static void emit_saves(gen_sb *sb, const gen_op *op, const gen_backward_plan *bp,
+                       save_filter filter);
 
 /* The parameters of op's record function: only the arguments its node
  * reads (so none goes unused), then the outputs it records, or, in
  * place, the node it hands back. */
-static void record_params(const gen_op *op, gen_params *out)
+static void record_params(const gen_op *op, const gen_backward_plan *bp, gen_params *out)
 {
     const gen_deriv *d = op->deriv;
     bool inplace = op->form == GEN_FORM_INPLACE;
@@ -590,7 +526,7 @@ static void record_params(const gen_op *op, gen_params *out)
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
         int width = gen_arg_has_len(a) ? 2 : 1;
-        if (record_needs_arg(d, i)) {
+        if (record_needs_arg(d, bp, i)) {
             for (int k = 0; k < width; k++) {
                 params.decls = gen_xrealloc(params.decls, (size_t)(params.n + 1) * sizeof(char *));
                 params.comments =
@@ -604,7 +540,7 @@ static void record_params(const gen_op *op, gen_params *out)
     }
     gen_params_free(&all);
     for (int i = 0; i < op->schema.n_returns; i++) {
-        if (!inplace && !record_needs_output(d, i))
+        if (!inplace && !record_needs_output(d, bp, i))
             continue;
         char *local = result_local(i);
         bool list = op->schema.returns[i].is_list;
@@ -775,7 +711,7 @@ static void emit_record_histories(gen_sb *sb, const gen_op *op)
 /* Emits `static yg_status <op>_record(...)`, which builds the node: after
  * the kernel for functional ops (and sets result's history), before it
  * for in-place ops (see emit_inplace_body). */
-static void emit_record(gen_sb *sb, const gen_op *op)
+static void emit_record(gen_sb *sb, const gen_op *op, const gen_backward_plan *bp)
 {
     const gen_deriv *d = op->deriv;
     bool inplace = op->form == GEN_FORM_INPLACE;
@@ -783,15 +719,15 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     bool saves_here = false;
     gen_params params;
 
-    for (int j = 0; j < d->n_saves; j++) {
-        if (d->saves[j].old_value)
-            old_copy = d->saves[j].arg;
-        saves_here |= !inplace || d->saves[j].arg_index >= 0;
+    for (int j = 0; j < bp->n_saves; j++) {
+        if (bp->saves[j].old_value)
+            old_copy = bp->saves[j].arg;
+        saves_here |= !inplace || bp->saves[j].arg_index >= 0;
     }
     char *display = gen_node_display_name(op->cname);
     emit_record_doc(sb, op, display);
     free(display);
-    record_params(op, &params);
+    record_params(op, bp, &params);
     char *prefix = gen_xprintf("static yg_status %s_record(", op->cname);
     gen_emit_call_decl(sb, prefix, &params, false, "");
     free(prefix);
@@ -809,7 +745,7 @@ static void emit_record(gen_sb *sb, const gen_op *op)
     if (saves_here)
         gen_sb_printf(sb, "    node = (%s_backward *)base;\n", op->cname);
     emit_edges(sb, d);
-    emit_saves(sb, op, inplace ? SAVES_BUT_RESULT : SAVES_ALL);
+    emit_saves(sb, op, bp, inplace ? SAVES_BUT_RESULT : SAVES_ALL);
     emit_record_histories(sb, op);
     if (old_copy != NULL)
         gen_sb_printf(sb, "    yg_release(%s_before);\n", old_copy);
@@ -936,13 +872,14 @@ static void emit_save(gen_sb *sb, const gen_op *op, const gen_save *s, const cha
 /* Emits the saves of op's node (which is `base`, typed `node`) that
  * filter selects, each one that not every gradient reads inside an if
  * on the gradients that do. */
-static void emit_saves(gen_sb *sb, const gen_op *op, save_filter filter)
+static void emit_saves(gen_sb *sb, const gen_op *op, const gen_backward_plan *bp,
+                       save_filter filter)
 {
     const gen_deriv *d = op->deriv;
     uint64_t all_edges = d->n_edges >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << d->n_edges) - 1);
 
-    for (int j = 0; j < d->n_saves; j++) {
-        const gen_save *s = &d->saves[j];
+    for (int j = 0; j < bp->n_saves; j++) {
+        const gen_save *s = &bp->saves[j];
         if ((filter == SAVES_RESULT && s->arg_index >= 0) ||
             (filter == SAVES_BUT_RESULT && s->arg_index < 0))
             continue;
@@ -1043,14 +980,15 @@ static void emit_make_views(gen_sb *sb, const gen_op *op, bool locals)
 /* The body of an in-place op with a derivative: the node is built (and the
  * old values its formulas read are copied) before the kernel writes self;
  * afterwards result is saved and self's history is rebased on the node. */
-static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const char *device_of)
+static void emit_inplace_body(gen_sb *sb, const gen_op *op, const gen_backward_plan *bp,
+                              int n_inputs, const char *device_of)
 {
     const gen_deriv *d = op->deriv;
     const char *self = op->schema.args[0].name;
     bool saves_result = false;
 
-    for (int j = 0; j < d->n_saves; j++)
-        saves_result |= d->saves[j].arg_index < 0;
+    for (int j = 0; j < bp->n_saves; j++)
+        saves_result |= bp->saves[j].arg_index < 0;
     emit_device_choice(sb, op, device_of);
     emit_same_device_check(sb, op);
     gen_sb_printf(sb,
@@ -1065,7 +1003,7 @@ static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const 
     gen_sb_printf(sb, "        st = %s_record(", op->cname);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (!record_needs_arg(d, i))
+        if (!record_needs_arg(d, bp, i))
             continue;
         gen_sb_printf(sb, "%s, ", a->name);
         if (gen_arg_has_len(a))
@@ -1080,7 +1018,7 @@ static void emit_inplace_body(gen_sb *sb, const gen_op *op, int n_inputs, const 
         gen_sb_printf(sb, "        %s_backward *node = (%s_backward *)base;\n\n", op->cname,
                       op->cname);
         gen_sb sv = {0};
-        emit_saves(&sv, op, SAVES_RESULT);
+        emit_saves(&sv, op, bp, SAVES_RESULT);
         /* The saves one level deeper, inside this block. */
         for (const char *p = sv.buf; p != NULL && *p != '\0';) {
             size_t n = strcspn(p, "\n");
@@ -1111,7 +1049,7 @@ static int emit_dispatch_locals(gen_sb *sb, const gen_op *op)
     gen_sb inputs = {0};
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_TENSOR || (d != NULL && !is_differentiable_arg(d, i)))
+        if (!gen_arg_is_tensor(a) || (d != NULL && !is_differentiable_arg(d, i)))
             continue;
         gen_sb_printf(&inputs, "%s%s", n_inputs > 0 ? ", " : "", a->name);
         n_inputs++;
@@ -1150,7 +1088,7 @@ static void emit_grad_refusal(gen_sb *sb, const gen_op *op, int n_inputs)
 
     for (int i = 0; d == NULL && i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR_LIST)
+        if (gen_arg_is_tensor_list(a))
             gen_sb_printf(&cond, "%syg__any_requires_grad((int)%s_len, %s)",
                           cond.len > 0 ? " ||\n        " : "", a->name, a->name);
     }
@@ -1181,7 +1119,7 @@ static const char *emit_device_source(gen_sb *sb, const gen_op *op, char **list_
     *list_first = NULL;
     for (int i = 0; device_of == NULL && i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_TENSOR_LIST || a->nullable)
+        if (!gen_arg_is_tensor_list(a) || a->nullable)
             continue;
         /* Only Tensor[] arguments: the device is that of the first. */
         gen_sb_printf(sb,
@@ -1198,7 +1136,8 @@ static const char *emit_device_source(gen_sb *sb, const gen_op *op, char **list_
 /* The call of <op>_record when an input requires grad: the fixed inputs,
  * then a Tensor[] input's items; an op returning Tensor[] records a node
  * only when it has outputs. */
-static void emit_record_call(gen_sb *sb, const gen_op *op, int n_inputs)
+static void emit_record_call(gen_sb *sb, const gen_op *op, const gen_backward_plan *bp,
+                             int n_inputs)
 {
     const gen_deriv *d = op->deriv;
 
@@ -1216,7 +1155,7 @@ static void emit_record_call(gen_sb *sb, const gen_op *op, int n_inputs)
     gen_sb_free(&record_cond);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (!record_needs_arg(d, i))
+        if (!record_needs_arg(d, bp, i))
             continue;
         gen_sb_printf(sb, "%s, ", a->name);
         if (gen_arg_has_len(a))
@@ -1224,7 +1163,7 @@ static void emit_record_call(gen_sb *sb, const gen_op *op, int n_inputs)
     }
     bool first = true;
     for (int i = 0; i < op->schema.n_returns; i++) {
-        if (!record_needs_output(d, i))
+        if (!record_needs_output(d, bp, i))
             continue;
         char *local = result_local(i);
         gen_sb_printf(sb, "%s%s", first ? "" : ", ", local);
@@ -1262,7 +1201,8 @@ static void emit_hand_out_results(gen_sb *sb, const gen_op *op)
     gen_sb_puts(sb, "    return st;\n}\n");
 }
 
-static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
+/* bp: the backward plan of op's derivative entry, NULL without one. */
+static void emit_dispatch_body(gen_sb *sb, const gen_op *op, const gen_backward_plan *bp)
 {
     const gen_deriv *d = op->deriv;
     bool record = d != NULL && d->n_edges > 0;
@@ -1277,7 +1217,7 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     char *list_first = NULL;
     const char *device_of = emit_device_source(sb, op, &list_first);
     if (inplace) {
-        emit_inplace_body(sb, op, n_inputs, device_of);
+        emit_inplace_body(sb, op, bp, n_inputs, device_of);
         free(list_first);
         return;
     }
@@ -1316,11 +1256,11 @@ static void emit_dispatch_body(gen_sb *sb, const gen_op *op)
     emit_state_bumps(sb, op, "    ");
     if (views)
         emit_make_views(sb, op, true);
-    emit_record_call(sb, op, n_inputs);
+    emit_record_call(sb, op, bp, n_inputs);
     emit_hand_out_results(sb, op);
 }
 
-char *gen_emit_api_c(const gen_model *model, int section)
+char *gen_emit_api_c(const gen_model *model, const gen_backward_plan *backward, int section)
 {
     gen_sb sb = {0};
     const char *sec = model->sections[section].name;
@@ -1364,11 +1304,13 @@ char *gen_emit_api_c(const gen_model *model, int section)
         const gen_op *op = &model->ops[i];
         if (!op->valid || op->section != section)
             continue;
+        const gen_backward_plan *bp =
+            op->deriv != NULL ? &backward[gen_deriv_index(model, op->deriv)] : NULL;
         gen_sb_puts(&sb, "\n");
         if (op->kind != GEN_OP_COMPOSITE) {
             emit_kernel_table(&sb, op);
             if (op->deriv != NULL && op->deriv->n_edges > 0)
-                emit_record(&sb, op);
+                emit_record(&sb, op, bp);
         }
         emit_traced(&sb, op);
         gen_emit_schema_only(&sb, "", op->func);
@@ -1381,7 +1323,7 @@ char *gen_emit_api_c(const gen_model *model, int section)
         if (op->kind == GEN_OP_COMPOSITE)
             emit_composite(&sb, op);
         else
-            emit_dispatch_body(&sb, op);
+            emit_dispatch_body(&sb, op, bp);
         if (gen_op_has_options(op))
             gen_emit_options_def(&sb, op);
     }

@@ -127,8 +127,7 @@ static void spec_facts(gen_sb *sb, const gen_op *op)
     int n = 0;
 
     for (int i = 0; i < op->schema.n_args; i++)
-        tensor_in |= op->schema.args[i].type == GEN_T_TENSOR ||
-                     op->schema.args[i].type == GEN_T_TENSOR_LIST;
+        tensor_in |= gen_arg_is_input(&op->schema.args[i]);
     /* The claim is of floating tensor inputs: creation ops have none. */
     if (tensor_in && (op->dtypes & all) == all) {
         gen_sb_puts(sb, "Dtypes: any.");
@@ -150,11 +149,11 @@ static void spec_facts(gen_sb *sb, const gen_op *op)
             continue;
         }
         /* bool[N] has no length to check: the pointer holds N entries. */
-        if (a->type != GEN_T_INT_LIST || a->fixed_len == 0)
+        if (!gen_arg_is_int_list(a) || a->fixed_len == 0)
             continue;
         /* int[N] lists with the same N, in a row, share one clause. */
         int last = i, count = 1;
-        while (last + 1 < op->schema.n_args && op->schema.args[last + 1].type == GEN_T_INT_LIST &&
+        while (last + 1 < op->schema.n_args && gen_arg_is_int_list(&op->schema.args[last + 1]) &&
                op->schema.args[last + 1].fixed_len == a->fixed_len) {
             last++;
             count++;

@@ -46,48 +46,13 @@ bool gen_op_has_options(const gen_op *op)
             continue;
         /* A member's zero value must be able to mean "unset": not so for
          * a plain dtype or device (0 is float32, cpu). */
-        if (a->type == GEN_T_BOOL_LIST || a->type == GEN_T_TENSOR_LIST ||
-            (a->type == GEN_T_TENSOR && !a->nullable) ||
-            ((a->type == GEN_T_SCALAR_TYPE || a->type == GEN_T_DEVICE) && !a->nullable))
+        if (gen_option_member(a) == NULL)
             return false;
         n++;
     }
     return n >= YG_OPTIONS_MIN;
 }
 
-/* The member type of defaulted argument a. */
-static const char *member_type(const gen_arg *a)
-{
-    switch (a->type) {
-    case GEN_T_INT:
-        return "yg_opt_int ";
-    case GEN_T_FLOAT:
-    case GEN_T_SCALAR:
-        return "yg_opt_float ";
-    case GEN_T_BOOL:
-        return "yg_opt_bool ";
-    case GEN_T_INT_LIST:
-        return "yg_opt_ints ";
-    case GEN_T_TENSOR: /* state (Tensor(a!)?) is written: not const */
-        return a->mutable_ || gen_arg_is_state(a) ? "yg_tensor *" : "const yg_tensor *";
-    case GEN_T_SCALAR_TYPE:
-        return a->nullable ? "const yg_dtype *" : "yg_dtype ";
-    case GEN_T_DEVICE:
-        return a->nullable ? "const yg_device *" : "yg_device ";
-    case GEN_T_GENERATOR:
-        return "yg_generator *";
-    case GEN_T_STR:
-        return "const char *";
-    default:
-        return NULL;
-    }
-}
-
-/* The C value of a scalar default ("True" -> true). */
-static const char *c_scalar(const char *d)
-{
-    return strcmp(d, "True") == 0 ? "true" : strcmp(d, "False") == 0 ? "false" : d;
-}
 
 void gen_emit_options_decl(gen_sb *sb, const gen_op *op)
 {
@@ -105,7 +70,7 @@ void gen_emit_options_decl(gen_sb *sb, const gen_op *op)
     size_t widest = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        size_t w = defaulted(a) ? strlen(member_type(a)) + strlen(a->name) + 1 : 0;
+        size_t w = defaulted(a) ? strlen(gen_option_member(a)) + strlen(a->name) + 1 : 0;
         if (defaulted(a) && w > widest)
             widest = w;
     }
@@ -113,7 +78,7 @@ void gen_emit_options_decl(gen_sb *sb, const gen_op *op)
         const gen_arg *a = &op->schema.args[i];
         if (!defaulted(a))
             continue;
-        char *decl = gen_xprintf("%s%s;", member_type(a), a->name);
+        char *decl = gen_xprintf("%s%s;", gen_option_member(a), a->name);
         const gen_enum *e = gen_arg_enum(a);
         char *d = e != NULL ? gen_enum_value_cname(e, atoi(a->default_)) : gen_xstrdup(a->default_);
         gen_sb_printf(sb, "    %-*s /* default %s */\n", (int)widest, decl, d);
@@ -155,17 +120,16 @@ void gen_emit_options_decl(gen_sb *sb, const gen_op *op)
 static void default_value_arg(gen_sb *locals, gen_sb *call, const gen_arg *a, const char *sep)
 {
     const char *n = a->name;
-    const char *ct = a->type == GEN_T_INT    ? "int64_t"
-                     : a->type == GEN_T_BOOL ? "bool"
-                                             : "double";
+    const char *ct = gen_type_of(a)->value_ctype;
 
     if (!a->nullable)
-        gen_sb_printf(call, "%so->%s.set ? o->%s.value : %s", sep, n, n, c_scalar(a->default_));
+        gen_sb_printf(call, "%so->%s.set ? o->%s.value : %s", sep, n, n,
+                      gen_default_c(a->default_));
     else if (strcmp(a->default_, "None") == 0)
         gen_sb_printf(call, "%so->%s.set ? &o->%s.value : NULL", sep, n, n);
     else {
         gen_sb_printf(locals, "    static const %s %s_default = %s;\n", ct, n,
-                      c_scalar(a->default_));
+                      gen_default_c(a->default_));
         gen_sb_printf(call, "%so->%s.set ? &o->%s.value : &%s_default", sep, n, n, n);
     }
 }

@@ -43,28 +43,28 @@ static const dtype_info dtypes[] = {
     {"int32", "YG_INT32", "int32_t"},
 };
 
-static int n_loop_dtypes(const gen_op *op)
+static int n_loop_dtypes(const gen_op *op, const gen_pointwise_plan *pp)
 {
-    return op->int_safe || op->pointwise_int != NULL ? 4 : 2;
+    return pp->int_safe || op->pointwise_int != NULL ? 4 : 2;
 }
 
 /* Whether op gets a loop for dtypes[d]: gen can write one and the op
  * claims it (a claim narrower than the loops, say float32 and float64 for
  * an activation whose expression would run on integers, leaves the other
  * loops out, so the iterator refuses those dtypes). */
-static bool emits_loop(const gen_op *op, int d)
+static bool emits_loop(const gen_op *op, const gen_pointwise_plan *pp, int d)
 {
     int k = gen_dtype_lookup(dtypes[d].suffix);
-    return d < n_loop_dtypes(op) && k >= 0 && (op->dtypes & (UINT32_C(1) << k)) != 0;
+    return d < n_loop_dtypes(op, pp) && k >= 0 && (op->dtypes & (UINT32_C(1) << k)) != 0;
 }
 
-uint32_t gen_pointwise_loop_dtypes(const gen_op *op)
+uint32_t gen_pointwise_loop_dtypes(const gen_op *op, const gen_pointwise_plan *pp)
 {
     uint32_t mask = 0;
 
     /* A loop dtype missing from gen_dtypes (model.c) is left out of the
      * claim; test_opinfo then reports the op running on it unclaimed. */
-    for (int d = 0; d < n_loop_dtypes(op); d++) {
+    for (int d = 0; d < n_loop_dtypes(op, pp); d++) {
         int k = gen_dtype_lookup(dtypes[d].suffix);
         if (k >= 0)
             mask |= UINT32_C(1) << k;
@@ -79,11 +79,11 @@ static bool op_inplace(const gen_op *op)
 }
 
 /* Writes the statements that compute one element into target (an lvalue
- * text such as "dst[i]") at indent, from op->body for dtype dt. */
-static void emit_body(gen_sb *sb, const gen_op *op, const dtype_info *dt, const char *indent,
-                      const char *target)
+ * text such as "dst[i]") at indent, from pp->body for dtype dt. */
+static void emit_body(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp,
+                      const dtype_info *dt, const char *indent, const char *target)
 {
-    char *const *body = op->body[strcmp(dt->ctype, "float") == 0];
+    char *const *body = pp->body[strcmp(dt->ctype, "float") == 0];
     const char *ct = dt->ctype;
     char *const int_body[3] = {op->pointwise_int, NULL, NULL};
 
@@ -101,7 +101,8 @@ static void emit_body(gen_sb *sb, const gen_op *op, const dtype_info *dt, const 
         gen_sb_printf(sb, "\n%s%s = %s;\n", indent, target, body[0]);
 }
 
-static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
+static void emit_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp,
+                      const dtype_info *dt)
 {
     const char *ct = dt->ctype;
     const char *restrict_kw = op_inplace(op) ? "" : "restrict ";
@@ -115,7 +116,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
     gen_sb_puts(sb, "{\n");
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(a))
             continue;
         gen_sb_printf(sb, "    const %s %s = (%s)scalars[%d];\n", ct, a->name, ct, n_scalars++);
     }
@@ -124,7 +125,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
     gen_sb_printf(sb, "    const int64_t elem = (int64_t)sizeof(%s);\n\n    if (", ct);
     k = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
-        if (op->schema.args[i].type != GEN_T_TENSOR)
+        if (!gen_arg_is_tensor(&op->schema.args[i]))
             continue;
         if (k == 0)
             gen_sb_puts(sb, "s[0] == elem");
@@ -135,7 +136,7 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
     k = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_TENSOR)
+        if (!gen_arg_is_tensor(a))
             continue;
         gen_sb_printf(sb, "        const %s *%ssrc_%s = (const %s *)p[%d];\n", ct, restrict_kw,
                       a->name, ct, ++k);
@@ -143,23 +144,23 @@ static void emit_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
     gen_sb_puts(sb, "\n        for (int64_t i = 0; i < n; i++) {\n");
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(a))
             gen_sb_printf(sb, "            const %s %s = src_%s[i];\n", ct, a->name, a->name);
     }
-    emit_body(sb, op, dt, "            ", "dst[i]");
+    emit_body(sb, op, pp, dt, "            ", "dst[i]");
     gen_sb_puts(sb, "        }\n        return;\n    }\n");
     gen_sb_puts(sb, "    for (int64_t i = 0; i < n; i++) {\n");
     k = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_TENSOR)
+        if (!gen_arg_is_tensor(a))
             continue;
         k++;
         gen_sb_printf(sb, "        const %s %s = *(const %s *)(p[%d] + i * s[%d]);\n", ct,
                       a->name, ct, k, k);
     }
     char *target = gen_xprintf("*(%s *)(p[0] + i * s[0])", ct);
-    emit_body(sb, op, dt, "        ", target);
+    emit_body(sb, op, pp, dt, "        ", target);
     free(target);
     gen_sb_puts(sb, "    }\n}\n\n");
 }
@@ -169,22 +170,22 @@ static int n_tensor_args(const gen_op *op)
     int n = 0;
 
     for (int i = 0; i < op->schema.n_args; i++)
-        n += op->schema.args[i].type == GEN_T_TENSOR;
+        n += gen_arg_is_tensor(&op->schema.args[i]);
     return n;
 }
 
 /* The loops of op and its table for the ISA the file is compiled for. */
-static void emit_op_loops(gen_sb *sb, const gen_op *op)
+static void emit_op_loops(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp)
 {
-    int n_dtypes = n_loop_dtypes(op);
+    int n_dtypes = n_loop_dtypes(op, pp);
 
     gen_sb_printf(sb, "/* ---- %s: %s ---- */\n\n", op->full_name, op->pointwise);
     for (int d = 0; d < n_dtypes; d++)
-        if (emits_loop(op, d))
-            emit_loop(sb, op, &dtypes[d]);
+        if (emits_loop(op, pp, d))
+            emit_loop(sb, op, pp, &dtypes[d]);
     gen_sb_printf(sb, "const yg_loop_table YG_ISA_NAME(yg__loops_%s) = {{\n", op->cname);
     for (int d = 0; d < n_dtypes; d++)
-        if (emits_loop(op, d))
+        if (emits_loop(op, pp, d))
             gen_sb_printf(sb, "    [%s] = %s_loop_%s,\n", dtypes[d].enum_name, op->cname,
                           dtypes[d].suffix);
     gen_sb_puts(sb, "}};\n");
@@ -207,7 +208,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     gen_sb_printf(sb, "static const char *const %s_input_names[] = {", op->cname);
     int k = 0;
     for (int i = 0; i < op->schema.n_args; i++)
-        if (op->schema.args[i].type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(&op->schema.args[i]))
             gen_sb_printf(sb, "%s\"%s\"", k++ > 0 ? ", " : "", op->schema.args[i].name);
     gen_sb_puts(sb, "};\n\n");
     int n_scalar_args = op->schema.n_args - n_in;
@@ -215,7 +216,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
         gen_sb_printf(sb, "static const char *const %s_scalar_names[] = {", op->cname);
         k = 0;
         for (int i = 0; i < op->schema.n_args; i++)
-            if (op->schema.args[i].type != GEN_T_TENSOR)
+            if (!gen_arg_is_tensor(&op->schema.args[i]))
                 gen_sb_printf(sb, "%s\"%s\"", k++ > 0 ? ", " : "", op->schema.args[i].name);
         gen_sb_puts(sb, "};\n\n");
     }
@@ -244,7 +245,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     k = 0;
     int n_scalars = 0;
     for (int i = 0; i < op->schema.n_args; i++) {
-        if (op->schema.args[i].type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(&op->schema.args[i]))
             gen_sb_printf(sb, "%s%s", k++ > 0 ? ", " : "", op->schema.args[i].name);
         else
             n_scalars++;
@@ -254,7 +255,7 @@ static void emit_op(gen_sb *sb, const gen_op *op)
         gen_sb_printf(sb, "    const double scalars[%d] = {", n_scalars);
         k = 0;
         for (int i = 0; i < op->schema.n_args; i++)
-            if (op->schema.args[i].type != GEN_T_TENSOR)
+            if (!gen_arg_is_tensor(&op->schema.args[i]))
                 gen_sb_printf(sb, "%s%s", k++ > 0 ? ", " : "", op->schema.args[i].name);
         gen_sb_puts(sb, "};\n");
     }
@@ -263,8 +264,8 @@ static void emit_op(gen_sb *sb, const gen_op *op)
         const gen_arg *d = &op->schema.args[op->int_divisor_arg];
         int index = 0;
         for (int i = 0; i < op->int_divisor_arg; i++)
-            index += op->schema.args[i].type == GEN_T_TENSOR;
-        if (d->type == GEN_T_TENSOR)
+            index += gen_arg_is_tensor(&op->schema.args[i]);
+        if (gen_arg_is_tensor(d))
             gen_sb_printf(sb,
                           "\n    YG_RETURN_IF_ERROR(\n        yg__check_int_divisor(%s_desc.op, "
                           "inputs, %d, %d, \"%s\"));\n",
@@ -331,7 +332,7 @@ static void put_intmath_include(gen_sb *sb, const gen_model *model, int section)
     }
 }
 
-char *gen_emit_loops_c(const gen_model *model, int section)
+char *gen_emit_loops_c(const gen_model *model, const gen_pointwise_plan *pointwise, int section)
 {
     gen_sb sb = {0};
 
@@ -362,7 +363,7 @@ char *gen_emit_loops_c(const gen_model *model, int section)
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
-        emit_op_loops(&sb, op);
+        emit_op_loops(&sb, op, &pointwise[i]);
     }
     return gen_sb_take(&sb);
 }
@@ -379,20 +380,21 @@ char *gen_emit_loops_c(const gen_model *model, int section)
 static const char *const cuda_dtype_order[] = {"float32", "float64", "int64", "bool",
                                                "int32",   "float16", "bfloat16"};
 
-static void emit_cuda_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
+static void emit_cuda_loop(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp,
+                           const dtype_info *dt)
 {
     const char *ct = dt->ctype;
     int n_scalars = 0, k = 0;
 
     gen_sb_printf(sb, "struct %s_%s {\n", op->cname, dt->suffix);
     for (int i = 0; i < op->schema.n_args; i++)
-        if (op->schema.args[i].type != GEN_T_TENSOR)
+        if (!gen_arg_is_tensor(&op->schema.args[i]))
             gen_sb_printf(sb, "    %s %s;\n", ct, op->schema.args[i].name);
     gen_sb_printf(sb, "\n    __host__ __device__ explicit %s_%s(const yg_cuda_loop_args *a)",
                   op->cname, dt->suffix);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(a))
             continue;
         gen_sb_printf(sb, "%s%s((%s)a->scalars[%d])", n_scalars == 0 ? "\n        : " : ", ",
                       a->name, ct, n_scalars);
@@ -402,25 +404,25 @@ static void emit_cuda_loop(gen_sb *sb, const gen_op *op, const dtype_info *dt)
     gen_sb_printf(sb, "    __device__ %s operator()(const %s *v) const\n    {\n", ct, ct);
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR)
+        if (gen_arg_is_tensor(a))
             gen_sb_printf(sb, "        const %s %s = v[%d];\n", ct, a->name, k++);
     }
     char *target = gen_xprintf("const %s r", ct);
-    emit_body(sb, op, dt, "        ", target);
+    emit_body(sb, op, pp, dt, "        ", target);
     free(target);
     gen_sb_puts(sb, "        return r;\n    }\n};\n");
     gen_sb_printf(sb, "YG_CUDA_LOOP(%s_%s_loop, %s, %s, %d, %s_%s)\n\n", op->cname, dt->suffix, ct,
                   ct, k, op->cname, dt->suffix);
 }
 
-static void emit_cuda_table(gen_sb *sb, const gen_op *op)
+static void emit_cuda_table(gen_sb *sb, const gen_op *op, const gen_pointwise_plan *pp)
 {
     gen_sb_printf(sb, "extern \"C\" const yg_cuda_loop_table yg__cuda_loops_%s = {{\n",
                   op->cname);
     for (size_t j = 0; j < sizeof cuda_dtype_order / sizeof *cuda_dtype_order; j++) {
         int found = -1;
-        for (int d = 0; d < n_loop_dtypes(op); d++)
-            if (emits_loop(op, d) && strcmp(dtypes[d].suffix, cuda_dtype_order[j]) == 0)
+        for (int d = 0; d < n_loop_dtypes(op, pp); d++)
+            if (emits_loop(op, pp, d) && strcmp(dtypes[d].suffix, cuda_dtype_order[j]) == 0)
                 found = d;
         if (found >= 0)
             gen_sb_printf(sb, "    %s_%s_loop,\n", op->cname, dtypes[found].suffix);
@@ -430,7 +432,7 @@ static void emit_cuda_table(gen_sb *sb, const gen_op *op)
     gen_sb_puts(sb, "}};\n");
 }
 
-char *gen_emit_cuda_cu(const gen_model *model, int section)
+char *gen_emit_cuda_cu(const gen_model *model, const gen_pointwise_plan *pointwise, int section)
 {
     gen_sb sb = {0};
     const char *name = model->sections[section].name;
@@ -455,9 +457,9 @@ char *gen_emit_cuda_cu(const gen_model *model, int section)
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
             continue;
         gen_sb_printf(&sb, "\n/* ---- %s: %s ---- */\n\n", op->full_name, op->pointwise);
-        for (int d = 0; d < n_loop_dtypes(op); d++)
-            if (emits_loop(op, d))
-                emit_cuda_loop(&sb, op, &dtypes[d]);
+        for (int d = 0; d < n_loop_dtypes(op, &pointwise[i]); d++)
+            if (emits_loop(op, &pointwise[i], d))
+                emit_cuda_loop(&sb, op, &pointwise[i], &dtypes[d]);
     }
     gen_sb_puts(&sb, "#ifndef __CUDACC_RTC__ /* NVRTC compiles no host code */\n");
     for (int i = 0; i < model->n_ops; i++) {
@@ -465,7 +467,7 @@ char *gen_emit_cuda_cu(const gen_model *model, int section)
         if (!op->valid || op->kind != GEN_OP_POINTWISE || op->section != section)
             continue;
         gen_sb_puts(&sb, "\n");
-        emit_cuda_table(&sb, op);
+        emit_cuda_table(&sb, op, &pointwise[i]);
     }
     gen_sb_puts(&sb, "#endif\n");
     return gen_sb_take(&sb);

@@ -126,18 +126,18 @@ static void emit_op_args(gen_sb *sb, const gen_op *op)
     gen_sb_printf(sb, "static const yg_op_arg %s_args[] = {\n", op->cname);
     for (int j = 0; j < op->schema.n_args; j++) {
         const gen_arg *a = &op->schema.args[j];
-        bool tensor = a->type == GEN_T_TENSOR || a->type == GEN_T_TENSOR_LIST;
+        bool tensor = gen_arg_is_input(a);
         const char *bits[5];
         int n = 0;
         if (tensor)
             bits[n++] = "YG_OP_ARG_TENSOR";
-        if (a->type == GEN_T_TENSOR_LIST)
+        if (gen_arg_is_tensor_list(a))
             bits[n++] = "YG_OP_ARG_LIST";
         if (a->nullable)
             bits[n++] = "YG_OP_ARG_OPTIONAL";
         if (a->mutable_)
             bits[n++] = "YG_OP_ARG_WRITTEN";
-        if (a->type == GEN_T_GENERATOR)
+        if (gen_arg_is_generator(a))
             bits[n++] = "YG_OP_ARG_GENERATOR";
         gen_sb_printf(sb, "    {\"%s\", ", a->name);
         for (int k = 0; k < n; k++)

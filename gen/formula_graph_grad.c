@@ -31,7 +31,7 @@ int gen__tensor_ordinal(const gen_op *op, const char *name)
 
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type != GEN_T_TENSOR && a->type != GEN_T_TENSOR_LIST)
+        if (!gen_arg_is_input(a))
             continue;
         if (strcmp(a->name, name) == 0)
             return ord;
@@ -84,7 +84,7 @@ static char *sym_named(gen_formula_ctx *fc, CXCursor c, const char *name)
         return gen_xstrdup("yg__df_output(s, 0)");
     int ord = gen__tensor_ordinal(fc->d->op, name);
     int index = gen__arg_index(fc->d->op, name);
-    if (ord >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR)
+    if (ord >= 0 && gen_arg_is_tensor(&fc->d->op->schema.args[index]))
         return gen_xprintf("yg__df_input(s, %d)", ord);
     fail(fc, c, "this tensor reference");
     return gen_xstrdup("NULL");
@@ -219,11 +219,11 @@ static void sym_scalar_arg(gen_formula_ctx *fc, CXCursor a, const gen_arg *p, co
             return;
         }
         gen_sb_printf(out, "%sif (%s != NULL)\n%s    yg__df_%s(s, n, \"%s\", *%s);\n", ind, name,
-                      ind, p->type == GEN_T_INT ? "int" : "float", p->name, name);
+                      ind, gen_arg_is_int(p) ? "int" : "float", p->name, name);
         return;
     }
     char *text = gen__lower_scalar(fc, a);
-    bool is_int = p->type == GEN_T_INT || p->type == GEN_T_BOOL;
+    bool is_int = gen_arg_is_int(p) || p->type == GEN_T_BOOL;
     if (p->enum_id > 0)
         gen_sb_printf(out, "%syg__df_str(s, n, \"%s\", yg_%s_name(%s));\n", ind, p->name,
                       gen_arg_enum(p)->cname, text);
@@ -338,7 +338,7 @@ static char *sym_tensor(gen_formula_ctx *fc, CXCursor c)
         free(cname);
         return gen_xstrdup("NULL");
     }
-    char *tmp = gen_xprintf("%s_tmp%d", cname, fc->d->n_df_temps++);
+    char *tmp = gen_xprintf("%s_tmp%d", cname, fc->sp->n_df_temps++);
     gen_sb_printf(&fc->code, "%syg_ir_value *%s = yg__df_out(s, n, 0);\n", ind, tmp);
     free(cname);
     return tmp;

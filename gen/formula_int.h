@@ -6,9 +6,9 @@
  * and records what its node saves, formula_lower.c lowers it to C.
  *
  * A gen_formula_ctx carries one formula (or one key shared by several
- * inputs) through the analysis.  It borrows the model, the derivative and
- * the formulas; it owns code, members and size_reads, which
- * formula_unit.c's analyse_formulas releases.
+ * inputs) through the analysis.  It reads the model (const: resolution is
+ * over) and writes the entry's plans; it owns code, members and
+ * size_reads, which formula_unit.c's analyse_formulas releases.
  */
 #ifndef YAGRAD_GEN_FORMULA_INT_H
 #define YAGRAD_GEN_FORMULA_INT_H
@@ -47,15 +47,18 @@ bool gen__is_tensor_type(CXType t);
 /* ---- one formula under analysis ---- */
 
 typedef struct gen_formula_ctx {
-    gen_model *model;
-    gen_deriv *d;
-    gen_formula *f;
+    const gen_model *model;
+    const gen_deriv *d;
+    const gen_formula *f;
+    gen_backward_plan *bp; /* d's: the saves, temporaries and grads read */
+    gen_formula_plan *fp;  /* f's, in bp */
+    gen_symbolic_plan *sp; /* d's: the graph_grad lowering */
     size_t expr_offset; /* of f->expr in the unit */
     CXTranslationUnit tu;
     gen_sb code;        /* lowered code */
     /* A key naming several inputs ("self, other: f(...)"): its formulas,
      * in key order (members[0] is f); one member otherwise. */
-    gen_formula **members;
+    const gen_formula **members;
     int n_members;
     uint64_t edges;     /* the edges of members: whose gradients read a save */
     bool reads_mask;    /* the formula reads grad_input_mask */
@@ -96,7 +99,9 @@ bool gen__formula_readable(const gen_arg *a);
  * cursor): records saves in fc->d, reports what cannot be lowered. */
 void gen__formula_infer(gen_formula_ctx *fc, CXCursor c, CXCursor parent);
 /* Orders a node's saved values by argument, outputs last, then kind. */
-void gen__sort_saves(gen_deriv *d);
+void gen__sort_saves(const gen_deriv *d, gen_backward_plan *bp);
+/* The plan of the key's member m (fc->members[m]). */
+gen_formula_plan *gen__member_plan(const gen_formula_ctx *fc, int m);
 
 /* ---- lowering (formula_lower.c) ---- */
 

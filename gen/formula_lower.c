@@ -78,11 +78,11 @@ static void emit_call(gen_sb *sb, const char *cname, const strv *args, const cha
 
 static char *new_temp(gen_formula_ctx *fc, const char *cname)
 {
-    gen_deriv *d = fc->d;
-    char *name = gen_xprintf("%s_tmp%d", cname, d->n_temps);
+    gen_backward_plan *bp = fc->bp;
+    char *name = gen_xprintf("%s_tmp%d", cname, bp->n_temps);
 
-    d->temps = gen_xrealloc(d->temps, (size_t)(d->n_temps + 1) * sizeof(char *));
-    d->temps[d->n_temps++] = gen_xstrdup(name);
+    bp->temps = gen_xrealloc(bp->temps, (size_t)(bp->n_temps + 1) * sizeof(char *));
+    bp->temps[bp->n_temps++] = gen_xstrdup(name);
     return name;
 }
 
@@ -385,7 +385,7 @@ static char *lower_dtype(gen_formula_ctx *fc, CXCursor c)
         char *name = gen__cursor_name(c);
         int index = gen__arg_index(fc->d->op, name);
         char *r = NULL;
-        if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_SCALAR_TYPE)
+        if (index >= 0 && gen_arg_is_dtype(&fc->d->op->schema.args[index]))
             r = fc->d->op->schema.args[index].nullable
                     ? gen_xprintf("node->has_%s ? &node->%s : NULL", name, name)
                     : gen_xprintf("node->%s", name);
@@ -435,7 +435,7 @@ static void lower_tensor_list(gen_formula_ctx *fc, CXCursor c, strv *args)
             free(name);
             return;
         }
-        if (index >= 0 && fc->d->op->schema.args[index].type == GEN_T_TENSOR_LIST) {
+        if (index >= 0 && gen_arg_is_tensor_list(&fc->d->op->schema.args[index])) {
             strv_push(args, gen_xprintf("(const yg_tensor *const *)%s", name));
             strv_push(args, gen_xprintf("node->%s.len", name));
             free(name);
@@ -510,7 +510,7 @@ static void lower_args(gen_formula_ctx *fc, CXCursor c, const gen_op *op, strv *
         char *aname = clang_getCursorKind(sa) == CXCursor_DeclRefExpr ? gen__cursor_name(sa) : NULL;
         bool mask = aname != NULL && strcmp(aname, "grad_input_mask") == 0;
         free(aname);
-        if (p->type == GEN_T_BOOL_LIST && mask) {
+        if (gen_arg_is_bool_list(p) && mask) {
             if (p->fixed_len != fc->n_members)
                 gen__formula_errorf(fc, a,
                                     "grad_input_mask has one entry per input of the key (%d) but "
@@ -519,12 +519,12 @@ static void lower_args(gen_formula_ctx *fc, CXCursor c, const gen_op *op, strv *
             strv_push(&args, gen_xstrdup("grad_input_mask"));
             continue;
         }
-        if (op->schema.args[i].type == GEN_T_DEVICE && !op->schema.args[i].nullable) {
+        if (gen_arg_is_device(&op->schema.args[i]) && !op->schema.args[i].nullable) {
             strv_push(&args, lower_device(fc, a));
             continue;
         }
         if (p->nullable &&
-            (p->type == GEN_T_INT || p->type == GEN_T_FLOAT || p->type == GEN_T_SCALAR)) {
+            (gen_arg_is_int(p) || p->type == GEN_T_FLOAT || p->type == GEN_T_SCALAR)) {
             strv_push(&args, lower_optional_scalar(fc, a));
             continue;
         }
@@ -576,7 +576,7 @@ static void lower_shared(gen_formula_ctx *fc, CXCursor c)
     const char **targets = gen_xcalloc((size_t)fc->n_members, sizeof(char *));
     char **mask = gen_xcalloc((size_t)fc->n_members, sizeof(char *));
     for (int i = 0; i < fc->n_members; i++) {
-        targets[i] = fc->members[i]->grad_name;
+        targets[i] = gen__member_plan(fc, i)->grad_name;
         mask[i] = gen_xprintf("yg__node_needs_grad(base, %d)", fc->members[i]->edge);
     }
     if (fc->reads_mask) {
@@ -614,8 +614,8 @@ static void lower_list_gradient(gen_formula_ctx *fc, CXCursor c)
         free(cname);
         return;
     }
-    char *len = gen_xprintf("%s_len", fc->f->grad_name);
-    const char *targets[] = {fc->f->grad_name, len};
+    char *len = gen_xprintf("%s_len", fc->fp->grad_name);
+    const char *targets[] = {fc->fp->grad_name, len};
     strv args = {0};
     lower_args(fc, c, op, &args);
     emit_call_to(&fc->code, cname, &args, targets, 2);
@@ -633,5 +633,5 @@ void gen__formula_lower(gen_formula_ctx *fc, CXCursor expr)
     else if (fc->f->list)
         lower_list_gradient(fc, expr);
     else
-        free(lower_tensor(fc, expr, fc->f->grad_name));
+        free(lower_tensor(fc, expr, fc->fp->grad_name));
 }

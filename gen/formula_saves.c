@@ -26,7 +26,7 @@
 void gen__formula_error_at(gen_formula_ctx *fc, CXCursor c, const char *msg, const char *name)
 {
     gen_error_in(fc->d->op->full_name, gen__cursor_loc(c, fc->f->loc, fc->expr_offset), msg, name);
-    fc->f->has_error = true;
+    fc->fp->failed = true;
 }
 
 void gen__formula_errorf(gen_formula_ctx *fc, CXCursor c, const char *fmt, ...)
@@ -54,7 +54,8 @@ int gen__arg_index(const gen_op *op, const char *name)
 static void add_save(gen_formula_ctx *fc, CXCursor at, const char *arg, gen_save_kind kind,
                      int output_nr)
 {
-    gen_deriv *d = fc->d;
+    const gen_deriv *d = fc->d;
+    gen_backward_plan *bp = fc->bp;
     int index = output_nr >= 0 ? -1 : gen__arg_index(d->op, arg);
     char *field = kind == GEN_SAVE_SIZES || kind == GEN_SAVE_LIST_SIZES
                       ? gen_xprintf("%s_sizes", arg)
@@ -63,8 +64,8 @@ static void add_save(gen_formula_ctx *fc, CXCursor at, const char *arg, gen_save
                   : kind == GEN_SAVE_DEVICE ? gen_xprintf("%s_device", arg)
                                            : gen_xstrdup(arg);
 
-    for (int i = 0; i < d->n_saves; i++) {
-        gen_save *s = &d->saves[i];
+    for (int i = 0; i < bp->n_saves; i++) {
+        gen_save *s = &bp->saves[i];
         if (strcmp(s->field, field) != 0)
             continue;
         if (s->kind != kind || strcmp(s->arg, arg) != 0)
@@ -81,7 +82,7 @@ static void add_save(gen_formula_ctx *fc, CXCursor at, const char *arg, gen_save
     if (old_value) {
         const gen_op *clone = gen_model_find_cname(fc->model, "clone");
         if (clone == NULL || clone->schema.n_args != 1 || clone->schema.n_returns != 1 ||
-            clone->schema.args[0].type != GEN_T_TENSOR || clone->schema.args[0].nullable) {
+            !gen_arg_is_tensor(&clone->schema.args[0]) || clone->schema.args[0].nullable) {
             gen__formula_error_at(fc, at,
                                   "this formula reads the value '%s' had before the in-place op "
                                   "wrote it, which is saved as a copy made by clone(Tensor self) "
@@ -91,8 +92,8 @@ static void add_save(gen_formula_ctx *fc, CXCursor at, const char *arg, gen_save
             return;
         }
     }
-    d->saves = gen_xrealloc(d->saves, (size_t)(d->n_saves + 1) * sizeof(gen_save));
-    d->saves[d->n_saves++] = (gen_save){.field = field,
+    bp->saves = gen_xrealloc(bp->saves, (size_t)(bp->n_saves + 1) * sizeof(gen_save));
+    bp->saves[bp->n_saves++] = (gen_save){.field = field,
                                         .arg = gen_xstrdup(arg),
                                         .arg_index = index,
                                         .output_nr = output_nr,
@@ -116,7 +117,7 @@ static void save_list_sizes(gen_formula_ctx *fc, CXCursor at, CXCursor call, con
         dname = gen__cursor_name(dim);
         index = gen__arg_index(fc->d->op, dname);
     }
-    if (index < 0 || fc->d->op->schema.args[index].type != GEN_T_INT ||
+    if (index < 0 || !gen_arg_is_int(&fc->d->op->schema.args[index]) ||
         fc->d->op->schema.args[index].nullable) {
         gen__formula_error_at(fc, clang_Cursor_isNull(dim) ? at : dim,
                               "list_sizes(%s, dim) takes the name of an int argument of the op as "
@@ -126,10 +127,10 @@ static void save_list_sizes(gen_formula_ctx *fc, CXCursor at, CXCursor call, con
         return;
     }
     add_save(fc, at, arg, GEN_SAVE_LIST_SIZES, -1);
-    for (int i = 0; i < fc->d->n_saves; i++)
-        if (fc->d->saves[i].kind == GEN_SAVE_LIST_SIZES && strcmp(fc->d->saves[i].arg, arg) == 0 &&
-            fc->d->saves[i].at == NULL)
-            fc->d->saves[i].at = gen_xstrdup(dname);
+    for (int i = 0; i < fc->bp->n_saves; i++)
+        if (fc->bp->saves[i].kind == GEN_SAVE_LIST_SIZES && strcmp(fc->bp->saves[i].arg, arg) == 0 &&
+            fc->bp->saves[i].at == NULL)
+            fc->bp->saves[i].at = gen_xstrdup(dname);
     free(dname);
 }
 
@@ -184,14 +185,14 @@ bool gen__indexed_output(gen_formula_ctx *fc, CXCursor c, const char **which, in
                 gen_error_in(d->op->full_name, loc,
                              "%s[] needs a constant index from 0 to %d (the op has %d output%s)",
                              name, n_returns - 1, n_returns, n_returns == 1 ? "" : "s");
-                fc->f->has_error = true;
+                fc->fp->failed = true;
             } else if (name[0] == 'g' && !d->output_diff[i]) {
                 gen_error_in(d->op->full_name, loc,
                              "grads[%lld] is the gradient of an output that is not "
                              "differentiable (output_differentiability), so it is never "
                              "defined",
                              i);
-                fc->f->has_error = true;
+                fc->fp->failed = true;
             } else {
                 *which = name[0] == 'g' ? "grad" : "result";
                 *index = (int)i;
@@ -246,7 +247,7 @@ static bool infer_special_name(gen_formula_ctx *fc, CXCursor c, CXCursor parent,
                               name);
     } else if (strcmp(name, "grads") == 0 && gen_returns_list(fc->d->op)) {
         /* the output gradients as one list: nothing to save */
-        fc->d->reads_grad_list = true;
+        fc->bp->reads_grad_list = true;
     } else if ((strcmp(name, "grad") == 0 || strcmp(name, "result") == 0) && n_returns > 1) {
         gen__formula_error_at(fc, c,
                               "'%s' is ambiguous for an op with several outputs: write "
@@ -265,8 +266,8 @@ static bool infer_special_name(gen_formula_ctx *fc, CXCursor c, CXCursor parent,
                             helper, helper, strcmp(helper, "size") == 0 ? ", d" : "");
     } else if (strcmp(name, "grad") == 0) {
         /* the incoming gradient: nothing to save */
-        fc->f->grads_read |= 1;
-        fc->d->grads_used |= 1;
+        fc->fp->grads_read |= 1;
+        fc->bp->grads_used |= 1;
     } else {
         return false;
     }
@@ -307,9 +308,9 @@ static void infer_arg_name(gen_formula_ctx *fc, CXCursor c, CXCursor parent, con
 {
     const gen_arg *a = index >= 0 ? &fc->d->op->schema.args[index] : NULL;
 
-    if (strcmp(name, "result") == 0 || (a != NULL && a->type == GEN_T_TENSOR)) {
+    if (strcmp(name, "result") == 0 || (a != NULL && gen_arg_is_tensor(a))) {
         infer_tensor_read(fc, c, parent, name, index);
-    } else if (a != NULL && a->type == GEN_T_TENSOR_LIST) {
+    } else if (a != NULL && gen_arg_is_tensor_list(a)) {
         if (gen__is_call_to(parent, "list_sizes"))
             save_list_sizes(fc, c, parent, name);
         else
@@ -321,7 +322,7 @@ static void infer_arg_name(gen_formula_ctx *fc, CXCursor c, CXCursor parent, con
                               "Scalar, Scalar?, ScalarType and ScalarType?",
                               name);
     } else if (a != NULL) {
-        add_save(fc, c, name, a->type == GEN_T_INT_LIST ? GEN_SAVE_INT_LIST : GEN_SAVE_VALUE, -1);
+        add_save(fc, c, name, gen_arg_is_int_list(a) ? GEN_SAVE_INT_LIST : GEN_SAVE_VALUE, -1);
     }
 }
 
@@ -357,8 +358,8 @@ static void infer_subscript(gen_formula_ctx *fc, CXCursor c, CXCursor parent)
                                   "results[i]%s",
                                   "");
         } else if (strcmp(which, "grad") == 0) {
-            fc->f->grads_read |= (uint64_t)1 << i;
-            fc->d->grads_used |= (uint64_t)1 << i;
+            fc->fp->grads_read |= (uint64_t)1 << i;
+            fc->bp->grads_used |= (uint64_t)1 << i;
         } else {
             char *local = gen__output_local("result", i);
             add_save(fc, c, local, GEN_SAVE_TENSOR, i);
@@ -366,7 +367,7 @@ static void infer_subscript(gen_formula_ctx *fc, CXCursor c, CXCursor parent)
         }
         return;
     }
-    if (!fc->f->has_error)
+    if (!fc->fp->failed)
         gen__formula_error_at(fc, c, "subscripts apply only to grads[i] and results[i]%s", "");
 }
 
@@ -443,37 +444,30 @@ void gen__formula_infer(gen_formula_ctx *fc, CXCursor c, CXCursor parent)
 /* Whether formulas can read (and nodes save) an argument of a's type. */
 bool gen__formula_readable(const gen_arg *a)
 {
-    switch (a->type) {
-    case GEN_T_TENSOR:
-    case GEN_T_TENSOR_LIST:
-    case GEN_T_INT_LIST:
-    case GEN_T_BOOL:
-    case GEN_T_SCALAR_TYPE:
-    case GEN_T_INT:
-    case GEN_T_FLOAT:
-    case GEN_T_SCALAR:
-        return true;
-    default:
-        return false;
-    }
+    return gen_type_of(a)->formula_readable;
 }
 
 /* Orders a node's saved values by argument (outputs last, in order), then
  * kind, so struct fields follow the signature rather than formula order. */
-void gen__sort_saves(gen_deriv *d)
+void gen__sort_saves(const gen_deriv *d, gen_backward_plan *bp)
 {
-    for (int i = 1; i < d->n_saves; i++) {
-        gen_save s = d->saves[i];
+    for (int i = 1; i < bp->n_saves; i++) {
+        gen_save s = bp->saves[i];
         int key = s.arg_index < 0 ? d->op->schema.n_args + s.output_nr : s.arg_index;
         int j = i;
         while (j > 0) {
-            const gen_save *p = &d->saves[j - 1];
+            const gen_save *p = &bp->saves[j - 1];
             int pkey = p->arg_index < 0 ? d->op->schema.n_args + p->output_nr : p->arg_index;
             if (pkey < key || (pkey == key && p->kind <= s.kind))
                 break;
-            d->saves[j] = d->saves[j - 1];
+            bp->saves[j] = bp->saves[j - 1];
             j--;
         }
-        d->saves[j] = s;
+        bp->saves[j] = s;
     }
+}
+
+gen_formula_plan *gen__member_plan(const gen_formula_ctx *fc, int m)
+{
+    return &fc->bp->formulas[fc->members[m] - fc->d->formulas];
 }

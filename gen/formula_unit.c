@@ -525,34 +525,11 @@ static enum CXChildVisitResult find_fn(CXCursor c, CXCursor parent, CXClientData
 
 static const char *unit_type(const gen_arg *a, bool pointwise)
 {
+    const gen_type_info *t = gen_type_of(a);
+
     if (pointwise)
-        return a->type == GEN_T_INT ? "long" : a->type == GEN_T_BOOL ? "_Bool" : "double";
-    switch (a->type) {
-    case GEN_T_TENSOR:
-        return "Tensor";
-    case GEN_T_TENSOR_LIST:
-        return "TensorList";
-    case GEN_T_INT:
-        return a->nullable ? "const long *" : "long";
-    case GEN_T_INT_LIST:
-        return "IntArrayRef";
-    case GEN_T_BOOL_LIST:
-        return "const _Bool *";
-    case GEN_T_FLOAT:
-    case GEN_T_SCALAR:
-        return a->nullable ? "const double *" : a->type == GEN_T_FLOAT ? "double" : "Scalar";
-    case GEN_T_BOOL:
-        return "_Bool";
-    case GEN_T_SCALAR_TYPE:
-        return a->nullable ? "const ScalarType *" : "ScalarType";
-    case GEN_T_STR:
-        return "const char *";
-    case GEN_T_DEVICE:
-        return a->nullable ? "const int *" : "int";
-    case GEN_T_GENERATOR:
-        return "void *";
-    }
-    return "void";
+        return t->pointwise_ctype;
+    return a->nullable ? t->unit_ctype_opt : t->unit_ctype;
 }
 
 static void unit_params(gen_sb *sb, const gen_op *op, bool pointwise)
@@ -567,23 +544,23 @@ static void unit_params(gen_sb *sb, const gen_op *op, bool pointwise)
 /* ---- the analysis of one formula ---- */
 
 /* Infers the saves of the formula whose synthetic function is fn, then
- * lowers it; fc->f->lowered is set only when both succeed. */
+ * lowers it; fc->fp->lowered is set only when both succeed. */
 static void analyse_formula(gen_formula_ctx *fc, CXCursor fn)
 {
     CXCursor expr;
 
     if (!body_expr(fn, &expr)) {
         gen_error(fc->f->loc, "internal: cannot find the formula's expression in the AST");
-        fc->f->has_error = true;
+        fc->fp->failed = true;
         return;
     }
     gen__formula_infer(fc, expr, clang_getNullCursor());
-    if (fc->f->has_error)
+    if (fc->fp->failed)
         return;
     gen__formula_lower(fc, expr);
-    if (fc->f->has_error)
+    if (fc->fp->failed)
         return;
-    fc->f->lowered = gen_sb_take(&fc->code);
+    fc->fp->lowered = gen_sb_take(&fc->code);
     /* The same formula as IR, for the graph executor's autodiff; in-place
      * and out= ops stay outside autodiff subgraphs and have none. */
     if (fc->d->no_graph_grad != NULL || (fc->d->op->form != GEN_FORM_FUNCTIONAL &&
@@ -593,8 +570,8 @@ static void analyse_formula(gen_formula_ctx *fc, CXCursor fn)
         if (fc->d->op->schema.args[i].mutable_)
             return;
     gen__formula_lower_graph_grad(fc, expr);
-    if (!fc->f->has_error)
-        fc->f->graph_grad = gen_sb_take(&fc->code);
+    if (!fc->fp->failed)
+        fc->sp->graph_grad[fc->f - fc->d->formulas] = gen_sb_take(&fc->code);
     gen_sb_free(&fc->code);
 }
 
@@ -691,16 +668,23 @@ static int count_formulas(const gen_model *model)
     return n_formulas;
 }
 
-/* Sets up fc for formula f of d: the formulas of its key (members) and
- * the edges they fill. */
-static void init_formula_ctx(gen_formula_ctx *fc, gen_model *model, gen_deriv *d, gen_formula *f)
+/* Sets up fc for formula j of derivative entry i: the formulas of its
+ * key (members), the edges they fill and the plans it writes. */
+static void init_formula_ctx(gen_formula_ctx *fc, const gen_model *model, gen_plans *plans, int i,
+                             int j)
 {
+    const gen_deriv *d = &model->derivs[i];
+    const gen_formula *f = &d->formulas[j];
+
     fc->model = model;
     fc->d = d;
     fc->f = f;
+    fc->bp = &plans->backward[i];
+    fc->fp = &plans->backward[i].formulas[j];
+    fc->sp = &plans->symbolic[i];
     fc->members = gen_xcalloc((size_t)f->group_size, sizeof(gen_formula *));
     for (int m = 0; m < d->n_formulas; m++) {
-        gen_formula *g = &d->formulas[m];
+        const gen_formula *g = &d->formulas[m];
         if (g->group == f->group && g->group_index < f->group_size) {
             fc->members[g->group_index] = g;
             fc->edges |= g->edge >= 0 ? (uint64_t)1 << g->edge : 0;
@@ -714,13 +698,14 @@ static void init_formula_ctx(gen_formula_ctx *fc, gen_model *model, gen_deriv *d
  * (fc->expr_offset: where it starts in the unit). */
 static void add_formula_fn(unit *u, gen_formula_ctx *fc, int k)
 {
-    gen_deriv *d = fc->d;
-    gen_formula *f = fc->f;
+    const gen_deriv *d = fc->d;
+    const gen_formula *f = fc->f;
+    bool *failed = &fc->fp->failed;
 
     /* What clang reports in the function around the formula (a
      * tuple that does not fit the key) is about the formula. */
     char *name = gen_xprintf("yagrad-gen:formula:%d", k);
-    synthetic_line(u, name, f->loc, &f->has_error, d->op->full_name);
+    synthetic_line(u, name, f->loc, failed, d->op->full_name);
     free(name);
     /* An op returning Tensor[] has its gradients as one list. */
     gen_sb_printf(&u->text,
@@ -740,20 +725,20 @@ static void add_formula_fn(unit *u, gen_formula_ctx *fc, int k)
     char *placeholder = f->group_size > 1 ? gen_xprintf("(Tensor%d){{0}}", f->group_size)
                         : f->list         ? gen_xstrdup("(TensorList){0}")
                                           : gen_xstrdup("0");
-    fc->expr_offset = yaml_line(u, f->has_error ? placeholder : f->expr, f->loc, &f->has_error,
+    fc->expr_offset = yaml_line(u, *failed ? placeholder : f->expr, f->loc, failed,
                                 d->op->full_name);
     free(placeholder);
     gen_loc end = f->loc;
     end.col += (int)strlen(f->expr);
     name = gen_xprintf("yagrad-gen:formula-end:%d", k);
-    synthetic_line(u, name, end, &f->has_error, d->op->full_name);
+    synthetic_line(u, name, end, failed, d->op->full_name);
     free(name);
     gen_sb_puts(&u->text, ";}\n");
 }
 
 /* Parses the formula unit, reports clang's diagnostics and analyses
  * each of the n_formulas formulas (ctxs) clang found no error in. */
-static void analyse_unit(gen_model *model, CXIndex index, unit *u, gen_formula_ctx *ctxs,
+static void analyse_unit(const gen_model *model, CXIndex index, unit *u, gen_formula_ctx *ctxs,
                          int n_formulas)
 {
     CXTranslationUnit tu = parse_unit(index, u, "yagrad-gen-formulas.c");
@@ -765,7 +750,7 @@ static void analyse_unit(gen_model *model, CXIndex index, unit *u, gen_formula_c
     find_ctx fctx = {.prefix = "yg__formula_", .slots = slots, .n = n_formulas};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &fctx);
     for (int k = 0; k < n_formulas; k++) {
-        if (ctxs[k].f->has_error)
+        if (ctxs[k].fp->failed)
             continue;
         if (!slots[k].found) {
             gen_error(ctxs[k].f->loc, "internal: formula function %d not found", k);
@@ -794,8 +779,9 @@ static void free_formula_ctxs(gen_formula_ctx *ctxs, int n)
 /* Analyses every derivative formula in one synthetic unit (the prelude,
  * the ops, one function per formula): names each gradient local, infers
  * the saves and lowers the formula (analyse_formula). */
-static void analyse_formulas(gen_model *model, CXIndex index)
+void gen_analyse_formulas(const gen_model *model, gen_plans *plans)
 {
+    CXIndex index = clang_createIndex(0, 0);
     unit u = {0};
     int n_formulas = count_formulas(model);
     gen_formula_ctx *ctxs = gen_xcalloc((size_t)n_formulas, sizeof(gen_formula_ctx));
@@ -806,14 +792,16 @@ static void analyse_formulas(gen_model *model, CXIndex index)
     declare_tuples(&u, model);
     declare_ops(&u, model);
     for (int i = 0; i < model->n_derivs; i++) {
-        gen_deriv *d = &model->derivs[i];
+        const gen_deriv *d = &model->derivs[i];
         for (int j = 0; d->op != NULL && j < d->n_formulas; j++) {
-            gen_formula *f = &d->formulas[j];
+            const gen_formula *f = &d->formulas[j];
+            gen_formula_plan *fp = &plans->backward[i].formulas[j];
+            fp->failed = f->has_error;
             if (f->not_implemented)
-                f->grad_name = gradient_local_name(d, f);
+                fp->grad_name = gradient_local_name(d, f);
             if (f->expr == NULL)
                 continue;
-            f->grad_name = gradient_local_name(d, f);
+            fp->grad_name = gradient_local_name(d, f);
             /* A shared formula is analysed once, for the key's first name. */
             if (f->group_index != 0)
                 continue;
@@ -821,9 +809,9 @@ static void analyse_formulas(gen_model *model, CXIndex index)
                 gen_error_in(d->op->full_name, f->loc,
                              "a formula must be a single C expression (no ';', '{', '}' or "
                              "'#')");
-                f->has_error = true;
+                fp->failed = true;
             }
-            init_formula_ctx(&ctxs[k], model, d, f);
+            init_formula_ctx(&ctxs[k], model, plans, i, j);
             add_formula_fn(&u, &ctxs[k], k);
             k++;
         }
@@ -831,6 +819,10 @@ static void analyse_formulas(gen_model *model, CXIndex index)
     analyse_unit(model, index, &u, ctxs, n_formulas);
     free_formula_ctxs(ctxs, n_formulas);
     unit_free(&u);
+    for (int i = 0; i < model->n_derivs; i++)
+        if (model->derivs[i].op != NULL)
+            gen__sort_saves(&model->derivs[i], &plans->backward[i]);
+    clang_disposeIndex(index);
 }
 
 /* ---- the pointwise unit ---- */
@@ -963,9 +955,9 @@ static void cursor_span(CXCursor c, size_t *from, size_t *to)
     *to = gen__loc_offset(clang_getRangeEnd(r));
 }
 
-/* Fills op->body from the expression's AST (expr, starting at unit offset
- * base): see gen_op.body. */
-static void pointwise_bodies(gen_op *op, CXCursor expr, size_t base)
+/* Fills pp->body from the expression's AST (expr, starting at unit offset
+ * base): see gen_pointwise_plan.body. */
+static void pointwise_bodies(const gen_op *op, gen_pointwise_plan *pp, CXCursor expr, size_t base)
 {
     floats_ctx fl = {0};
     size_t len = strlen(op->pointwise);
@@ -993,7 +985,7 @@ static void pointwise_bodies(gen_op *op, CXCursor expr, size_t base)
     }
     for (int k = 0; k < 2; k++) {
         if (!select) {
-            op->body[k][0] = body_text(op->pointwise, base, base, base + len, &fl, k == 1);
+            pp->body[k][0] = body_text(op->pointwise, base, base, base + len, &fl, k == 1);
             continue;
         }
         for (int j = 0; j < 3; j++) {
@@ -1003,7 +995,7 @@ static void pointwise_bodies(gen_op *op, CXCursor expr, size_t base)
                 gen_error(op->pointwise_loc, "internal: pointwise subexpression out of range");
                 from = to = base;
             }
-            op->body[k][j] = body_text(op->pointwise, base, from, to, &fl, k == 1);
+            pp->body[k][j] = body_text(op->pointwise, base, from, to, &fl, k == 1);
         }
     }
     free(parts.c);
@@ -1071,10 +1063,10 @@ static void check_int_calls(const gen_op *op, CXCursor expr)
 }
 
 /* Analyses op, pointwise op i of the parsed unit: slot and int_slot are
- * its two functions, base the unit offset of its expression.  Sets
- * int_safe and the loop bodies, and checks pointwise_int. */
-static void analyse_pointwise_op(gen_op *op, int i, const fn_slot *slot, const fn_slot *int_slot,
-                                 size_t base)
+ * its two functions, base the unit offset of its expression.  Sets pp's
+ * int_safe and loop bodies, and checks pointwise_int. */
+static void analyse_pointwise_op(const gen_op *op, gen_pointwise_plan *pp, int i,
+                                 const fn_slot *slot, const fn_slot *int_slot, size_t base)
 {
     CXCursor expr;
 
@@ -1084,11 +1076,11 @@ static void analyse_pointwise_op(gen_op *op, int i, const fn_slot *slot, const f
     }
     /* Integer loops only for expressions without calls (math
      * functions) and division (integer division truncates). */
-    op->int_safe = !has_call(expr) && strchr(op->pointwise, '/') == NULL;
-    pointwise_bodies(op, expr, base);
+    pp->int_safe = !has_call(expr) && strchr(op->pointwise, '/') == NULL;
+    pointwise_bodies(op, pp, expr, base);
     if (op->pointwise_int == NULL)
         return;
-    if (op->int_safe) {
+    if (pp->int_safe) {
         gen_error_in(op->full_name, op->pointwise_int_loc,
                      "the 'pointwise' expression already runs on integers (no calls, no "
                      "'/'); drop 'pointwise_int'");
@@ -1103,9 +1095,10 @@ static void analyse_pointwise_op(gen_op *op, int i, const fn_slot *slot, const f
 
 /* Analyses every pointwise op's expression in one synthetic unit (the
  * prelude, one function per expression): reports clang's diagnostics,
- * then fills each op's loop bodies (analyse_pointwise_op). */
-static void analyse_pointwise(gen_model *model, CXIndex index)
+ * then fills each op's pointwise plan (analyse_pointwise_op). */
+void gen_analyse_pointwise(const gen_model *model, gen_plans *plans)
 {
+    CXIndex index = clang_createIndex(0, 0);
     unit u = {0};
     bool *errors = gen_xcalloc((size_t)model->n_ops, sizeof(bool));
     size_t *bases = gen_xcalloc((size_t)model->n_ops, sizeof(size_t));
@@ -1113,7 +1106,7 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
     synthetic_line(&u, "yagrad-gen:prelude", (gen_loc){0}, NULL, NULL);
     gen_sb_puts(&u.text, pointwise_prelude);
     for (int i = 0; i < model->n_ops; i++) {
-        gen_op *op = &model->ops[i];
+        const gen_op *op = &model->ops[i];
         if (!op->valid || op->kind != GEN_OP_POINTWISE)
             continue;
         bases[i] = add_pointwise_fn(&u, op, i, false, &errors[i]);
@@ -1132,9 +1125,10 @@ static void analyse_pointwise(gen_model *model, CXIndex index)
     find_ctx ictx = {.prefix = "yg__pwint_", .slots = int_slots, .n = model->n_ops};
     clang_visitChildren(clang_getTranslationUnitCursor(tu), find_fn, &ictx);
     for (int i = 0; i < model->n_ops; i++) {
-        gen_op *op = &model->ops[i];
+        const gen_op *op = &model->ops[i];
         if (op->valid && op->kind == GEN_OP_POINTWISE && !errors[i])
-            analyse_pointwise_op(op, i, &slots[i], &int_slots[i], bases[i]);
+            analyse_pointwise_op(op, &plans->pointwise[i], i, &slots[i], &int_slots[i],
+                                 bases[i]);
     }
     free(int_slots);
     free(slots);
@@ -1143,18 +1137,13 @@ out:
     free(bases);
     free(errors);
     unit_free(&u);
+    clang_disposeIndex(index);
 }
 
-void gen_analyse(gen_model *model)
+void gen_analyse(gen_model *model, gen_plans *plans)
 {
-    CXIndex index = clang_createIndex(0, 0);
-
-    analyse_pointwise(model, index);
-    gen_resolve_dtypes(model);
+    gen_analyse_pointwise(model, plans);
+    gen_resolve_dtypes(model, plans->pointwise);
     gen_check_derivatives_present(model);
-    analyse_formulas(model, index);
-    for (int i = 0; i < model->n_derivs; i++)
-        if (model->derivs[i].op != NULL)
-            gen__sort_saves(&model->derivs[i]);
-    clang_disposeIndex(index);
+    gen_analyse_formulas(model, plans);
 }

@@ -149,6 +149,60 @@ const char *gen_type_name(const gen_arg *arg);
  * functional op updates in place and does not return. */
 bool gen_arg_is_state(const gen_arg *arg);
 
+/* ---- argument types per target (types.c) ----
+ *
+ * How each argument type appears in every place gen writes it: the public
+ * C API, the kernels, a graph node's attributes (tracer and boxed calls),
+ * an options struct, a backward node's saved fields, the formula unit
+ * (derivatives and their IR form) and the ONNX symbolics.  Emitters ask
+ * here instead of testing gen_type themselves, so a new argument type is a
+ * row of the table and a case in the few functions below. */
+typedef struct gen_type_info {
+    bool tensor;           /* one tensor: an input of a graph node */
+    bool tensor_list;      /* Tensor[]: the node's remaining inputs */
+    bool has_len;          /* the C API passes (items, <name>_len) */
+    bool formula_readable; /* derivative formulas may read it (and nodes save it) */
+    const char *value_ctype;     /* the C type of a value of it: a saved field, a default */
+    const char *unit_ctype;      /* its spelling in the formula unit */
+    const char *unit_ctype_opt;  /* the same for the optional form */
+    const char *pointwise_ctype; /* in the pointwise unit */
+    const char *option_member;     /* an options struct's member (yagrad/options.h),
+                                      NULL: cannot be one */
+    const char *option_member_opt; /* the same for the optional form */
+} gen_type_info;
+
+/* The row of a's type. */
+const gen_type_info *gen_type_of(const gen_arg *a);
+/* Tensor or Tensor? (a Tensor(a!) too): one tensor input. */
+bool gen_arg_is_tensor(const gen_arg *a);
+/* Tensor[] or Tensor?[]. */
+bool gen_arg_is_tensor_list(const gen_arg *a);
+/* Either: an argument that is a graph node's input, not an attribute. */
+bool gen_arg_is_input(const gen_arg *a);
+/* int, int[], bool...: the arguments each target reads by name. */
+bool gen_arg_is_int(const gen_arg *a);
+bool gen_arg_is_int_list(const gen_arg *a);
+bool gen_arg_is_bool_list(const gen_arg *a);
+bool gen_arg_is_generator(const gen_arg *a);
+bool gen_arg_is_device(const gen_arg *a);
+bool gen_arg_is_dtype(const gen_arg *a);
+/* int, float or Scalar (optional or not): a number. */
+bool gen_arg_is_number(const gen_arg *a);
+/* The member type of a in an options struct (yg_<op>_options), or NULL
+ * when a member's zero value could not mean "unset" (a plain dtype or
+ * device: 0 is float32, cpu) or the type has no member form. */
+const char *gen_option_member(const gen_arg *a);
+/* The C spelling of a scalar default: True/False as true/false, numbers
+ * as written. */
+const char *gen_default_c(const char *d);
+/* Emits the tracer call that records argument a as an attribute of the
+ * op's node (an input for a tensor), or returns false when the tracer has
+ * no way to record its type. */
+bool gen_type_emit_trace(gen_sb *sb, const gen_arg *a);
+/* Declares (decl) and reads (reads) non-tensor argument a of an ONNX
+ * symbolic from the node's attributes, with its schema default. */
+void gen_type_onnx_read(gen_sb *decl, gen_sb *reads, const gen_arg *a);
+
 /* ---- the model ---- */
 
 typedef enum gen_op_kind {
@@ -180,7 +234,6 @@ typedef struct gen_op {
     gen_op_form form;
     char *pointwise;
     gen_loc pointwise_loc;
-    bool int_safe;     /* the pointwise expression may run on int64 */
     /* `pointwise_int:` the expression of the int64 and int32 loops of an op
      * whose `pointwise:` expression is floating only (calls, '/'): C
      * integer arithmetic and the yg_int_* functions of core/intmath.h
@@ -193,14 +246,6 @@ typedef struct gen_op {
     char *int_divisor;
     gen_loc int_divisor_loc;
     int int_divisor_arg;
-    /* The loop bodies gen writes from the expression, [0] for float64 and
-     * integer loops, [1] for float32 loops (whose floating literals get an
-     * f suffix, so float math stays float): body[k][0] alone is the value;
-     * when the expression is a top-level `c ? a : b` whose arms call math
-     * functions, body[k] is {c, a, b} and loops evaluate both arms before
-     * the choice (GCC 12 does not vectorise a call under a condition, and
-     * the arms are pure).  Set by gen_analyse. */
-    char *body[2][3];
     char *cpu_kernel;
     gen_loc cpu_kernel_loc;
     /* The CUDA kernel: cpu_kernel's name where one function serves both
@@ -243,32 +288,6 @@ typedef struct gen_op {
     int section;         /* index into gen_model.sections; -1 before the first */
 } gen_op;
 
-typedef enum gen_save_kind {
-    GEN_SAVE_TENSOR,
-    GEN_SAVE_SIZES,
-    GEN_SAVE_NUMEL,
-    GEN_SAVE_DTYPE,    /* a Tensor read only through dtype(): its yg_dtype */
-    GEN_SAVE_DEVICE,   /* a Tensor read only through device() / device_index():
-                          its yg_device and index */
-    GEN_SAVE_VALUE,    /* int, float, Scalar, bool, ScalarType(?): copied */
-    GEN_SAVE_INT_LIST, /* int[]: copied into a yg_saved_int_list */
-    GEN_SAVE_TENSOR_LIST, /* Tensor[] / Tensor?[]: a yg_saved_tensor_list */
-    GEN_SAVE_LIST_SIZES,  /* list_sizes(<Tensor[]>, <int arg>): each item's size
-                             along that dim, in a yg_saved_int_list */
-} gen_save_kind;
-
-typedef struct gen_save {
-    char *field;       /* node field: "self", "self_sizes", "self_dtype", "alpha" */
-    char *arg;         /* the argument (or "result", "result1"...) it comes from */
-    int arg_index;     /* index into schema.args, or -1 for an output */
-    int output_nr;     /* for an output (results[i]): i; else -1 */
-    gen_save_kind kind;
-    uint64_t used_by;  /* bit e: formula of edge e reads it */
-    bool old_value;    /* in-place self read by a formula: a copy taken
-                          before the kernel writes it */
-    char *at;          /* GEN_SAVE_LIST_SIZES: the int argument naming the dim */
-} gen_save;
-
 typedef struct gen_formula {
     char *input;       /* argument name */
     int arg_index;     /* into op->schema.args */
@@ -286,12 +305,7 @@ typedef struct gen_formula {
     int group_size;    /* names in its key */
     gen_loc loc;       /* of the expression's first character */
     gen_loc key_loc;   /* of the input key */
-    bool has_error;
-    char *lowered;     /* straight-line C, indented 8 spaces; NULL until lowered */
-    char *graph_grad;  /* the same formula as IR-building C (runtime/jit/autodiff/graph_grad.h),
-                          indented 8 spaces; NULL when the entry has none */
-    char *grad_name;   /* the local holding its gradient: grad_self */
-    uint64_t grads_read; /* bit i: the formula reads grads[i] (grad is grads[0]) */
+    bool has_error;    /* the entry is malformed (not_implemented() without a reason) */
 } gen_formula;
 
 typedef struct gen_deriv {
@@ -303,21 +317,13 @@ typedef struct gen_deriv {
     int n_formulas;
     int n_groups;
     char *no_double_backward; /* double_backward: not_implemented("why"): why */
-    char *no_graph_grad; /* graph_grad: not_implemented("why"): why; also set by
-                          gen for ops whose graph form is not built (in-place) */
-    int n_df_temps;   /* temporaries the graph_grad lowering named */
+    char *no_graph_grad; /* graph_grad: not_implemented("why"): why */
     bool has_output_diff;  /* output_differentiability was given */
     bool *output_diff;     /* one per return; after resolution always set
                               (all true when the key is absent) */
     int n_output_diff;
     gen_loc output_diff_loc;
     int n_edges;
-    gen_save *saves;
-    int n_saves;
-    uint64_t grads_used; /* bit i: some formula reads grads[i] */
-    bool reads_grad_list; /* an op returning Tensor[]: a formula reads grads whole */
-    char **temps;      /* temporaries the lowered formulas declare */
-    int n_temps;
 } gen_deriv;
 
 /* A `- section: <name>` item of native_functions.yaml: every following op
@@ -383,19 +389,129 @@ extern const int gen_n_dtypes;
 int gen_dtype_lookup(const char *name);
 /* "float32, float64, int64 or bool", for messages.  Caller frees. */
 char *gen_dtype_choices(void);
-/* The gen_dtypes bits of the loops emit_pointwise.c writes for op. */
-uint32_t gen_pointwise_loop_dtypes(const gen_op *op);
-/* Gives each op without 'dtypes:' its default claim and checks given
- * claims against what gen can emit; gen_analyse calls it once int_safe is
- * known. */
-void gen_resolve_dtypes(gen_model *model);
 void gen_model_free(gen_model *model);
 void gen_model_free_op(gen_op *op);
-gen_op *gen_model_find_cname(const gen_model *model, const char *cname);
+const gen_op *gen_model_find_cname(const gen_model *model, const char *cname);
+
+/* ---- the plans: what the analyses found (plans.c) ----
+ *
+ * The model holds what the specs say and what resolution derives from
+ * them (C names, kinds, forms, edges).  It is written by loading and
+ * resolution only, then read as `const gen_model *`: each analysis writes
+ * its own table keyed by the model's op or derivative entry, and an
+ * emitter names in its signature the tables it reads.  (The one write
+ * after the first analysis is gen_resolve_dtypes, which needs the
+ * pointwise plan to know which loops exist; it runs before any other
+ * analysis.) */
+
+/* Per op with a `pointwise:` expression (formula_unit.c's pointwise
+ * unit). */
+typedef struct gen_pointwise_plan {
+    bool int_safe; /* the expression may run on int64 (no calls, no '/') */
+    /* The loop bodies gen writes from the expression, [0] for float64 and
+     * integer loops, [1] for float32 loops (whose floating literals get an
+     * f suffix, so float math stays float): body[k][0] alone is the value;
+     * when the expression is a top-level `c ? a : b` whose arms call math
+     * functions, body[k] is {c, a, b} and loops evaluate both arms before
+     * the choice (GCC 12 does not vectorise a call under a condition, and
+     * the arms are pure).  NULL when the expression was not analysed. */
+    char *body[2][3];
+} gen_pointwise_plan;
+
+typedef enum gen_save_kind {
+    GEN_SAVE_TENSOR,
+    GEN_SAVE_SIZES,
+    GEN_SAVE_NUMEL,
+    GEN_SAVE_DTYPE,    /* a Tensor read only through dtype(): its yg_dtype */
+    GEN_SAVE_DEVICE,   /* a Tensor read only through device() / device_index():
+                          its yg_device and index */
+    GEN_SAVE_VALUE,    /* int, float, Scalar, bool, ScalarType(?): copied */
+    GEN_SAVE_INT_LIST, /* int[]: copied into a yg_saved_int_list */
+    GEN_SAVE_TENSOR_LIST, /* Tensor[] / Tensor?[]: a yg_saved_tensor_list */
+    GEN_SAVE_LIST_SIZES,  /* list_sizes(<Tensor[]>, <int arg>): each item's size
+                             along that dim, in a yg_saved_int_list */
+} gen_save_kind;
+
+typedef struct gen_save {
+    char *field;       /* node field: "self", "self_sizes", "self_dtype", "alpha" */
+    char *arg;         /* the argument (or "result", "result1"...) it comes from */
+    int arg_index;     /* index into schema.args, or -1 for an output */
+    int output_nr;     /* for an output (results[i]): i; else -1 */
+    gen_save_kind kind;
+    uint64_t used_by;  /* bit e: formula of edge e reads it */
+    bool old_value;    /* in-place self read by a formula: a copy taken
+                          before the kernel writes it */
+    char *at;          /* GEN_SAVE_LIST_SIZES: the int argument naming the dim */
+} gen_save;
+
+/* Per formula of a derivative entry (formula_unit.c's formula unit). */
+typedef struct gen_formula_plan {
+    char *grad_name;     /* the local holding its gradient: grad_self (every formula
+                            with an expression or not_implemented) */
+    char *lowered;       /* straight-line C, indented 8 spaces; NULL unless lowered */
+    uint64_t grads_read; /* bit i: the formula reads grads[i] (grad is grads[0]) */
+    bool failed;         /* an error was reported in it */
+} gen_formula_plan;
+
+/* Per derivative entry: its backward node, what the forward wrapper saves
+ * for it and the C of its apply function. */
+typedef struct gen_backward_plan {
+    gen_formula_plan *formulas; /* parallel to the entry's formulas */
+    int n_formulas;             /* the entry's */
+    gen_save *saves;            /* in field order (gen__sort_saves) */
+    int n_saves;
+    uint64_t grads_used;  /* bit i: some formula reads grads[i] */
+    bool reads_grad_list; /* an op returning Tensor[]: a formula reads grads whole */
+    char **temps;         /* temporaries the lowered formulas declare */
+    int n_temps;
+} gen_backward_plan;
+
+/* Per derivative entry: its formulas as IR-building C
+ * (runtime/jit/autodiff/graph_grad.h), the symbolic derivative that
+ * autodiff subgraphs use. */
+typedef struct gen_symbolic_plan {
+    char **graph_grad; /* parallel to the entry's formulas, indented 8 spaces;
+                          NULL where the formula has none */
+    int n_formulas;    /* the entry's */
+    int n_df_temps;    /* temporaries the lowering named */
+} gen_symbolic_plan;
+
+/* The tables of one run, each parallel to the model's array it is keyed
+ * by.  main.c owns them; gen_plans_free releases all. */
+struct gen_onnx_map;
+typedef struct gen_plans {
+    gen_pointwise_plan *pointwise; /* [model->n_ops] */
+    gen_backward_plan *backward;   /* [model->n_derivs] */
+    gen_symbolic_plan *symbolic;   /* [model->n_derivs] */
+    struct gen_onnx_map *onnx;     /* [model->n_ops]: gen_onnx_check (onnx_map.h) */
+    int n_ops;
+    int n_derivs;
+} gen_plans;
+
+void gen_plans_init(gen_plans *plans, const gen_model *model);
+void gen_plans_free(gen_plans *plans);
+/* The index of d in model->derivs: the key of its backward and symbolic
+ * plans. */
+int gen_deriv_index(const gen_model *model, const gen_deriv *d);
+
+/* The gen_dtypes bits of the loops emit_pointwise.c writes for op, whose
+ * pointwise plan is pp. */
+uint32_t gen_pointwise_loop_dtypes(const gen_op *op, const gen_pointwise_plan *pp);
+/* Gives each op without 'dtypes:' its default claim and checks given
+ * claims against what gen can emit (pointwise: the ops' pointwise plans,
+ * [model->n_ops]).  The last write to the model. */
+void gen_resolve_dtypes(gen_model *model, const gen_pointwise_plan *pointwise);
 
 /* formula_unit.c: parses pointwise expressions and formulas with libclang,
  * reports located errors, infers saves and lowers formulas. */
-void gen_analyse(gen_model *model);
+/* The pointwise analysis: fills plans->pointwise. */
+void gen_analyse_pointwise(const gen_model *model, gen_plans *plans);
+/* The formula analysis: fills plans->backward and plans->symbolic. */
+void gen_analyse_formulas(const gen_model *model, gen_plans *plans);
+/* Every analysis, in order (the pointwise one, gen_resolve_dtypes,
+ * gen_check_derivatives_present, the formulas); plans must come from
+ * gen_plans_init.  After it the model is only read. */
+void gen_analyse(gen_model *model, gen_plans *plans);
 
 /* Output is split by section (the `- section:` items of
  * native_functions.yaml, grouped by meaning) so that editing one op
@@ -412,12 +528,12 @@ void gen_analyse(gen_model *model);
 /* A section argument is an index into model->sections. */
 char *gen_emit_ops_h(const gen_model *model);
 char *gen_emit_ops_section_h(const gen_model *model, int section);
-char *gen_emit_api_c(const gen_model *model, int section);
-char *gen_emit_nodes_h(const gen_model *model, int section);
-char *gen_emit_nodes_c(const gen_model *model, int section);
+char *gen_emit_api_c(const gen_model *model, const gen_backward_plan *backward, int section);
+char *gen_emit_nodes_h(const gen_model *model, const gen_backward_plan *backward, int section);
+char *gen_emit_nodes_c(const gen_model *model, const gen_backward_plan *backward, int section);
 char *gen_emit_pointwise_c(const gen_model *model, int section);
-char *gen_emit_loops_c(const gen_model *model, int section);
-char *gen_emit_cuda_cu(const gen_model *model, int section);
+char *gen_emit_loops_c(const gen_model *model, const gen_pointwise_plan *pointwise, int section);
+char *gen_emit_cuda_cu(const gen_model *model, const gen_pointwise_plan *pointwise, int section);
 char *gen_emit_generated_int_h(const gen_model *model);
 char *gen_emit_kernels_h(const gen_model *model, int section);
 /* decls/<section>.h: the declarations of the handwritten functions (meta,
@@ -439,16 +555,18 @@ char *gen_emit_boxed_table_c(const gen_model *model);
 
 /* emit_graph_grad.c: graph_grad/<section>.c, graph_grad/graph_grad.h,
  * graph_grad/table.c (the derivative formulas as IR builders). */
-char *gen_emit_graph_grad_c(const gen_model *model, int section);
+char *gen_emit_graph_grad_c(const gen_model *model, const gen_backward_plan *backward,
+                            const gen_symbolic_plan *symbolic, int section);
 char *gen_emit_graph_grad_h(const gen_model *model);
-char *gen_emit_graph_grad_table_c(const gen_model *model);
-/* Whether d has a graph derivative (every formula lowered to one). */
-bool gen_deriv_has_graph_grad(const gen_deriv *d);
+char *gen_emit_graph_grad_table_c(const gen_model *model, const gen_symbolic_plan *symbolic);
+/* Whether d, whose symbolic plan is sp, has a graph derivative (every
+ * formula lowered to one). */
+bool gen_deriv_has_graph_grad(const gen_deriv *d, const gen_symbolic_plan *sp);
 
 /* emit_fuser.c: fuser/table.c (the pointwise expressions for the fuser). */
-char *gen_emit_fuser_table_c(const gen_model *model);
+char *gen_emit_fuser_table_c(const gen_model *model, const gen_pointwise_plan *pointwise);
 
-/* emit_boxed.c: how a non-tensor argument is read from a graph node's
+/* types.c: how a non-tensor argument is read from a graph node's
  * attributes (the helpers of runtime/jit/ir/boxing.h, with the schema's
  * default): C declarations, the reading statements (each a
  * YG_RETURN_IF_ERROR on a `node` in scope) and the C call arguments the
@@ -461,6 +579,8 @@ typedef struct gen_box_arg {
     int n_call;
 } gen_box_arg;
 bool gen_box_attr(const gen_arg *a, gen_box_arg *b);
+/* Appends a C call argument (taken over) to b. */
+void gen_box_arg_add(gen_box_arg *b, char *expr);
 void gen_box_arg_free(gen_box_arg *b);
 
 /* emit_common.c: shared formatting. */
@@ -483,6 +603,11 @@ void gen_op_params_kernel(const gen_op *op, gen_params *params);
  * `yg_tensor *out`, made by its meta function, to fill. */
 void gen_op_params_impl(const gen_op *op, gen_params *params);
 void gen_params_free(gen_params *params);
+/* Appends one C parameter (decl and comment, may be NULL, taken over). */
+void gen_params_push(gen_params *params, char *decl, char *comment);
+/* types.c: appends the public API parameters of argument a: one, or a
+ * list's two (items, length), each with its ownership comment. */
+void gen_type_api_params(gen_params *params, const gen_arg *a);
 /* "YG_REDUCTION_MEAN": the C name of value v of enum e.  Caller frees. */
 char *gen_enum_value_cname(const struct gen_enum *e, int v);
 /* Emits "prefix(p0,\n<indent>p1, ...)" with one parameter per line when the

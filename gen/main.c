@@ -81,161 +81,154 @@ typedef enum output_scope {
 typedef struct output_kind {
     const char *path; /* with %s for the section's name */
     output_scope scope;
-    char *(*emit)(const gen_model *model, const gen_onnx_map *onnx, int section);
+    char *(*emit)(const gen_model *model, const gen_plans *plans, int section);
 } output_kind;
 
-/* The emitters under the table's one signature. */
-static char *ops_h(const gen_model *m, const gen_onnx_map *o, int s)
+/* The emitters under the table's one signature: each wrapper hands its
+ * emitter the model and the plans it reads (gen.h, "the plans"). */
+static char *ops_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     (void)s;
     return gen_emit_ops_h(m);
 }
 
-static char *enums_h(const gen_model *m, const gen_onnx_map *o, int s)
+static char *enums_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     (void)s;
     return gen_emit_enums_h(m);
 }
 
-static char *generated_int_h(const gen_model *m, const gen_onnx_map *o, int s)
+static char *generated_int_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     (void)s;
     return gen_emit_generated_int_h(m);
 }
 
-static char *op_ids_h(const gen_model *m, const gen_onnx_map *o, int s)
+static char *op_ids_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     (void)s;
     return gen_emit_op_ids_h(m);
 }
 
-static char *registry_c(const gen_model *m, const gen_onnx_map *o, int s)
+static char *registry_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     (void)s;
     return gen_emit_registry_c(m);
 }
 
-static char *boxed_h(const gen_model *m, const gen_onnx_map *o, int s)
+static char *boxed_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     (void)s;
     return gen_emit_boxed_h(m);
 }
 
-static char *boxed_table_c(const gen_model *m, const gen_onnx_map *o, int s)
+static char *boxed_table_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     (void)s;
     return gen_emit_boxed_table_c(m);
 }
 
-static char *graph_grad_h(const gen_model *m, const gen_onnx_map *o, int s)
+static char *graph_grad_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     (void)s;
     return gen_emit_graph_grad_h(m);
 }
 
-static char *graph_grad_table_c(const gen_model *m, const gen_onnx_map *o, int s)
-{
-    (void)o;
-    (void)s;
-    return gen_emit_graph_grad_table_c(m);
-}
-
-static char *fuser_table_c(const gen_model *m, const gen_onnx_map *o, int s)
-{
-    (void)o;
-    (void)s;
-    return gen_emit_fuser_table_c(m);
-}
-
-static char *onnx_gen_h(const gen_model *m, const gen_onnx_map *o, int s)
+static char *graph_grad_table_c(const gen_model *m, const gen_plans *p, int s)
 {
     (void)s;
-    return gen_emit_onnx_gen_h(m, o);
+    return gen_emit_graph_grad_table_c(m, p->symbolic);
 }
 
-static char *onnx_table_c(const gen_model *m, const gen_onnx_map *o, int s)
+static char *fuser_table_c(const gen_model *m, const gen_plans *p, int s)
 {
     (void)s;
-    return gen_emit_onnx_table_c(m, o);
+    return gen_emit_fuser_table_c(m, p->pointwise);
 }
 
-static char *ops_section_h(const gen_model *m, const gen_onnx_map *o, int s)
+static char *onnx_gen_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)s;
+    return gen_emit_onnx_gen_h(m, p->onnx);
+}
+
+static char *onnx_table_c(const gen_model *m, const gen_plans *p, int s)
+{
+    (void)s;
+    return gen_emit_onnx_table_c(m, p->onnx);
+}
+
+static char *ops_section_h(const gen_model *m, const gen_plans *p, int s)
+{
+    (void)p;
     return gen_emit_ops_section_h(m, s);
 }
 
-static char *api_c(const gen_model *m, const gen_onnx_map *o, int s)
+static char *api_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
-    return gen_emit_api_c(m, s);
+    return gen_emit_api_c(m, p->backward, s);
 }
 
-static char *nodes_h(const gen_model *m, const gen_onnx_map *o, int s)
+static char *nodes_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
-    return gen_emit_nodes_h(m, s);
+    return gen_emit_nodes_h(m, p->backward, s);
 }
 
-static char *nodes_c(const gen_model *m, const gen_onnx_map *o, int s)
+static char *nodes_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
-    return gen_emit_nodes_c(m, s);
+    return gen_emit_nodes_c(m, p->backward, s);
 }
 
-static char *boxed_c(const gen_model *m, const gen_onnx_map *o, int s)
+static char *boxed_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     return gen_emit_boxed_c(m, s);
 }
 
-static char *graph_grad_c(const gen_model *m, const gen_onnx_map *o, int s)
+static char *graph_grad_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
-    return gen_emit_graph_grad_c(m, s);
+    return gen_emit_graph_grad_c(m, p->backward, p->symbolic, s);
 }
 
-static char *onnx_c(const gen_model *m, const gen_onnx_map *o, int s)
+static char *onnx_c(const gen_model *m, const gen_plans *p, int s)
 {
-    return gen_emit_onnx_c(m, o, s);
+    return gen_emit_onnx_c(m, p->onnx, s);
 }
 
-static char *decls_h(const gen_model *m, const gen_onnx_map *o, int s)
+static char *decls_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     return gen_emit_decls_h(m, s);
 }
 
-static char *kernels_h(const gen_model *m, const gen_onnx_map *o, int s)
+static char *kernels_h(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     return gen_emit_kernels_h(m, s);
 }
 
-static char *kernels_c(const gen_model *m, const gen_onnx_map *o, int s)
+static char *kernels_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
+    (void)p;
     return gen_emit_pointwise_c(m, s);
 }
 
-static char *loops_c(const gen_model *m, const gen_onnx_map *o, int s)
+static char *loops_c(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
-    return gen_emit_loops_c(m, s);
+    return gen_emit_loops_c(m, p->pointwise, s);
 }
 
-static char *cuda_cu(const gen_model *m, const gen_onnx_map *o, int s)
+static char *cuda_cu(const gen_model *m, const gen_plans *p, int s)
 {
-    (void)o;
-    return gen_emit_cuda_cu(m, s);
+    return gen_emit_cuda_cu(m, p->pointwise, s);
 }
 
 /* In this order (see "Output is split by section" in gen.h). */
@@ -292,7 +285,7 @@ static void for_each_output(const gen_model *model, output_fn fn, void *ctx)
 typedef struct write_ctx {
     outputs o;
     const gen_model *model;
-    const gen_onnx_map *onnx;
+    const gen_plans *plans;
     const char *out_dir;
 } write_ctx;
 
@@ -300,13 +293,13 @@ static void write_one(void *ctx, const char *path, const output_kind *kind, int 
 {
     write_ctx *w = ctx;
 
-    emit(&w->o, w->out_dir, path, kind->emit(w->model, w->onnx, section));
+    emit(&w->o, w->out_dir, path, kind->emit(w->model, w->plans, section));
 }
 
 /* Writes every output file into out_dir. */
-static void write_outputs(const gen_model *model, const gen_onnx_map *onnx, const char *out_dir)
+static void write_outputs(const gen_model *model, const gen_plans *plans, const char *out_dir)
 {
-    write_ctx w = {.model = model, .onnx = onnx, .out_dir = out_dir};
+    write_ctx w = {.model = model, .plans = plans, .out_dir = out_dir};
 
     for_each_output(model, write_one, &w);
     if (gen_error_count() == 0)
@@ -337,7 +330,7 @@ int main(int argc, char **argv)
     const char *positional[2];
     int n_positional = 0;
     gen_model model = {0};
-    gen_onnx_map *onnx = NULL;
+    gen_plans plans = {0};
     int rc = 1;
     bool list = false;
 
@@ -373,18 +366,22 @@ int main(int argc, char **argv)
         }
         goto out;
     }
-    gen_analyse(&model);
-    onnx = gen_onnx_check(&model);
+    /* Resolution done, the analyses write their plans; from here on the
+     * model is only read (gen_resolve_dtypes, inside gen_analyse, is the
+     * last write: the loops an op has decide its default dtypes). */
+    gen_plans_init(&plans, &model);
+    gen_analyse(&model, &plans);
+    plans.onnx = gen_onnx_check(&model);
     if (gen_error_count() > 0)
         goto out;
-    write_outputs(&model, onnx, positional[1]);
+    write_outputs(&model, &plans, positional[1]);
     if (gen_error_count() == 0)
         rc = 0;
 out:
     if (gen_error_count() > 0)
         fprintf(stderr, "yagrad-gen: %d error%s; nothing written\n", gen_error_count(),
                 gen_error_count() == 1 ? "" : "s");
-    gen_onnx_maps_free(onnx, model.n_ops);
+    gen_plans_free(&plans);
     gen_model_free(&model);
     return rc;
 }

@@ -59,7 +59,7 @@ static void check_pointwise(gen_op *op)
 
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR && !a->nullable) {
+        if (gen_arg_is_tensor(a) && !a->nullable) {
             n_tensors++;
             continue;
         }
@@ -107,7 +107,7 @@ static void check_pointwise_int(gen_op *op)
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
         if (strcmp(a->name, op->int_divisor) == 0 &&
-            (a->type == GEN_T_TENSOR || a->type == GEN_T_SCALAR)) {
+            (gen_arg_is_tensor(a) || a->type == GEN_T_SCALAR)) {
             op->int_divisor_arg = i;
             return;
         }
@@ -115,7 +115,7 @@ static void check_pointwise_int(gen_op *op)
     gen_sb names = {0};
     for (int i = 0; i < op->schema.n_args; i++) {
         const gen_arg *a = &op->schema.args[i];
-        if (a->type == GEN_T_TENSOR || a->type == GEN_T_SCALAR)
+        if (gen_arg_is_tensor(a) || a->type == GEN_T_SCALAR)
             gen_sb_printf(&names, "%s'%s'", names.len > 0 ? ", " : "", a->name);
     }
     gen_error_in(op->full_name, op->int_divisor_loc,
@@ -192,7 +192,7 @@ static void check_form(gen_op *op)
     }
     if (op_is_inplace(op)) {
         op->form = GEN_FORM_INPLACE;
-        if (s->n_args == 0 || !s->args[0].mutable_ || s->args[0].type != GEN_T_TENSOR ||
+        if (s->n_args == 0 || !s->args[0].mutable_ || !gen_arg_is_tensor(&s->args[0]) ||
             s->args[0].nullable) {
             gen_error_in(op->full_name, s->n_args > 0 ? func_at(op, s->args[0].pos) : op->func_loc,
                          "an in-place op (its name ends in '_') must take its first argument "
@@ -262,13 +262,14 @@ static uint32_t dtype_bit(const char *name)
     return UINT32_C(1) << gen_dtype_lookup(name);
 }
 
-void gen_resolve_dtypes(gen_model *model)
+void gen_resolve_dtypes(gen_model *model, const gen_pointwise_plan *pointwise)
 {
     for (int i = 0; i < model->n_ops; i++) {
         gen_op *op = &model->ops[i];
         if (!op->valid)
             continue;
-        uint32_t loops = op->kind == GEN_OP_POINTWISE ? gen_pointwise_loop_dtypes(op) : 0;
+        uint32_t loops =
+            op->kind == GEN_OP_POINTWISE ? gen_pointwise_loop_dtypes(op, &pointwise[i]) : 0;
         if (!op->dtypes_given) {
             /* Default: what a pointwise op has loops for; every dtype for a
              * view (it moves no data); the floating dtypes otherwise. */
@@ -369,10 +370,9 @@ static void resolve_op(gen_model *model, int index)
     }
     bool has_tensor = false;
     for (int i = 0; i < op->schema.n_args; i++)
-        has_tensor |= ((op->schema.args[i].type == GEN_T_TENSOR ||
-                        op->schema.args[i].type == GEN_T_TENSOR_LIST) &&
+        has_tensor |= ((gen_arg_is_input(&op->schema.args[i])) &&
                        !op->schema.args[i].nullable) ||
-                      op->schema.args[i].type == GEN_T_DEVICE;
+                      gen_arg_is_device(&op->schema.args[i]);
     check_pointwise_int(op);
     if (op->pointwise != NULL) {
         op->kind = GEN_OP_POINTWISE;
@@ -474,21 +474,21 @@ static bool resolve_formula_key(gen_deriv *d, int i)
         return false;
     }
     const gen_arg *a = &op->schema.args[f->arg_index];
-    if (a->type == GEN_T_TENSOR_LIST && a->nullable) {
+    if (gen_arg_is_tensor_list(a) && a->nullable) {
         gen_error_in(op->full_name, f->key_loc,
                      "argument '%s' is a Tensor?[]; only a Tensor[] (without '?') has "
                      "gradients, one per item",
                      f->input);
         return false;
     }
-    if (a->type == GEN_T_TENSOR_LIST && f->group_size > 1) {
+    if (gen_arg_is_tensor_list(a) && f->group_size > 1) {
         gen_error_in(op->full_name, f->key_loc,
                      "the Tensor[] argument '%s' cannot share a formula with other "
                      "inputs; give it its own key",
                      f->input);
         return false;
     }
-    if (a->type != GEN_T_TENSOR && a->type != GEN_T_TENSOR_LIST) {
+    if (!gen_arg_is_input(a)) {
         gen_error_in(op->full_name, f->key_loc,
                      "argument '%s' is a %s, not a Tensor; only Tensor arguments have "
                      "gradients",
@@ -523,7 +523,7 @@ static bool check_formula_args(const gen_deriv *d, bool nondiff_output)
                          a->name);
             ok = false;
         }
-        if (a->type != GEN_T_TENSOR || nondiff_output)
+        if (!gen_arg_is_tensor(a) || nondiff_output)
             continue;
         bool found = false;
         for (int i = 0; i < d->n_formulas; i++)
@@ -555,7 +555,7 @@ static bool number_edges(gen_deriv *d)
             if (d->formulas[i].arg_index != j)
                 continue;
             sorted[n] = d->formulas[i];
-            sorted[n].list = op->schema.args[j].type == GEN_T_TENSOR_LIST;
+            sorted[n].list = gen_arg_is_tensor_list(&op->schema.args[j]);
             bool has_edge = sorted[n].expr != NULL || sorted[n].not_implemented;
             sorted[n].edge = has_edge && !sorted[n].list ? d->n_edges++ : -1;
             n++;
@@ -692,8 +692,7 @@ void gen_check_derivatives_present(const gen_model *model)
         }
         bool tensor_in = false;
         for (int a = 0; a < op->schema.n_args; a++)
-            tensor_in |= op->schema.args[a].type == GEN_T_TENSOR ||
-                         op->schema.args[a].type == GEN_T_TENSOR_LIST;
+            tensor_in |= gen_arg_is_input(&op->schema.args[a]);
         /* Out variants are not differentiated (as in PyTorch): their
          * wrapper refuses inputs that require grad. */
         if (op->deriv != NULL || op->deriv_rejected || op->derivative_key ||
@@ -709,7 +708,7 @@ void gen_check_derivatives_present(const gen_model *model)
     }
 }
 
-gen_op *gen_model_find_cname(const gen_model *model, const char *cname)
+const gen_op *gen_model_find_cname(const gen_model *model, const char *cname)
 {
     for (int i = 0; i < model->n_ops; i++)
         if (model->ops[i].valid && strcmp(model->ops[i].cname, cname) == 0)
@@ -728,9 +727,6 @@ void gen_model_free_op(gen_op *op)
     free(op->pointwise_int);
     free(op->int_divisor);
     free(op->no_derivative);
-    for (int k = 0; k < 2; k++)
-        for (int j = 0; j < 3; j++)
-            free(op->body[k][j]);
     free(op->cpu_kernel);
     free(op->cuda_kernel);
     for (int i = 0; i < op->n_tags; i++)
@@ -750,22 +746,10 @@ static void free_deriv(gen_deriv *d)
     for (int i = 0; i < d->n_formulas; i++) {
         free(d->formulas[i].input);
         free(d->formulas[i].expr);
-        free(d->formulas[i].lowered);
-        free(d->formulas[i].graph_grad);
-        free(d->formulas[i].grad_name);
         free(d->formulas[i].reason);
     }
     free(d->formulas);
     free(d->output_diff);
-    for (int i = 0; i < d->n_saves; i++) {
-        free(d->saves[i].field);
-        free(d->saves[i].arg);
-        free(d->saves[i].at);
-    }
-    free(d->saves);
-    for (int i = 0; i < d->n_temps; i++)
-        free(d->temps[i]);
-    free(d->temps);
 }
 
 void gen_model_free(gen_model *model)

@@ -199,9 +199,9 @@ static void parse_attr(lexer *lx, gen_onnx_map *m, char *name, size_t name_pos)
         it.arg_index = arg_here(lx);
         if (it.arg_index >= 0) {
             const gen_arg *a = &lx->op->schema.args[it.arg_index];
-            if (a->type == GEN_T_TENSOR || a->type == GEN_T_TENSOR_LIST ||
-                a->type == GEN_T_GENERATOR || a->type == GEN_T_DEVICE ||
-                a->type == GEN_T_BOOL_LIST || a->type == GEN_T_SCALAR_TYPE)
+            if (gen_arg_is_input(a) ||
+                gen_arg_is_generator(a) || gen_arg_is_device(a) ||
+                gen_arg_is_bool_list(a) || gen_arg_is_dtype(a))
                 fail(lx, lx->start, "argument '%s' cannot be an ONNX attribute (tensors are inputs)",
                      a->name);
             it.arg = gen_xstrdup(a->name);
@@ -246,8 +246,8 @@ static void parse_wrapped(lexer *lx, gen_onnx_map *m, gen_onnx_item_kind kind, s
         return;
     }
     bool ok = kind == GEN_ONNX_IN_SCALAR
-                  ? (a->type == GEN_T_SCALAR || a->type == GEN_T_FLOAT || a->type == GEN_T_INT)
-                  : (a->type == GEN_T_INT || a->type == GEN_T_INT_LIST);
+                  ? (a->type == GEN_T_SCALAR || a->type == GEN_T_FLOAT || gen_arg_is_int(a))
+                  : (gen_arg_is_int(a) || gen_arg_is_int_list(a));
     if (!ok || a->nullable) {
         char *msg = gen_xprintf("%s() takes %s; '%%s' is %s",
                                 kind == GEN_ONNX_IN_SCALAR ? "scalar" : "ints",
@@ -268,7 +268,7 @@ static void parse_wrapped(lexer *lx, gen_onnx_map *m, gen_onnx_item_kind kind, s
             return;
         }
         it.like_index = arg_here(lx);
-        if (it.like_index >= 0 && lx->op->schema.args[it.like_index].type != GEN_T_TENSOR)
+        if (it.like_index >= 0 && !gen_arg_is_tensor(&lx->op->schema.args[it.like_index]))
             fail(lx, lx->start, "scalar(..., %s): not a Tensor argument",
                  lx->op->schema.args[it.like_index].name);
         if (lx->failed) {
@@ -319,9 +319,9 @@ static void parse_item(lexer *lx, gen_onnx_map *m)
         return;
     }
     const gen_arg *a = &lx->op->schema.args[it.arg_index];
-    if (a->type == GEN_T_TENSOR_LIST) {
+    if (gen_arg_is_tensor_list(a)) {
         it.kind = GEN_ONNX_IN_LIST;
-    } else if (a->type != GEN_T_TENSOR) {
+    } else if (!gen_arg_is_tensor(a)) {
         char *msg = gen_xprintf("'%%s' is %s, not a tensor: give it as an attribute (name=%s), "
                                 "scalar(%s) or ints(%s)",
                                 gen_type_name(a), a->name, a->name, a->name);
@@ -346,7 +346,7 @@ static void parse_guard(lexer *lx, gen_onnx_map *m)
     if (g.arg_index < 0)
         return;
     const gen_arg *a = &lx->op->schema.args[g.arg_index];
-    if (a->type != GEN_T_INT && a->type != GEN_T_FLOAT && a->type != GEN_T_SCALAR &&
+    if (!gen_arg_is_int(a) && a->type != GEN_T_FLOAT && a->type != GEN_T_SCALAR &&
         a->type != GEN_T_BOOL) {
         fail(lx, lx->start, "a guard compares an int, float, Scalar or bool argument; '%s' is not",
              a->name);

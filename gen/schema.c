@@ -759,8 +759,3 @@ const char *gen_type_name(const gen_arg *a)
     }
     return "?";
 }
-
-bool gen_arg_is_state(const gen_arg *a)
-{
-    return a->type == GEN_T_TENSOR && a->mutable_ && a->nullable;
-}
