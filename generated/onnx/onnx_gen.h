@@ -74,6 +74,7 @@ yg_onnx_symbolic_fn yg__onnx_sym_scatter_add; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_tril; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_triu; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_index; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_index_put; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_nll_loss; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_mse_loss; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_l1_loss; /* handwritten */
@@ -104,6 +105,7 @@ yg_onnx_symbolic_fn yg__onnx_sym_max_pool1d_with_indices; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_max_pool1d; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_max_pool3d_with_indices; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_max_pool3d; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_adaptive_max_pool2d; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_avg_pool2d; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_avg_pool1d; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_avg_pool3d; /* handwritten */

@@ -342,35 +342,6 @@ yg_status yg__onnx_sym_avg_pool2d(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return pool(cx, node, "AveragePool", false);
 }
 
-/* GlobalAveragePool for [1, 1]; AveragePool when each output cell
- * averages an equal window (input size a multiple of the output's). */
-yg_status yg__onnx_sym_adaptive_avg_pool2d(yg_onnx_ctx *cx, const yg_ir_node *node) {
-    yg_box_ints size = {0};
-    yg_onnx_node *o = NULL;
-    YG_RETURN_IF_ERROR(yg__box_ints(node, "output_size", NULL, YG_BOX_REQUIRED, 2, &size));
-    if (size.len == 2 && size.items[0] == 1 && size.items[1] == 1) {
-        YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "GlobalAveragePool", &o));
-        YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
-        return yg__onnx_outputs(cx, o, node);
-    }
-    yg_ir_type t = yg__onnx_input_type(node, 0);
-    int64_t k[2];
-    for (int i = 0; i < 2; i++) {
-        int64_t in = t.ndim == 4 ? t.sizes[2 + i] : -1, out = size.items[i];
-        if (in < 0 || out <= 0 || in % out != 0)
-            return yg__onnx_unsupported(cx,
-                                        node,
-                                        "unequal adaptive windows (input size not a "
-                                        "multiple of output_size)");
-        k[i] = in / out;
-    }
-    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "AveragePool", &o));
-    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "kernel_shape", k, 2));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "strides", k, 2));
-    return yg__onnx_outputs(cx, o, node);
-}
-
 yg_status yg__onnx_sym_dropout(yg_onnx_ctx *cx, const yg_ir_node *node) {
     double p = 0;
     bool train = false;

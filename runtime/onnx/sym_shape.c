@@ -309,37 +309,3 @@ yg_status yg__onnx_sym_split_with_sizes(yg_onnx_ctx *cx, const yg_ir_node *node)
 yg_status yg__onnx_sym_chunk(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return split_by_outputs(cx, node);
 }
-
-/* x[:, ..., idx] with one integer index tensor after Nones: Gather on
- * that dim (the index's dims replace it, as NumPy's rule gives for a
- * single index).  Several index tensors (GatherND over broadcast
- * indices) and boolean masks (a result size known only from the data)
- * are refused. */
-yg_status yg__onnx_sym_index(yg_onnx_ctx *cx, const yg_ir_node *node) {
-    int64_t axis = -1;
-    yg_onnx_node *o = NULL;
-    for (int32_t i = 1; i < node->n_inputs; i++) {
-        yg_ir_type t = node->inputs[i]->type;
-        if (t.kind == YG_IR_TYPE_NONE)
-            continue;
-        if (axis >= 0)
-            return yg__onnx_unsupported(cx,
-                                        node,
-                                        "more than one index tensor needs GatherND over "
-                                        "broadcast indices; not written yet");
-        if (t.dtype != YG_INT64 && t.dtype != YG_INT32)
-            return yg__onnx_unsupported(cx,
-                                        node,
-                                        "index %d is not an int64 or int32 tensor (a "
-                                        "boolean mask's result size depends on the data)",
-                                        (int)(i - 1));
-        axis = i - 1;
-    }
-    if (axis < 0)
-        return yg__onnx_unsupported(cx, node, "no index tensor");
-    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Gather", &o));
-    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
-    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, axis + 1));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "axis", axis));
-    return yg__onnx_outputs(cx, o, node);
-}

@@ -148,6 +148,8 @@ yg_status yg__onnx_sym_conv3d_padding(yg_onnx_ctx *cx, const yg_ir_node *node) {
 
 /* ---- pooling ---- */
 
+static yg_status pool_outputs(yg_onnx_ctx *cx, const yg_ir_node *node, yg_onnx_node *o, int32_t n);
+
 /* MaxPool or AveragePool over n spatial dims of a batched input. */
 static yg_status pool(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n, bool max) {
     int64_t kernel[3], stride[3], padding[3], dilation[3], pads[6];
@@ -184,11 +186,17 @@ static yg_status pool(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n, bool m
         YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "dilations", dilation, n));
     else
         YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "count_include_pad", include_pad));
+    return pool_outputs(cx, node, o, n);
+}
+
+/* The outputs of a MaxPool/AveragePool o: the values, and MaxPool's
+ * indices when node has them: ONNX's count over N*C*(D*)H*W, yagrad's
+ * within each plane, so modulo the plane's size (which the graph must
+ * know). */
+static yg_status pool_outputs(yg_onnx_ctx *cx, const yg_ir_node *node, yg_onnx_node *o, int32_t n) {
     YG_RETURN_IF_ERROR(yg__onnx_output(cx, o, node, 0));
     if (node->n_outputs < 2)
         return YG_OK;
-    /* The indices: ONNX's count over N*C*(D*)H*W, yagrad's within each
-     * plane, so modulo the plane's size (which the graph must know). */
     yg_ir_type t = yg__onnx_input_type(node, 0);
     int64_t plane = 1;
     const char *flat = NULL, *size = NULL;
@@ -233,13 +241,14 @@ yg_status yg__onnx_sym_avg_pool3d(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return pool(cx, node, 3, false);
 }
 
-/* GlobalAveragePool when every output size is 1; AveragePool when each
- * output cell averages an equal window (input sizes multiples of the
- * output's). */
-static yg_status adaptive_avg(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n) {
+/* Global{Average,Max}Pool when every output size is 1 (and no indices
+ * are asked for); {Average,Max}Pool when each output cell covers an
+ * equal window (input sizes multiples of the output's), as PyTorch's
+ * exporter does; unequal windows are refused. */
+static yg_status adaptive(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n, bool max) {
     yg_box_ints size = {0};
     int64_t k[3];
-    bool global = true;
+    bool global = node->n_outputs == 1;
     yg_ir_type t = yg__onnx_input_type(node, 0);
     yg_onnx_node *o = NULL;
     YG_RETURN_IF_ERROR(batched(cx, node, n));
@@ -255,7 +264,7 @@ static yg_status adaptive_avg(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n
             k[i] = in / out;
     }
     if (global) {
-        YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "GlobalAveragePool", &o));
+        YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, max ? "GlobalMaxPool" : "GlobalAveragePool", &o));
         YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
         return yg__onnx_outputs(cx, o, node);
     }
@@ -263,19 +272,27 @@ static yg_status adaptive_avg(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n
         if (k[i] < 0)
             return yg__onnx_unsupported(
                 cx, node, "unequal adaptive windows (input size not a multiple of output_size)");
-    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "AveragePool", &o));
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, max ? "MaxPool" : "AveragePool", &o));
     YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
     YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "kernel_shape", k, n));
     YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "strides", k, n));
-    return yg__onnx_outputs(cx, o, node);
+    return pool_outputs(cx, node, o, n);
 }
 
 yg_status yg__onnx_sym_adaptive_avg_pool1d(yg_onnx_ctx *cx, const yg_ir_node *node) {
-    return adaptive_avg(cx, node, 1);
+    return adaptive(cx, node, 1, false);
 }
 
 yg_status yg__onnx_sym_adaptive_avg_pool3d(yg_onnx_ctx *cx, const yg_ir_node *node) {
-    return adaptive_avg(cx, node, 3);
+    return adaptive(cx, node, 3, false);
+}
+
+yg_status yg__onnx_sym_adaptive_avg_pool2d(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    return adaptive(cx, node, 2, false);
+}
+
+yg_status yg__onnx_sym_adaptive_max_pool2d(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    return adaptive(cx, node, 2, true);
 }
 
 /* ---- resampling ---- */
