@@ -1032,6 +1032,12 @@ static const sym_case sym_cases[] = {
      "  %y : Tensor = index(%a, %i, %n, %j)\n  return (%y)\n",
      false,
      2},
+    {"index", /* negative indices count from the end */
+     "graph(%a : " F34 ", %j : Tensor(dtype=int64, sizes=[2])):\n"
+     "  %i : Tensor = prim::Constant[value=tensor(int64, [2], [-1, 0])]()\n"
+     "  %y : Tensor = index(%a, %i, %j)\n  return (%y)\n",
+     false,
+     4},
     {"index", /* a boolean mask: its true positions (NonZero) */
      "graph(%a : " F34 ", %m : " B34 "):\n"
      "  %y : Tensor = index(%a, %m)\n  return (%y)\n",
