@@ -1156,6 +1156,56 @@ static yg_status row_grad(int kind, yg_tensor *const *in, const int64_t *dims, i
  * +-inf, lists of dims, negative dims, all dims, keepdim, a transposed
  * self and empty selfs (no launch).  The operands are made on the CPU
  * and copied, so the kernels alone are compared. */
+/* Issue 28, item 12: scans of rows of 2048 elements or more run a block
+ * per row (chunks, then the chunks' totals), products a block per row;
+ * integers (wrapping) agree exactly, floats to rounding.  Values near 1
+ * keep long products finite. */
+static void test_long_scans_and_products_match_the_cpu(void **state) {
+    (void)state;
+    need_device();
+    const int64_t sizes[2] = {3, 5000};
+    char why[256];
+    for (int f = 0; f < 3; f++) {
+        yg_dtype dt = f == 0 ? YG_FLOAT32 : f == 1 ? YG_FLOAT64 : YG_INT64;
+        double tol = f == 0 ? 1e-5 : f == 1 ? 1e-10 : 0;
+        yg_tensor *r = yg_test_rand(YG_FLOAT64, sizes, 2, 0.999, 1.001, 120 + (uint64_t)f), *x = NULL;
+        if (dt == YG_INT64) { /* small integers: products wrap, sums do not */
+            yg_tensor *s = NULL;
+            YG_CHECK(yg_mul_scalar(r, 3, &s));
+            YG_CHECK(yg_to_dtype(s, YG_INT64, false, &x));
+            yg_release(s);
+        } else {
+            YG_CHECK(yg_to_dtype(r, dt, false, &x));
+        }
+        yg_tensor *xd = device_like(x);
+        for (int k = 0; k < 4; k++) {
+            yg_tensor *y = NULL, *yd = NULL;
+            const int64_t d1[1] = {1};
+            if (k == 0) {
+                YG_CHECK(yg_cumsum(x, 1, &y));
+                YG_CHECK(yg_cumsum(xd, 1, &yd));
+            } else if (k == 1) {
+                YG_CHECK(yg_cumprod(x, 1, &y));
+                YG_CHECK(yg_cumprod(xd, 1, &yd));
+            } else if (k == 2) {
+                YG_CHECK(yg_prod_dim(x, d1, 1, false, &y));
+                YG_CHECK(yg_prod_dim(xd, d1, 1, false, &yd));
+            } else {
+                YG_CHECK(yg_prod(x, &y));
+                YG_CHECK(yg_prod(xd, &yd));
+            }
+            if (!same_result(yd, y, tol, why, sizeof why))
+                fail_msg("%s of [3, 5000] %s: %s", k == 0 ? "cumsum" : k == 1 ? "cumprod" : "prod",
+                         yg_dtype_name(dt), why);
+            yg_release(y);
+            yg_release(yd);
+        }
+        yg_release(r);
+        yg_release(x);
+        yg_release(xd);
+    }
+}
+
 static void test_row_gradients_match_the_cpu(void **state) {
     (void)state;
     need_device();
@@ -1443,6 +1493,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_products_sums_and_backward_match_the_cpu),
         cmocka_unit_test(test_bmm_strided_batches_match_the_cpu),
         cmocka_unit_test(test_nll_loss_of_a_large_batch_matches_the_cpu),
+        cmocka_unit_test(test_long_scans_and_products_match_the_cpu),
         cmocka_unit_test(test_row_gradients_match_the_cpu),
         cmocka_unit_test(test_optimizers_and_clipping_match_the_cpu),
         cmocka_unit_test(test_random_ops_draw_the_cpu_values),

@@ -6,7 +6,8 @@
  * scan.c, whose rules these keep), over the
  * contiguous [outer, inner] rows of meta/rows.h's yg_rows (float64, int64
  * or bool working copies, made on the device).  One block per row for
- * the reductions; one thread per row where the CPU's order matters.
+ * the reductions and for long scans; one thread per row for the scans of
+ * short rows (the CPU's order) and the gradients.
  *
  * Extrema keep the CPU's rules: NaN wins (the first NaN's index), ties
  * give the first index; each thread scans its stride of the row keeping
@@ -113,6 +114,14 @@ __device__ double statistic(const double *x, long long n, int kind, double param
     return p == 0 || p == 1 ? acc : p == 2 ? sqrt(acc) : pow(acc, 1 / p);
 }
 
+/* a * b; for integers as unsigned (wrapping, as the CPU's). */
+template <typename T> __device__ T mul_wrap(T a, T b)
+{
+    if ((T)0.5 == 0)
+        return (T)((unsigned long long)a * (unsigned long long)b);
+    return a * b;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     rows(const T *data, long long outer, long long inner, int kind, double param, T *values,
@@ -122,21 +131,25 @@ __global__ void __launch_bounds__(kThreads)
     for (long long r = blockIdx.x; r < outer; r += gridDim.x) {
         const T *x = data + r * inner;
         if (kind == PROD) {
-            /* One thread, the CPU's order: the product is exact to it
-             * (integers wrap, as unsigned). */
-            if (threadIdx.x == 0) {
-                if (sizeof(T) == 8 && (T)0.5 == 0) {
-                    unsigned long long p = 1;
-                    for (long long i = 0; i < inner; i++)
-                        p *= (unsigned long long)x[i];
-                    values[r] = (T)p;
-                } else {
-                    T p = 1;
-                    for (long long i = 0; i < inner; i++)
-                        p *= x[i];
-                    values[r] = p;
-                }
+            /* Each thread multiplies its stride of the row, then the
+             * block multiplies the partial products in a tree.  Integers
+             * wrap, as unsigned: exact in any order; floating products
+             * round in another order than the CPU's loop, so they agree
+             * to rounding. */
+            __shared__ T part[kThreads];
+            T p = 1;
+            for (long long i = threadIdx.x; i < inner; i += kThreads)
+                p = mul_wrap<T>(p, x[i]);
+            part[threadIdx.x] = p;
+            __syncthreads();
+            for (int s = kThreads / 2; s > 0; s >>= 1) {
+                if (threadIdx.x < s)
+                    part[threadIdx.x] = mul_wrap<T>(part[threadIdx.x], part[threadIdx.x + s]);
+                __syncthreads();
             }
+            if (threadIdx.x == 0)
+                values[r] = part[0];
+            __syncthreads(); /* part is free for the next row */
         } else if (kind == ALL || kind == ANY) {
             int acc = kind == ALL;
             for (long long i = threadIdx.x; i < inner; i += kThreads)
@@ -163,7 +176,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /* cumsum (prod false) or cumprod of each row in place, in the CPU's
- * order: one thread per row. */
+ * order: one thread per row (for many short rows). */
 template <typename T>
 __global__ void __launch_bounds__(kThreads) scan(T *data, long long outer, long long inner,
                                                  bool prod)
@@ -175,6 +188,48 @@ __global__ void __launch_bounds__(kThreads) scan(T *data, long long outer, long 
             x[i] = prod ? x[i - 1] * x[i] : x[i - 1] + x[i];
     }
 }
+
+/* The same for long rows: one block per row.  Thread t scans its
+ * contiguous chunk, the block scans the chunks' totals (thread 0, in
+ * order), and each thread then combines its chunk with the total before
+ * it.  Integers wrap, as unsigned: exact; floating sums and products
+ * round in another order than the CPU's loop, so they agree to rounding. */
+template <typename T>
+__global__ void __launch_bounds__(kThreads) scan_long(T *data, long long outer, long long inner,
+                                                      bool prod)
+{
+    __shared__ T total[kThreads];
+    const long long chunk = (inner + kThreads - 1) / kThreads;
+    for (long long r = blockIdx.x; r < outer; r += gridDim.x) {
+        T *x = data + r * inner;
+        const long long from = threadIdx.x * chunk;
+        const long long to = from + chunk < inner ? from + chunk : inner;
+        T acc = prod ? (T)1 : (T)0;
+        for (long long i = from; i < to; i++) {
+            acc = prod ? mul_wrap<T>(acc, x[i]) : (T)(acc + x[i]);
+            x[i] = acc;
+        }
+        total[threadIdx.x] = acc;
+        __syncthreads();
+        if (threadIdx.x == 0) { /* exclusive prefix of the totals */
+            T run = prod ? (T)1 : (T)0;
+            for (int t = 0; t < kThreads; t++) {
+                const T here = total[t];
+                total[t] = run;
+                run = prod ? mul_wrap<T>(run, here) : (T)(run + here);
+            }
+        }
+        __syncthreads();
+        const T before = total[threadIdx.x];
+        if (threadIdx.x > 0)
+            for (long long i = from; i < to; i++)
+                x[i] = prod ? mul_wrap<T>(before, x[i]) : (T)(before + x[i]);
+        __syncthreads(); /* total is free for the next row */
+    }
+}
+
+/* Rows at least this long scan with a block each (scan_long). */
+const long long kLongRow = 2048;
 
 /* ---- the gradients of cpu/reduce_stats.c, reduce_extrema.c, scan.c ----
  * Each ports the CPU kernel's loop over one row (or line) as it is: the
@@ -368,6 +423,15 @@ extern "C" int yg__cuda_scan_launch(int work, int prod, void *data, long long ou
 {
     if (outer == 0 || inner < 2)
         return 0;
+    if (inner >= kLongRow) {
+        const unsigned g = yg_cuda_grid(outer);
+        if (work == 0)
+            scan_long<double><<<g, kThreads, 0, YG_CUDA_STREAM>>>((double *)data, outer, inner, prod);
+        else
+            scan_long<unsigned long long><<<g, kThreads, 0, YG_CUDA_STREAM>>>(
+                (unsigned long long *)data, outer, inner, prod);
+        return (int)cudaGetLastError();
+    }
     const long long b = (outer + kThreads - 1) / kThreads;
     const unsigned g = yg_cuda_grid(b);
     if (work == 0)
