@@ -287,6 +287,89 @@ static void wl_mlp_step(bench *b) {
         yg_release(params[p]);
 }
 
+/* ---- a small CNN's training step ---------------------------------------- */
+
+/* Batch 64 of 3x32x32: conv3x3(3->32, pad 1, bias) -> batch_norm
+ * (training) -> relu -> max_pool2d(2, 2), the same block 32->64, flatten
+ * -> linear(4096->10) -> cross_entropy; SGD lr 0.01; one step = zero_grad,
+ * forward, backward, step (issue 29's model). */
+static void wl_cnn_step(bench *b) {
+    const int64_t batch = 64, ch[3] = {3, 32, 64};
+    const char *names[] = {"c1.w.grad", "c1.b.grad", "bn1.w.grad", "bn1.b.grad",
+                           "c2.w.grad", "c2.b.grad", "bn2.w.grad", "bn2.b.grad",
+                           "fc.w.grad", "fc.b.grad"};
+    yg_tensor *p[10], *running[4];
+    for (int l = 0; l < 2; l++) {
+        const int64_t ws[4] = {ch[l + 1], ch[l], 3, 3}, cs[1] = {ch[l + 1]};
+        double scale = 2.0 / sqrt((double)(ch[l] * 9));
+        p[4 * l] = leaf(fill_pattern(ws, 4, 30 + (uint64_t)l, scale, 0), true);
+        p[4 * l + 1] = leaf(fill_pattern(cs, 1, 40 + (uint64_t)l, scale, 0), true);
+        p[4 * l + 2] = leaf(fill_pattern(cs, 1, 50 + (uint64_t)l, 0.2, 1), true);
+        p[4 * l + 3] = leaf(fill_pattern(cs, 1, 60 + (uint64_t)l, 0.2, 0), true);
+        running[2 * l] = fill_pattern(cs, 1, 70 + (uint64_t)l, 0, 0);
+        running[2 * l + 1] = fill_pattern(cs, 1, 80 + (uint64_t)l, 0, 1);
+    }
+    const int64_t fs[2] = {10, 4096}, fb[1] = {10};
+    p[8] = leaf(fill_pattern(fs, 2, 90, 2.0 / 64, 0), true);
+    p[9] = leaf(fill_pattern(fb, 1, 91, 2.0 / 64, 0), true);
+    const int64_t xs[4] = {batch, 3, 32, 32};
+    yg_tensor *x = fill_pattern(xs, 4, 1, 2, 0), *target = NULL;
+    int64_t labels[64];
+    for (int64_t i = 0; i < batch; i++)
+        labels[i] = i % 10;
+    ok(yg_tensor_from_data(labels, &batch, 1, YG_INT64, &target), "target");
+    yg_optimizer *opt = NULL;
+    yg_sgd_options o = {.lr = 0.01};
+    ok(yg_optimizer_create_sgd(p, 10, &o, &opt), "sgd");
+    const int64_t one[2] = {1, 1}, two[2] = {2, 2}, zero[2] = {0, 0};
+
+    for (int r = 0; r < total_reps(b); r++) {
+        yg_tensor *h = yg_retain(x), *loss = NULL, *flat = NULL, *logits = NULL;
+        double t0 = now_s();
+        yg_optimizer_zero_grad(opt);
+        for (int l = 0; l < 2; l++) {
+            yg_tensor *c = NULL, *n = NULL, *a = NULL, *m = NULL;
+            ok(yg_conv2d(h, p[4 * l], p[4 * l + 1], one, 2, one, 2, one, 2, 1, &c), "conv2d");
+            ok(yg_batch_norm(c, p[4 * l + 2], p[4 * l + 3], running[2 * l], running[2 * l + 1],
+                             true, 0.1, 1e-5, &n),
+               "batch_norm");
+            ok(yg_relu(n, &a), "relu");
+            ok(yg_max_pool2d(a, two, 2, two, 2, zero, 2, one, 2, false, &m), "max_pool2d");
+            yg_release(h);
+            yg_release(c);
+            yg_release(n);
+            yg_release(a);
+            h = m;
+        }
+        ok(yg_flatten(h, 1, -1, &flat), "flatten");
+        ok(yg_linear(flat, p[8], p[9], &logits), "linear");
+        ok(yg_cross_entropy(logits, target, NULL, YG_REDUCTION_MEAN, -100, &loss), "cross_entropy");
+        ok(yg_backward(loss, NULL, false), "backward");
+        if (b->check && r == 0) {
+            check_tensor(b, r, "loss", loss);
+            /* not the convolutions' bias gradients: batch_norm follows,
+             * so they are 0 in exact arithmetic and float32 noise (1e-7)
+             * on either side, which no checksum can compare */
+            for (int k = 0; k < 10; k++)
+                if (k != 1 && k != 5)
+                    check_grad(b, r, names[k], p[k]);
+        }
+        ok(yg_optimizer_step(opt), "step");
+        record(b, r, now_s() - t0);
+        yg_release(loss);
+        yg_release(logits);
+        yg_release(flat);
+        yg_release(h);
+    }
+    yg_optimizer_release(opt);
+    yg_release(target);
+    yg_release(x);
+    for (int k = 0; k < 10; k++)
+        yg_release(p[k]);
+    for (int k = 0; k < 4; k++)
+        yg_release(running[k]);
+}
+
 /* ---- LSTM cell --------------------------------------------------------- */
 
 /* lstm_cell, batch 20, input and hidden 650.  fwd: nothing requires grad.
@@ -963,6 +1046,7 @@ static const workload workloads[] = {
     {"overhead_autograd", wl_overhead_autograd, 100},
     {"overhead_backward", wl_overhead_backward, 100},
     {"mlp_step", wl_mlp_step, 50},
+    {"cnn_step", wl_cnn_step, 20},
     {"lstm_fwd", wl_lstm_fwd, 50},
     {"lstm_fwdbwd", wl_lstm_fwdbwd, 50},
     {"lstm_fused_fwd", wl_lstm_fused_fwd, 50},

@@ -146,6 +146,47 @@ def wl_mlp_step(b):
         b.check_tensor(0, "w%d.final" % (l + 1), params[2 * l])
 
 
+# ---- a small CNN's training step -------------------------------------------------
+
+def wl_cnn_step(b):
+    batch, ch = 64, (3, 32, 64)
+    params, running = [], []
+    for l in range(2):
+        scale = 2.0 / math.sqrt(ch[l] * 9)
+        params.append(fill_pattern([ch[l + 1], ch[l], 3, 3], 30 + l, scale, 0, True))
+        params.append(fill_pattern([ch[l + 1]], 40 + l, scale, 0, True))
+        params.append(fill_pattern([ch[l + 1]], 50 + l, 0.2, 1, True))
+        params.append(fill_pattern([ch[l + 1]], 60 + l, 0.2, 0, True))
+        running.append(fill_pattern([ch[l + 1]], 70 + l, 0, 0))
+        running.append(fill_pattern([ch[l + 1]], 80 + l, 0, 1))
+    params.append(fill_pattern([10, 4096], 90, 2.0 / 64, 0, True))
+    params.append(fill_pattern([10], 91, 2.0 / 64, 0, True))
+    x = fill_pattern([batch, 3, 32, 32], 1, 2, 0)
+    target = torch.arange(batch, dtype=torch.int64) % 10
+    opt = torch.optim.SGD(params, lr=0.01)
+    names = ["c1.w.grad", "c1.b.grad", "bn1.w.grad", "bn1.b.grad",
+             "c2.w.grad", "c2.b.grad", "bn2.w.grad", "bn2.b.grad", "fc.w.grad", "fc.b.grad"]
+    for r in range(b.total_reps()):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        h = x
+        for l in range(2):
+            h = F.conv2d(h, params[4 * l], params[4 * l + 1], padding=1)
+            h = F.batch_norm(h, running[2 * l], running[2 * l + 1], params[4 * l + 2],
+                             params[4 * l + 3], training=True, momentum=0.1, eps=1e-5)
+            h = F.max_pool2d(F.relu(h), 2, 2)
+        loss = F.cross_entropy(F.linear(h.flatten(1), params[8], params[9]), target)
+        loss.backward()
+        if b.check and r == 0:
+            b.check_tensor(r, "loss", loss)
+            for k, (p, name) in enumerate(zip(params, names)):
+                if k not in (1, 5):  # conv biases before batch_norm: 0 up to noise
+                    b.check_grad(r, name, p)
+        opt.step()
+        b.record(r, time.perf_counter() - t0)
+        del loss, h
+
+
 # ---- LSTM cell ----------------------------------------------------------------
 
 def wl_lstm(b, backward):
@@ -410,6 +451,7 @@ WORKLOADS = {
     "overhead_autograd": (wl_overhead_autograd, 100),
     "overhead_backward": (wl_overhead_backward, 100),
     "mlp_step": (wl_mlp_step, 50),
+    "cnn_step": (wl_cnn_step, 20),
     "lstm_fwd": (wl_lstm_fwd, 50),
     "lstm_fwdbwd": (wl_lstm_fwdbwd, 50),
     # yagrad runs the cell written as ops through its executor (its gates

@@ -59,7 +59,7 @@ OPENBLAS_OPENMP = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 WORKLOADS = [
     "overhead_plain", "overhead_autograd", "overhead_backward",
-    "mlp_step", "lstm_fwd", "lstm_fwdbwd", "lstm_fused_fwd", "lstm_fused_fwdbwd",
+    "mlp_step", "cnn_step", "lstm_fwd", "lstm_fwdbwd", "lstm_fused_fwd", "lstm_fused_fwdbwd",
     "chain_fwd", "chain_fwdbwd", "chain_fused_fwd", "chain_fused_fwdbwd",
     "softmax_fwd", "softmax_fwdbwd", "scaled_softmax_fwd", "scaled_softmax_fused_fwd",
     "log_softmax_fwd", "log_softmax_fwdbwd",

@@ -152,6 +152,84 @@ yg__cpu_gather_out(const yg_tensor *self, int64_t dim, const yg_tensor *index, y
     return YG_OK;
 }
 
+/* Elements from which the row walks below run their rows in parallel. */
+#define ROWS_PARALLEL_MIN 32768
+
+/* The sizes of the row walks when res, index and src (NULL: none) are
+ * contiguous and index has src's sizes and res's outside dim d: outer
+ * rows of index [k x inner] against res [s x inner]; false otherwise. */
+static bool row_layout(const yg_tensor *res,
+                       int64_t d,
+                       const yg_tensor *index,
+                       const yg_tensor *src,
+                       int64_t *outer,
+                       int64_t *k,
+                       int64_t *s,
+                       int64_t *inner) {
+    if (res->ndim == 0 || index->ndim != res->ndim || !yg_tensor_is_contiguous(res) ||
+        !yg_tensor_is_contiguous(index) ||
+        (src != NULL && (!yg_tensor_is_contiguous(src) || src->ndim != index->ndim ||
+                         memcmp(src->sizes, index->sizes, sizeof(int64_t) * (size_t)index->ndim))))
+        return false;
+    *outer = *inner = 1;
+    for (int32_t e = 0; e < res->ndim; e++) {
+        if (e != d && res->sizes[e] != index->sizes[e])
+            return false;
+        if (e < d)
+            *outer *= res->sizes[e];
+        else if (e > d)
+            *inner *= res->sizes[e];
+    }
+    *k = index->sizes[d];
+    *s = res->sizes[d];
+    return true;
+}
+
+/* scatter_add / scatter of rows: res[o, idx[o, j, i], i] (+)= src[o, j, i].
+ * Each outer row writes only its own slice and walks it in the serial
+ * order, so running rows in parallel gives the serial result bit for bit. */
+#define SCATTER_ROWS(T, add)                                                                       \
+    do {                                                                                           \
+        T *r_ = (T *)yg__tensor_ptr(res);                                                          \
+        const T *x_ = (const T *)yg__tensor_ptr(src);                                              \
+        _Pragma("omp parallel for schedule(static) if (parallel)")                               \
+        for (int64_t o = 0; o < outer; o++)                                                        \
+            for (int64_t j = 0; j < k; j++)                                                        \
+                for (int64_t i = 0; i < inner; i++) {                                              \
+                    const int64_t at = (o * k + j) * inner + i;                                    \
+                    T *dst = r_ + (o * s + idx[at]) * inner + i;                                   \
+                    *dst = add ? (T)(*dst + x_[at]) : x_[at];                                      \
+                }                                                                                  \
+    } while (0)
+
+/* The row walk of scatter_into for float32, float64 and int64 data in
+ * row_layout's layout; false when it does not apply. */
+static bool scatter_rows(yg_tensor *res,
+                         int64_t d,
+                         const yg_tensor *index,
+                         const yg_tensor *src,
+                         enum scatter_mode mode) {
+    int64_t outer, k, s, inner;
+    if (mode == SCATTER_VALUE || !row_layout(res, d, index, src, &outer, &k, &s, &inner))
+        return false;
+    const int64_t *idx = (const int64_t *)yg__tensor_ptr(index);
+    const bool parallel = outer > 1 && outer * k * inner >= ROWS_PARALLEL_MIN;
+    const bool add = mode == SCATTER_ADD;
+    switch (res->dtype) {
+    case YG_FLOAT32:
+        SCATTER_ROWS(float, add);
+        return true;
+    case YG_FLOAT64:
+        SCATTER_ROWS(double, add);
+        return true;
+    case YG_INT64: /* wraps as unsigned, as add_i64 on the machines we build for */
+        SCATTER_ROWS(int64_t, add);
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* res (a contiguous copy of self, or zeros) receives src or value at the
  * positions index names, by copy or addition. */
 static void scatter_into(yg_tensor *res,
@@ -166,6 +244,8 @@ static void scatter_into(yg_tensor *res,
     add_elem_fn add = add_for(res->dtype);
     _Alignas(8) char vbuf[8];
 
+    if (scatter_rows(res, d, index, src, mode))
+        return;
     if (mode == SCATTER_VALUE)
         yg__store_f64_as(vbuf, res->dtype, value);
     int64_t dd = res->ndim > 0 ? d : -1;

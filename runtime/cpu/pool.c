@@ -11,7 +11,8 @@
  * D = 1 for the 2-d ops, so one loop nest serves both and the 1-d
  * composites reach it through [..., 1, L]), computes each output plane
  * from its input plane in double, and converts the result to the input's
- * dtype once.  Padding is implicit: a max window skips padded positions
+ * dtype once.  Max pooling, which only compares, reads float32 as it is
+ * (no copy when contiguous) and runs its planes in parallel.  Padding is implicit: a max window skips padded positions
  * (as if they were -inf) and an average counts them as zeros when
  * count_include_pad, or divides only by the in-bounds count otherwise (a
  * divisor_override other than 0 replaces either divisor).
@@ -62,30 +63,41 @@ static yg_status finish(yg_tensor *res, yg_dtype dtype, yg_tensor **out) {
 
 /* ---- max pooling ---- */
 
-/* Position of the maximum of window o[3] in plane x, or -1 when the
- * window holds no input element. */
-static int64_t window_argmax(const yg_pool_geom *g, const double *x, const int64_t o[3]) {
-    int64_t best = -1;
-    for (int64_t kz = 0; kz < g->k[0]; kz++) {
-        int64_t z = o[0] * g->s[0] - g->p[0] + kz * g->d[0];
-        if (z < 0 || z >= g->in[0])
-            continue;
-        for (int64_t ky = 0; ky < g->k[1]; ky++) {
-            int64_t y = o[1] * g->s[1] - g->p[1] + ky * g->d[1];
-            if (y < 0 || y >= g->in[1])
-                continue;
-            for (int64_t kx = 0; kx < g->k[2]; kx++) {
-                int64_t xx = o[2] * g->s[2] - g->p[2] + kx * g->d[2];
-                if (xx < 0 || xx >= g->in[2])
-                    continue;
-                int64_t at = (z * g->in[1] + y) * g->in[2] + xx;
-                if (best < 0 || (!isnan(x[best]) && (isnan(x[at]) || x[at] > x[best])))
-                    best = at;
-            }
-        }
+/* Whether a beats the best so far, b (NaN counts as the maximum; ties
+ * keep the first). */
+#define BEATS(a, b) (!isnan(b) && (isnan(a) || (a) > (b)))
+
+/* Position of the maximum of window o[3] in plane x (of T), or -1 when
+ * the window holds no input element. */
+#define WINDOW_ARGMAX(name, T)                                                                     \
+    static int64_t name(const yg_pool_geom *g, const T *x, const int64_t o[3]) {                   \
+        int64_t best = -1;                                                                         \
+        T top = 0;                                                                                 \
+        for (int64_t kz = 0; kz < g->k[0]; kz++) {                                                 \
+            int64_t z = o[0] * g->s[0] - g->p[0] + kz * g->d[0];                                   \
+            if (z < 0 || z >= g->in[0])                                                            \
+                continue;                                                                          \
+            for (int64_t ky = 0; ky < g->k[1]; ky++) {                                             \
+                int64_t y = o[1] * g->s[1] - g->p[1] + ky * g->d[1];                               \
+                if (y < 0 || y >= g->in[1])                                                        \
+                    continue;                                                                      \
+                const int64_t row = (z * g->in[1] + y) * g->in[2];                                 \
+                for (int64_t kx = 0; kx < g->k[2]; kx++) {                                         \
+                    int64_t xx = o[2] * g->s[2] - g->p[2] + kx * g->d[2];                          \
+                    if (xx < 0 || xx >= g->in[2])                                                  \
+                        continue;                                                                  \
+                    const T v = x[row + xx];                                                       \
+                    if (best < 0 || BEATS(v, top)) {                                               \
+                        best = row + xx;                                                           \
+                        top = v;                                                                   \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        return best;                                                                               \
     }
-    return best;
-}
+WINDOW_ARGMAX(window_argmax, double)
+WINDOW_ARGMAX(window_argmax_f32, float)
 
 /* The maximum of each window of g (or, when adaptive, of each adaptive
  * cell) and its position, into new values (self's dtype) and int64
@@ -194,18 +206,60 @@ static void adaptive_cell(int64_t o, int64_t in, int64_t out, int64_t *lo, int64
 
 /* Position of the maximum of the box [lo, hi) of plane x (row-major in
  * g->in), or -1 when the box is empty. */
-static int64_t
-box_argmax(const yg_pool_geom *g, const double *x, const int64_t lo[3], const int64_t hi[3]) {
-    int64_t best = -1;
-    for (int64_t z = lo[0]; z < hi[0]; z++)
-        for (int64_t y = lo[1]; y < hi[1]; y++)
-            for (int64_t xx = lo[2]; xx < hi[2]; xx++) {
-                int64_t at = (z * g->in[1] + y) * g->in[2] + xx;
-                if (best < 0 || (!isnan(x[best]) && (isnan(x[at]) || x[at] > x[best])))
-                    best = at;
-            }
-    return best;
-}
+#define BOX_ARGMAX(name, T)                                                                        \
+    static int64_t name(                                                                           \
+        const yg_pool_geom *g, const T *x, const int64_t lo[3], const int64_t hi[3]) {             \
+        int64_t best = -1;                                                                         \
+        for (int64_t z = lo[0]; z < hi[0]; z++)                                                    \
+            for (int64_t y = lo[1]; y < hi[1]; y++)                                                \
+                for (int64_t xx = lo[2]; xx < hi[2]; xx++) {                                       \
+                    int64_t at = (z * g->in[1] + y) * g->in[2] + xx;                               \
+                    if (best < 0 || BEATS(x[at], x[best]))                                         \
+                        best = at;                                                                 \
+                }                                                                                  \
+        return best;                                                                               \
+    }
+BOX_ARGMAX(box_argmax, double)
+BOX_ARGMAX(box_argmax_f32, float)
+
+/* Output elements from which max pooling runs its planes in parallel. */
+#define POOL_PARALLEL_MIN 16384
+
+/* The maximum of every window (or adaptive cell) of every plane of x (of
+ * T) into rv and its position into iv; a window with no input element
+ * gets position -1 (the caller reports it).  Planes run in parallel: each
+ * writes only its own outputs. */
+#define MAX_POOL_PLANES(name, T, window, box)                                                      \
+    static void name(const yg_pool_geom *g, bool adaptive, const T *xv, T *rv, int64_t *iv) {      \
+        const int64_t ivol = yg__pool_vol(g->in), ovol = yg__pool_vol(g->out);                     \
+        _Pragma("omp parallel for schedule(static) if (g->planes * ovol >= POOL_PARALLEL_MIN)")   \
+        for (int64_t p = 0; p < g->planes; p++) {                                                  \
+            const T *plane = xv + p * ivol;                                                        \
+            int64_t o[3] = {0, 0, 0};                                                              \
+            for (int64_t at_out = 0; at_out < ovol; at_out++) {                                    \
+                int64_t at;                                                                        \
+                if (adaptive) {                                                                    \
+                    int64_t lo[3], hi[3];                                                          \
+                    for (int i = 0; i < 3; i++)                                                    \
+                        adaptive_cell(o[i], g->in[i], g->out[i], &lo[i], &hi[i]);                  \
+                    at = box(g, plane, lo, hi);                                                    \
+                } else {                                                                           \
+                    at = window(g, plane, o);                                                      \
+                }                                                                                  \
+                rv[p * ovol + at_out] = at >= 0 ? plane[at] : 0;                                   \
+                iv[p * ovol + at_out] = at;                                                        \
+                if (++o[2] == g->out[2]) { /* the next output's coordinates */                     \
+                    o[2] = 0;                                                                      \
+                    if (++o[1] == g->out[1]) {                                                     \
+                        o[1] = 0;                                                                  \
+                        o[0]++;                                                                    \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+MAX_POOL_PLANES(max_pool_planes, double, window_argmax, box_argmax)
+MAX_POOL_PLANES(max_pool_planes_f32, float, window_argmax_f32, box_argmax_f32)
 
 static yg_status max_pool_run(const char *op,
                               const yg_tensor *self,
@@ -213,51 +267,49 @@ static yg_status max_pool_run(const char *op,
                               bool adaptive,
                               yg_tensor **out_values,
                               yg_tensor **out_indices) {
-    int64_t isizes[YG_MAX_DIMS], o[3];
+    int64_t isizes[YG_MAX_DIMS];
     yg_tensor *x = NULL, *res = NULL, *idx = NULL;
     yg_status st;
     int n = g->nsp;
+    /* float32 and float64 are compared as they are (a maximum needs no
+     * wider type); other dtypes through a float64 copy */
+    const bool f32 = self->dtype == YG_FLOAT32;
+    const yg_dtype work = f32 ? YG_FLOAT32 : YG_FLOAT64;
 
     yg__pool_result_sizes(self->sizes, self->ndim, n, g->out, isizes);
-    st = yg__tensor_contiguous_as(self, YG_FLOAT64, true, &x);
+    st = yg__tensor_contiguous_as(self, work, true, &x);
     if (st == YG_OK)
-        st = new_planes(self->sizes, self->ndim, n, g->out, false, &res);
+        st = yg_tensor_empty(isizes, self->ndim, work, &res);
     if (st == YG_OK)
         st = yg_tensor_empty(isizes, self->ndim, YG_INT64, &idx);
     if (st != YG_OK)
         goto out;
-    const double *xv = (const double *)yg__tensor_ptr(x);
-    double *rv = (double *)yg__tensor_ptr(res);
     int64_t *iv = (int64_t *)yg__tensor_ptr(idx);
-    int64_t ivol = yg__pool_vol(g->in), ovol = yg__pool_vol(g->out);
-    for (int64_t p = 0; p < g->planes; p++) {
-        const double *plane = xv + p * ivol;
-        for (int64_t at_out = 0; at_out < ovol; at_out++) {
-            int64_t at;
-            o[0] = at_out / (g->out[1] * g->out[2]);
-            o[1] = at_out / g->out[2] % g->out[1];
-            o[2] = at_out % g->out[2];
-            if (adaptive) {
-                int64_t lo[3], hi[3];
-                for (int i = 0; i < 3; i++)
-                    adaptive_cell(o[i], g->in[i], g->out[i], &lo[i], &hi[i]);
-                at = box_argmax(g, plane, lo, hi);
-            } else {
-                at = window_argmax(g, plane, o);
-            }
-            if (at < 0) {
-                /* only dilation over a tiny input (or an empty adaptive
-                 * input) gets here: a window of padding alone has no
-                 * maximum to send a gradient to */
-                st = yg__pool_padding_window_error(op, g, o);
-                goto out;
-            }
-            rv[p * ovol + at_out] = plane[at];
-            iv[p * ovol + at_out] = at;
+    if (f32)
+        max_pool_planes_f32(
+            g, adaptive, (const float *)yg__tensor_ptr(x), (float *)yg__tensor_ptr(res), iv);
+    else
+        max_pool_planes(
+            g, adaptive, (const double *)yg__tensor_ptr(x), (double *)yg__tensor_ptr(res), iv);
+    const int64_t total = yg_tensor_numel(idx), ovol = yg__pool_vol(g->out);
+    for (int64_t i = 0; i < total; i++)
+        if (iv[i] < 0) {
+            /* only dilation over a tiny input (or an empty adaptive
+             * input) gets here: a window of padding alone has no
+             * maximum to send a gradient to */
+            const int64_t at_out = i % ovol;
+            const int64_t o[3] = {at_out / (g->out[1] * g->out[2]), at_out / g->out[2] % g->out[1],
+                                  at_out % g->out[2]};
+            st = yg__pool_padding_window_error(op, g, o);
+            goto out;
         }
+    if (res->dtype == self->dtype) {
+        *out_values = res;
+        res = NULL;
+    } else {
+        st = finish(res, self->dtype, out_values);
+        res = NULL;
     }
-    st = finish(res, self->dtype, out_values);
-    res = NULL;
     if (st == YG_OK) {
         *out_indices = idx;
         idx = NULL;

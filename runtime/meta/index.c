@@ -54,6 +54,21 @@ check_index_values(const char *op, const yg_tensor *index, int64_t size, int64_t
     yg_tensor *host = NULL;
     yg_status st = YG_OK;
     YG_RETURN_IF_ERROR(yg_tensor_to_device(index, YG_CPU, 0, &host));
+    if (yg_tensor_is_contiguous(host)) {
+        /* the common case: one pass over the values (in parallel when
+         * long); the walk below then only runs to name a bad one */
+        const int64_t *v = (const int64_t *)yg__tensor_ptr(host);
+        int64_t lo = 0, hi = 0;
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi) if (n >= 65536)
+        for (int64_t i = 0; i < n; i++) {
+            lo = v[i] < lo ? v[i] : lo;
+            hi = v[i] > hi ? v[i] : hi;
+        }
+        if (lo >= 0 && (n == 0 || hi < size)) {
+            yg_release(host);
+            return YG_OK;
+        }
+    }
     for (int64_t i = 0; i < n && st == YG_OK; i++) {
         coords_of(i, host->sizes, host->ndim, c);
         int64_t k = *(const int64_t *)elem_at(host, c, -1, 0);
