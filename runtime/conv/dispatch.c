@@ -205,20 +205,27 @@ static yg_status bias_grad(const yg_conv_params *p, const yg_tensor *gy, yg_tens
     if (st != YG_OK || yg_tensor_numel(gy) == 0)
         return st; /* an empty gy sums to zeros, and pos may not fit */
     pos = yg__sizes_product(gy->sizes + 2, gy->ndim - 2);
-    for (int64_t n = 0; n < p->batch; n++)
-        for (int64_t ch = 0; ch < c; ch++) {
+    /* channels in parallel: each adds its batch's sums in batch order, as
+     * a serial loop would */
+    const int64_t batch = p->batch;
+    const bool f32 = p->dtype == YG_FLOAT32;
+    void *sums = yg__tensor_ptr(*out);
+    const void *g = yg__tensor_ptr(gy);
+#pragma omp parallel for schedule(static) if (batch * c * pos >= 65536 && c > 1)
+    for (int64_t ch = 0; ch < c; ch++)
+        for (int64_t n = 0; n < batch; n++) {
             int64_t base = (n * c + ch) * pos;
             double s = 0;
-            if (p->dtype == YG_FLOAT32) {
-                const float *r = (const float *)yg__tensor_ptr(gy) + base;
+            if (f32) {
+                const float *r = (const float *)g + base;
                 for (int64_t i = 0; i < pos; i++)
                     s += r[i];
-                ((float *)yg__tensor_ptr(*out))[ch] += (float)s;
+                ((float *)sums)[ch] += (float)s;
             } else {
-                const double *r = (const double *)yg__tensor_ptr(gy) + base;
+                const double *r = (const double *)g + base;
                 for (int64_t i = 0; i < pos; i++)
                     s += r[i];
-                ((double *)yg__tensor_ptr(*out))[ch] += s;
+                ((double *)sums)[ch] += s;
             }
         }
     return YG_OK;
