@@ -7,7 +7,12 @@
 #      `derivatives.yaml:LINE:COL: error:` line, in under 2000 bytes of
 #      output that name no generated file;
 #   3. fixed, it builds; a generated file deleted by hand is written again
-#      by the next build.
+#      by the next build;
+#   4. an unknown key in native_functions.yaml, which the configure step
+#      meets first (it asks gen for the list of files,
+#      cmake/GenFiles.cmake), fails the build with gen's located
+#      `native_functions.yaml:LINE:COL: error:` line, in under 3000 bytes;
+#      fixed, it builds.
 file(REMOVE_RECURSE ${WORK})
 file(COPY ${SRC}/tests/gen/golden/specs DESTINATION ${WORK})
 set(specs ${WORK}/specs)
@@ -65,4 +70,26 @@ build(TRUE out)
 if(NOT EXISTS ${victim})
   message(FATAL_ERROR "${victim} was deleted and the build did not write it again:\n${out}")
 endif()
-message(STATUS "a spec error prints ${n} bytes; a deleted generated file is written again")
+
+file(READ ${specs}/native_functions.yaml good)
+string(REPLACE "  pointwise: \"self + alpha * other\"\n"
+               "  pointwise: \"self + alpha * other\"\n  pointwize: \"self\"\n" bad "${good}")
+if(bad STREQUAL good)
+  message(FATAL_ERROR "the golden native_functions.yaml no longer has "
+                      "'pointwise: \"self + alpha * other\"'")
+endif()
+file(WRITE ${specs}/native_functions.yaml "${bad}")
+build(FALSE out)
+string(LENGTH "${out}" n_configure)
+message("a spec error the configure step meets: ${n_configure} bytes of build output:\n${out}")
+if(NOT out MATCHES "native_functions\\.yaml:[0-9]+:[0-9]+: error: add: unknown key 'pointwize'")
+  message(FATAL_ERROR "gen's located error is missing from the output above")
+endif()
+if(n_configure GREATER 3000)
+  message(FATAL_ERROR "the output above is ${n_configure} bytes; expected gen's message and "
+                      "little else")
+endif()
+file(WRITE ${specs}/native_functions.yaml "${good}")
+build(TRUE out)
+message(STATUS "a spec error prints ${n} bytes (${n_configure} when the configure step finds "
+               "it); a deleted generated file is written again")
