@@ -4,25 +4,9 @@ set(YG_INSTALL_HINT "run scripts/install-deps.sh (Debian 12)")
 
 find_package(PkgConfig QUIET)
 
-# libyaml
-find_path(YAML_INCLUDE_DIR yaml.h)
-find_library(YAML_LIBRARY yaml)
-if(NOT YAML_INCLUDE_DIR OR NOT YAML_LIBRARY)
-  message(FATAL_ERROR "libyaml not found: install libyaml-dev (${YG_INSTALL_HINT})")
-endif()
-add_library(yg::yaml INTERFACE IMPORTED)
-target_include_directories(yg::yaml INTERFACE ${YAML_INCLUDE_DIR})
-target_link_libraries(yg::yaml INTERFACE ${YAML_LIBRARY})
-
-# libclang 14
-find_path(CLANG_INCLUDE_DIR clang-c/Index.h PATHS /usr/lib/llvm-14/include NO_DEFAULT_PATH)
-find_library(CLANG_LIBRARY NAMES clang-14 clang PATHS /usr/lib/llvm-14/lib NO_DEFAULT_PATH)
-if(NOT CLANG_INCLUDE_DIR OR NOT CLANG_LIBRARY)
-  message(FATAL_ERROR "libclang 14 not found: install libclang-14-dev (${YG_INSTALL_HINT})")
-endif()
-add_library(yg::clang INTERFACE IMPORTED)
-target_include_directories(yg::clang INTERFACE ${CLANG_INCLUDE_DIR})
-target_link_libraries(yg::clang INTERFACE ${CLANG_LIBRARY})
+# libyaml and libclang 14, what gen links (cmake/GenDependencies.cmake,
+# shared with the generator's own project, gen/CMakeLists.txt)
+include(${CMAKE_CURRENT_LIST_DIR}/GenDependencies.cmake)
 
 # OpenBLAS, the OpenMP build (one thread pool with the library's own loops)
 find_path(OPENBLAS_INCLUDE_DIR cblas.h

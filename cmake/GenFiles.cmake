@@ -1,41 +1,33 @@
-# yg_gen_files(<native_functions.yaml> <out-var>): the files yagrad-gen
-# writes for that spec, relative to its output directory, known at
-# configure time so the build can list them as sources.
+# yg_gen_files(<gen> <specs-dir> <out-var>): the files yagrad-gen writes
+# for the specs in <specs-dir> (relative to the project's source folder,
+# or absolute), relative to its output folder, as gen itself lists them:
+# `<gen> --list-outputs <specs-dir>`, which prints the rows of the output
+# table of gen/main.c for these specs and writes nothing.  The build lists
+# them as sources at configure time, so <gen> must exist by then
+# (cmake/GenHost.cmake builds it first).
 #
-# gen splits its output by the `- section: <name>` items of the YAML
-# (gen/gen.h, docs/spec-reference.md "Output"): per section api/, nodes/,
-# boxed/, graph_grad/, onnx/, decls/, include/yagrad/ops_<section>.h and, when the section has an op with
-# a `pointwise:` key, kernels/, loops/ (compiled once per CPU capability) and
-# cuda/ (built by nvcc with the CUDA backend).  This reads the same facts from the lines
-# that start a section item or a pointwise key (the block layout the specs
-# use), and makes the YAML a configure dependency so that adding a section
-# reconfigures.  Should the two ever disagree, the build fails (a listed
-# file gen did not write, or a written one nobody compiles, leaves symbols
-# undefined), gen.checked_in_output_is_fresh compares the file lists, and
-# gen.output_list_matches_cmake compares this list with gen's own
-# (`yagrad-gen --list-outputs specs`, the table of gen/main.c).
-function(yg_gen_files yaml out_var)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${yaml})
-  file(STRINGS ${yaml} lines REGEX "^- section:|^  pointwise:")
-  set(files include/yagrad/ops.h include/yagrad/enums.h generated_int.h registry.c op_ids.h
-      boxed/boxed.h boxed/table.c
-      graph_grad/graph_grad.h graph_grad/table.c fuser/table.c onnx/onnx_gen.h onnx/table.c)
-  set(section "")
-  set(with_kernels "")
-  foreach(line ${lines})
-    if(line MATCHES "^- section:[ ]*([a-z0-9_]+)")
-      set(section ${CMAKE_MATCH_1})
-      list(APPEND files include/yagrad/ops_${section}.h api/${section}.c nodes/${section}.h
-           nodes/${section}.c boxed/${section}.c graph_grad/${section}.c onnx/${section}.c
-           decls/${section}.h)
-    elseif(NOT section STREQUAL "")
-      list(APPEND with_kernels ${section})
-    endif()
-  endforeach()
-  list(REMOVE_DUPLICATES with_kernels)
-  foreach(section ${with_kernels})
-    list(APPEND files kernels/${section}.h kernels/${section}.c loops/${section}.c
-         cuda/${section}.cu)
-  endforeach()
+# The list depends on the sections of native_functions.yaml and on which
+# of them have a `pointwise:` op, and on gen (cmake/GenHost.cmake makes
+# gen/ a configure dependency).  native_functions.yaml is one too, so
+# adding a section reconfigures.  derivatives.yaml is not, so editing a
+# formula (which names no new file) only reruns gen in the build; gen
+# loads it for the listing all the same, and a spec error it finds here
+# stops the configure step with gen's located messages.
+#
+# This replaced regexes over the YAML that re-derived gen's table and
+# had to be kept in step with it by a test.
+function(yg_gen_files gen specs out_var)
+  get_filename_component(dir ${specs} ABSOLUTE BASE_DIR ${PROJECT_SOURCE_DIR})
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/native_functions.yaml)
+  execute_process(COMMAND ${gen} --list-outputs ${specs}
+                  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(NOTICE "${err}")
+    message(FATAL_ERROR "`yagrad-gen --list-outputs ${specs}` failed (${rc}): fix the spec "
+                        "(gen's messages are above)")
+  endif()
+  string(REGEX REPLACE "\n$" "" out "${out}")
+  string(REPLACE "\n" ";" files "${out}")
   set(${out_var} ${files} PARENT_SCOPE)
 endfunction()

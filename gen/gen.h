@@ -521,8 +521,8 @@ void gen_analyse(gen_model *model, gen_plans *plans);
  * backward nodes of its ops' derivatives.yaml entries), boxed/<section>.c
  * and, for a section with a pointwise op, kernels/<section>.c (generated
  * CPU kernels) and loops/<section>.c (their loops, compiled per CPU
- * capability).  The build reads the same set from the YAML at configure time
- * (cmake/GenFiles.cmake). */
+ * capability).  The build asks gen for the set at configure time
+ * (--list-outputs, from cmake/GenFiles.cmake; the table is in main.c). */
 
 /* emit_*.c: each returns the full text of one generated file. */
 /* A section argument is an index into model->sections. */

@@ -69,8 +69,10 @@ static void remove_stale_outputs(const outputs *o, const char *out_dir)
 }
 
 /* ---- the outputs: one row per kind of file, the one list of what gen
- * writes (cmake/GenFiles.cmake derives the same list from the YAML at
- * configure time; gen.output_list_matches_cmake checks they agree) ---- */
+ * writes.  The build reads it at configure time (--list-outputs, from
+ * cmake/GenFiles.cmake) to know which files to compile;
+ * gen.listed_outputs_are_the_written_files checks that the listing and
+ * the files written agree ---- */
 
 typedef enum output_scope {
     ONCE,                  /* one file */
