@@ -820,6 +820,38 @@ static void wl_batch_norm_fwdbwd(bench *b) {
     wl_batch_norm(b, true);
 }
 
+/* ---- max pooling ---------------------------------------------------------- */
+
+/* max_pool2d(2, 2) of [64, 32, 32, 32] (the cnn_step's first pooling);
+ * bytes: the input read, the values and int64 indices written (and, with
+ * the backward, the gradient read and the input's gradient written). */
+static yg_tensor *max_pool_forward(yg_tensor *const *in) {
+    const int64_t two[2] = {2, 2}, zero[2] = {0, 0}, one[2] = {1, 1};
+    yg_tensor *y = NULL;
+    ok(yg_max_pool2d(in[0], two, 2, two, 2, zero, 2, one, 2, false, &y), "max_pool2d");
+    return y;
+}
+
+static void wl_max_pool(bench *b, bool backward) {
+    const int64_t s[] = {64, 32, 32, 32}, gs[] = {64, 32, 16, 16};
+    const char *names[] = {"x.grad"};
+    yg_tensor *in[1] = {leaf(fill_pattern(s, 4, 1, 8, 0), backward)};
+    yg_tensor *g = backward ? fill_pattern(gs, 4, 4, 2, 0) : NULL;
+    const double n = 64.0 * 32 * 32 * 32, m = n / 4;
+    b->bytes = 4 * n + 12 * m + (backward ? 4 * m + 8 * m + 4 * n : 0);
+    run_fwd_or_fwdbwd(b, max_pool_forward, in, names, backward ? 1 : 0, g);
+    yg_release(in[0]);
+    yg_release(g);
+}
+
+static void wl_max_pool_fwd(bench *b) {
+    wl_max_pool(b, false);
+}
+
+static void wl_max_pool_fwdbwd(bench *b) {
+    wl_max_pool(b, true);
+}
+
 /* ---- triad: the bandwidth reference ------------------------------------ */
 
 /* a = b + s * c over CHAIN_N floats, a plain C loop over OpenMP's threads
@@ -1067,6 +1099,8 @@ static const workload workloads[] = {
     {"layer_norm_fwdbwd", wl_layer_norm_fwdbwd, 20},
     {"batch_norm_fwd", wl_batch_norm_fwd, 10},
     {"batch_norm_fwdbwd", wl_batch_norm_fwdbwd, 10},
+    {"max_pool_fwd", wl_max_pool_fwd, 20},
+    {"max_pool_fwdbwd", wl_max_pool_fwdbwd, 20},
     {"triad", wl_triad, 20},
     {"conv3x3_fwd", wl_conv3x3_fwd, 10},
     {"conv3x3_fwdbwd", wl_conv3x3_fwdbwd, 5},

@@ -366,6 +366,26 @@ def wl_batch_norm_fwdbwd(b):
     wl_batch_norm(b, True)
 
 
+# ---- max pooling -----------------------------------------------------------------
+
+def wl_max_pool(b, backward):
+    s = [64, 32, 32, 32]
+    inp = [fill_pattern(s, 1, 8, 0, backward)]
+    g = fill_pattern([64, 32, 16, 16], 4, 2, 0) if backward else None
+    n = math.prod(s)
+    m = n / 4
+    b.bytes = 4 * n + 12 * m + ((4 * m + 8 * m + 4 * n) if backward else 0)
+    run_fwd_or_fwdbwd(b, lambda t: F.max_pool2d(t[0], 2, 2), inp, ["x.grad"], g)
+
+
+def wl_max_pool_fwd(b):
+    wl_max_pool(b, False)
+
+
+def wl_max_pool_fwdbwd(b):
+    wl_max_pool(b, True)
+
+
 # ---- triad ---------------------------------------------------------------------
 
 def wl_triad(b):
@@ -480,6 +500,8 @@ WORKLOADS = {
     "add_layer_norm_fused_fwd": (wl_add_layer_norm_fwd, 20),
     "batch_norm_fwd": (wl_batch_norm_fwd, 10),
     "batch_norm_fwdbwd": (wl_batch_norm_fwdbwd, 10),
+    "max_pool_fwd": (wl_max_pool_fwd, 20),
+    "max_pool_fwdbwd": (wl_max_pool_fwdbwd, 20),
     "triad": (wl_triad, 20),
     "conv3x3_fwd": (wl_conv3x3_fwd, 10),
     "conv3x3_fwdbwd": (wl_conv3x3_fwdbwd, 5),

@@ -65,6 +65,7 @@ WORKLOADS = [
     "log_softmax_fwd", "log_softmax_fwdbwd",
     "layer_norm_fwd", "layer_norm_fwdbwd", "add_layer_norm_fwd", "add_layer_norm_fused_fwd",
     "batch_norm_fwd", "batch_norm_fwdbwd",
+    "max_pool_fwd", "max_pool_fwdbwd",
     "triad",
     "conv3x3_fwd", "conv3x3_fwdbwd", "conv1x1_fwd", "depthwise3x3_fwd", "conv_transpose2d_fwd",
     "fma_peak",
@@ -74,7 +75,8 @@ MEMORY_BOUND = {"chain_fwd", "chain_fwdbwd", "chain_fused_fwd", "chain_fused_fwd
                 "softmax_fwd", "scaled_softmax_fwd", "scaled_softmax_fused_fwd", "softmax_fwdbwd",
                 "log_softmax_fwd", "log_softmax_fwdbwd", "layer_norm_fwd",
                 "add_layer_norm_fwd", "add_layer_norm_fused_fwd",
-                "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd"}
+                "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd",
+                "max_pool_fwd", "max_pool_fwdbwd"}
 # Workloads whose lines carry gflops; fma_peak, the compute reference, is
 # run first when any is asked for.
 COMPUTE_BOUND = {"conv3x3_fwd", "conv3x3_fwdbwd", "conv1x1_fwd", "depthwise3x3_fwd",

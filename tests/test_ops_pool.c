@@ -12,6 +12,7 @@
 #include "yagrad/ops_average_pooling.h"
 #include "yagrad/ops_adaptive_average_pooling.h"
 #include "yagrad/ops_resampling.h"
+#include "yagrad/ops_dtype_conversion.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -383,6 +384,59 @@ static void test_max_pool_indices_route_the_gradient(void **state) {
     yg_release(i);
     yg_release(wt);
     yg_release(x);
+}
+
+/* The windows inside the plane run the per-capability kernel
+ * (cpu/vec/pool_loops.c): against a plain reference, with ties (small
+ * integers) and NaNs (the first NaN wins, ties go to the first maximum),
+ * rows wider than a vector, float32 and float64, 2x2/2 and 3x3/2. */
+static void test_max_pool_of_inner_windows_matches_a_reference(void **state) {
+    enum { P = 3, H = 9, W = 37 };
+    (void)state;
+    double *xv = malloc(sizeof(double) * P * H * W);
+    assert_non_null(xv);
+    for (int i = 0; i < P * H * W; i++)
+        xv[i] = i % 23 == 5 || i % 29 == 7 ? NAN : (double)((i * 7) % 5);
+    const int64_t xs[] = {1, P, H, W};
+    for (int f = 0; f < 2; f++) {
+        yg_tensor *x0 = yg_test_tensor(YG_FLOAT64, xs, 4, xv), *x = NULL;
+        YG_CHECK(yg_to_dtype(x0, f == 0 ? YG_FLOAT32 : YG_FLOAT64, false, &x));
+        for (int c = 0; c < 2; c++) {
+            const int64_t k = c == 0 ? 2 : 3, st = 2, k2[] = {k, k}, s2[] = {st, st};
+            const int64_t p0[] = {0}, d1[] = {1};
+            const int64_t oh = (H - k) / st + 1, ow = (W - k) / st + 1;
+            yg_tensor *v = NULL, *i = NULL, *vd = NULL;
+            YG_CHECK(yg_max_pool2d_with_indices(x, k2, 2, s2, 2, p0, 1, d1, 1, false, &v, &i));
+            YG_CHECK(yg_to_dtype(v, YG_FLOAT64, false, &vd));
+            const double *got = yg_tensor_data(vd);
+            const int64_t *at = yg_tensor_data(i);
+            for (int64_t pl = 0; pl < P; pl++)
+                for (int64_t y = 0; y < oh; y++)
+                    for (int64_t xx = 0; xx < ow; xx++) {
+                        const double *plane = xv + pl * H * W;
+                        int64_t best = -1;
+                        for (int64_t a = 0; a < k; a++)
+                            for (int64_t b = 0; b < k; b++) {
+                                int64_t q = (y * st + a) * W + xx * st + b;
+                                if (best < 0 || (!isnan(plane[best]) &&
+                                                 (isnan(plane[q]) || plane[q] > plane[best])))
+                                    best = q;
+                            }
+                        const int64_t o = (pl * oh + y) * ow + xx;
+                        assert_int_equal(at[o], best);
+                        if (isnan(plane[best]))
+                            assert_true(isnan(got[o]));
+                        else
+                            assert_true(got[o] == plane[best]);
+                    }
+            yg_release(v);
+            yg_release(i);
+            yg_release(vd);
+        }
+        yg_release(x0);
+        yg_release(x);
+    }
+    free(xv);
 }
 
 static void test_max_pool_with_indices_rejects_bad_arguments(void **state) {
@@ -911,6 +965,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_max_pool2d_with_indices_of_a_transposed_input),
         cmocka_unit_test(test_max_pool1d_with_indices_matches_naive_loops),
         cmocka_unit_test(test_max_pool_indices_route_the_gradient),
+        cmocka_unit_test(test_max_pool_of_inner_windows_matches_a_reference),
         cmocka_unit_test(test_max_pool_with_indices_rejects_bad_arguments),
         cmocka_unit_test(test_pool_to_ops_reject_sizes_of_another_input),
         cmocka_unit_test(test_max_pool3d_matches_naive_windows_for_each_option),

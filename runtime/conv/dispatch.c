@@ -25,6 +25,7 @@
 #include "conv/conv.h"
 #include "core/backend.h"
 #include "cpu/cpu.h"
+#include "cpu/vec/kernels.h"
 #include "decls/convolution_general.h"
 #include "yagrad/ops_sums.h"
 
@@ -215,18 +216,11 @@ static yg_status bias_grad(const yg_conv_params *p, const yg_tensor *gy, yg_tens
     for (int64_t ch = 0; ch < c; ch++)
         for (int64_t n = 0; n < batch; n++) {
             int64_t base = (n * c + ch) * pos;
-            double s = 0;
-            if (f32) {
-                const float *r = (const float *)g + base;
-                for (int64_t i = 0; i < pos; i++)
-                    s += r[i];
-                ((float *)sums)[ch] += (float)s;
-            } else {
-                const double *r = (const double *)g + base;
-                for (int64_t i = 0; i < pos; i++)
-                    s += r[i];
-                ((double *)sums)[ch] += s;
-            }
+            /* each plane summed in double by the CPU's vector loop */
+            if (f32)
+                ((float *)sums)[ch] += (float)yg__vec()->norm->sum_f32((const float *)g + base, pos);
+            else
+                ((double *)sums)[ch] += yg__vec()->norm->sum_f64((const double *)g + base, pos);
         }
     return YG_OK;
 }

@@ -37,6 +37,7 @@
 #include "meta/pool.h"
 
 #include "cpu/cpu_int.h"
+#include "cpu/vec/kernels.h"
 
 #include <math.h>
 
@@ -98,6 +99,34 @@ static yg_status finish(yg_tensor *res, yg_dtype dtype, yg_tensor **out) {
     }
 WINDOW_ARGMAX(window_argmax, double)
 WINDOW_ARGMAX(window_argmax_f32, float)
+
+/* The same for 2-d windows without dilation (the usual pooling): the
+ * window clipped to the plane once, then plain loops over its rows, in
+ * the same order (so the same position on ties). */
+#define WINDOW2D_ARGMAX(name, T)                                                                   \
+    static int64_t name(const yg_pool_geom *g, const T *x, const int64_t o[3]) {                   \
+        const int64_t y0 = o[1] * g->s[1] - g->p[1], x0 = o[2] * g->s[2] - g->p[2];                \
+        const int64_t ylo = y0 > 0 ? y0 : 0, xlo = x0 > 0 ? x0 : 0;                                \
+        const int64_t yhi = y0 + g->k[1] < g->in[1] ? y0 + g->k[1] : g->in[1];                     \
+        const int64_t xhi = x0 + g->k[2] < g->in[2] ? x0 + g->k[2] : g->in[2];                     \
+        if (ylo >= yhi || xlo >= xhi)                                                              \
+            return -1;                                                                             \
+        int64_t best = ylo * g->in[2] + xlo;                                                       \
+        T top = x[best];                                                                           \
+        for (int64_t y = ylo; y < yhi; y++) {                                                      \
+            const T *row = x + y * g->in[2];                                                       \
+            for (int64_t xx = xlo; xx < xhi; xx++) {                                               \
+                /* BEATS without branches: random data would mispredict */                       \
+                const T v = row[xx];                                                               \
+                const bool take = (top == top) & ((v != v) | (v > top));                           \
+                top = take ? v : top;                                                              \
+                best = take ? y * g->in[2] + xx : best;                                            \
+            }                                                                                      \
+        }                                                                                          \
+        return best;                                                                               \
+    }
+WINDOW2D_ARGMAX(window2d_argmax, double)
+WINDOW2D_ARGMAX(window2d_argmax_f32, float)
 
 /* The maximum of each window of g (or, when adaptive, of each adaptive
  * cell) and its position, into new values (self's dtype) and int64
@@ -229,9 +258,11 @@ BOX_ARGMAX(box_argmax_f32, float)
  * T) into rv and its position into iv; a window with no input element
  * gets position -1 (the caller reports it).  Planes run in parallel: each
  * writes only its own outputs. */
-#define MAX_POOL_PLANES(name, T, window, box)                                                      \
+#define MAX_POOL_PLANES(name, T, window, window2d, box)                                            \
     static void name(const yg_pool_geom *g, bool adaptive, const T *xv, T *rv, int64_t *iv) {      \
         const int64_t ivol = yg__pool_vol(g->in), ovol = yg__pool_vol(g->out);                     \
+        const bool plain2d = g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1 && g->p[0] == 0 &&   \
+                             g->d[1] == 1 && g->d[2] == 1;                                       \
         _Pragma("omp parallel for schedule(static) if (g->planes * ovol >= POOL_PARALLEL_MIN)")   \
         for (int64_t p = 0; p < g->planes; p++) {                                                  \
             const T *plane = xv + p * ivol;                                                        \
@@ -243,6 +274,8 @@ BOX_ARGMAX(box_argmax_f32, float)
                     for (int i = 0; i < 3; i++)                                                    \
                         adaptive_cell(o[i], g->in[i], g->out[i], &lo[i], &hi[i]);                  \
                     at = box(g, plane, lo, hi);                                                    \
+                } else if (plain2d) {                                                              \
+                    at = window2d(g, plane, o);                                                    \
                 } else {                                                                           \
                     at = window(g, plane, o);                                                      \
                 }                                                                                  \
@@ -258,8 +291,17 @@ BOX_ARGMAX(box_argmax_f32, float)
             }                                                                                      \
         }                                                                                          \
     }
-MAX_POOL_PLANES(max_pool_planes, double, window_argmax, box_argmax)
-MAX_POOL_PLANES(max_pool_planes_f32, float, window_argmax_f32, box_argmax_f32)
+MAX_POOL_PLANES(max_pool_planes, double, window_argmax, window2d_argmax, box_argmax)
+MAX_POOL_PLANES(max_pool_planes_f32, float, window_argmax_f32, window2d_argmax_f32, box_argmax_f32)
+
+/* Whether every window of g is 2-d and lies inside its plane, without
+ * dilation (what the per-capability kernel handles). */
+static bool inside_2d(const yg_pool_geom *g) {
+    return g->k[0] == 1 && g->in[0] == 1 && g->out[0] == 1 && g->p[0] == 0 && g->p[1] == 0 &&
+           g->p[2] == 0 && g->d[1] == 1 && g->d[2] == 1 && g->out[1] > 0 && g->out[2] > 0 &&
+           (g->out[1] - 1) * g->s[1] + g->k[1] <= g->in[1] &&
+           (g->out[2] - 1) * g->s[2] + g->k[2] <= g->in[2];
+}
 
 static yg_status max_pool_run(const char *op,
                               const yg_tensor *self,
@@ -285,12 +327,20 @@ static yg_status max_pool_run(const char *op,
     if (st != YG_OK)
         goto out;
     int64_t *iv = (int64_t *)yg__tensor_ptr(idx);
+    if (!adaptive && inside_2d(g)) {
+        /* the usual case: the per-capability kernel (cpu/vec/pool_loops.c) */
+        const yg_max_pool_shape shape = {g->planes, g->in[1], g->in[2], g->out[1], g->out[2],
+                                         g->k[1], g->k[2], g->s[1], g->s[2]};
+        if (yg__vec()->max_pool[f32 ? 0 : 1](yg__tensor_ptr(x), yg__tensor_ptr(res), iv, &shape))
+            goto done;
+    }
     if (f32)
         max_pool_planes_f32(
             g, adaptive, (const float *)yg__tensor_ptr(x), (float *)yg__tensor_ptr(res), iv);
     else
         max_pool_planes(
             g, adaptive, (const double *)yg__tensor_ptr(x), (double *)yg__tensor_ptr(res), iv);
+done:;
     const int64_t total = yg_tensor_numel(idx), ovol = yg__pool_vol(g->out);
     for (int64_t i = 0; i < total; i++)
         if (iv[i] < 0) {

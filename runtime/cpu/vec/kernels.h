@@ -66,6 +66,16 @@ typedef void (*yg_lstm_gates_backward_fn)(void *gg,
                                           int64_t rows,
                                           int64_t h);
 
+/* pool_loops.c: max pooling of planes [planes, in_h, in_w] whose windows
+ * all lie inside (no padding, no dilation, no overhang) into values
+ * [planes, out_h, out_w] of the input's dtype and int64 positions within
+ * the plane; false (nothing written) when an output row is wider than
+ * the kernel keeps (1024) or a plane holds 2^31 elements or more. */
+typedef struct yg_max_pool_shape {
+    int64_t planes, in_h, in_w, out_h, out_w, kernel_h, kernel_w, stride_h, stride_w;
+} yg_max_pool_shape;
+typedef bool (*yg_max_pool_fn)(const void *x, void *y, int64_t *at, const yg_max_pool_shape *s);
+
 typedef struct yg_vec_kernels {
     /* y = softmax(x) or, when log, log_softmax(x); max and sum per row
      * (sums of exponentials in double for float32 too). */
@@ -80,6 +90,7 @@ typedef struct yg_vec_kernels {
     yg_adam_fn adam_step[2]; /* [0] float32, [1] float64 */
     yg_lstm_gates_fn lstm_gates[2];
     yg_lstm_gates_backward_fn lstm_gates_backward[2];
+    yg_max_pool_fn max_pool[2]; /* [0] float32, [1] float64 */
 } yg_vec_kernels;
 
 extern const yg_vec_kernels yg__vec_kernels_baseline;
@@ -124,6 +135,8 @@ void YG_ISA_NAME(
     yg__adam_step_f32)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
 void YG_ISA_NAME(
     yg__adam_step_f64)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
+bool YG_ISA_NAME(yg__max_pool_f32)(const void *x, void *y, int64_t *at, const yg_max_pool_shape *s);
+bool YG_ISA_NAME(yg__max_pool_f64)(const void *x, void *y, int64_t *at, const yg_max_pool_shape *s);
 void YG_ISA_NAME(yg__lstm_gates_f32)(void *hy,
                                      void *cy,
                                      const void *ig,
