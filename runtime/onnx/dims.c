@@ -486,3 +486,22 @@ yg_status yg__onnx_shape_value(yg_onnx_ctx *cx,
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "axis", 0));
     return yg__onnx_output_fresh(cx, o, node, "shape", out);
 }
+
+yg_status yg__onnx_dim_range(yg_onnx_ctx *cx,
+                             const yg_ir_node *node,
+                             const yg_onnx_dim *n,
+                             const char *out_name,
+                             const char **out) {
+    const char *s = NULL, *e = NULL, *t = NULL;
+    yg_onnx_node *o = NULL;
+    YG_RETURN_IF_ERROR(yg__onnx_dim_value(cx, node, n, true, &e));
+    YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, 0, &s));
+    YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, 1, &t));
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Range", &o));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, s));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, e));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, t));
+    if (out_name != NULL)
+        return yg__onnx_output_named(cx, o, out_name);
+    return yg__onnx_output_fresh(cx, o, node, "range", out);
+}

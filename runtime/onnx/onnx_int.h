@@ -154,6 +154,13 @@ yg_status yg__onnx_dim_value(yg_onnx_ctx *cx,
                              const yg_onnx_dim *d,
                              bool scalar,
                              const char **out);
+/* Range(0, n, 1) in int64 into out_name, or (out_name NULL) a fresh
+ * name in *out. */
+yg_status yg__onnx_dim_range(yg_onnx_ctx *cx,
+                             const yg_ir_node *node,
+                             const yg_onnx_dim *n,
+                             const char *out_name,
+                             const char **out);
 /* A 1-d int64 shape of n entries: numbers[i], or forms[i] computed where
  * forms[i] is not NULL; an initializer when every form is NULL. */
 yg_status yg__onnx_shape_value(yg_onnx_ctx *cx,

@@ -124,18 +124,11 @@ yg_status yg__onnx_sym_arange(yg_onnx_ctx *cx, const yg_ir_node *node) {
         yg__onnx_dim_is_symbolic(&od[0])) {
         /* arange(T) of a dynamic T (dims.c): Range(0, T, 1) in int64, then
          * the result's dtype */
-        const char *s = NULL, *e = NULL, *t = NULL, *r = NULL;
+        const char *r = NULL;
         yg_onnx_node *o = NULL;
-        YG_RETURN_IF_ERROR(yg__onnx_dim_value(cx, node, &od[0], true, &e));
-        YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, 0, &s));
-        YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, 1, &t));
-        YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Range", &o));
-        YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, s));
-        YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, e));
-        YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, t));
         if (d == YG_INT64)
-            return yg__onnx_outputs(cx, o, node);
-        YG_RETURN_IF_ERROR(yg__onnx_output_fresh(cx, o, node, "range", &r));
+            return yg__onnx_dim_range(cx, node, &od[0], yg__onnx_output_name_of(node, 0), NULL);
+        YG_RETURN_IF_ERROR(yg__onnx_dim_range(cx, node, &od[0], NULL, &r));
         YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Cast", &o));
         YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, r));
         YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "to", yg__onnx_dtype(d)));

@@ -107,20 +107,6 @@ yg_status yg__onnx_sym_gru_cell(yg_onnx_ctx *cx, const yg_ir_node *node) {
     return yg__onnx_binary(cx, node, "Add", n, zd, yg__onnx_output_name_of(node, 0), NULL);
 }
 
-/* Range(0, n, 1) of a dim's form, int64. */
-static yg_status range_of(yg_onnx_ctx *cx, const yg_ir_node *node, const yg_onnx_dim *n, const char **out) {
-    const char *s = NULL, *e = NULL, *t = NULL;
-    yg_onnx_node *o = NULL;
-    YG_RETURN_IF_ERROR(yg__onnx_dim_value(cx, node, n, true, &e));
-    YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, 0, &s));
-    YG_RETURN_IF_ERROR(yg__onnx_const_scalar(cx, YG_INT64, 1, &t));
-    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Range", &o));
-    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, s));
-    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, e));
-    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, t));
-    return yg__onnx_output_fresh(cx, o, node, "range", out);
-}
-
 /* The causal mask of a dynamic L or S (dims.c): -inf where column j >
  * row i, computed as Greater(Range(S), Range(L) as a column). */
 static yg_status causal_where(yg_onnx_ctx *cx,
@@ -132,8 +118,8 @@ static yg_status causal_where(yg_onnx_ctx *cx,
     const char *rows = NULL, *cols = NULL, *col_shape = NULL, *rows2 = NULL, *above = NULL,
                *ninf = NULL;
     yg_onnx_node *o = NULL;
-    YG_RETURN_IF_ERROR(range_of(cx, node, L, &rows));
-    YG_RETURN_IF_ERROR(range_of(cx, node, S, &cols));
+    YG_RETURN_IF_ERROR(yg__onnx_dim_range(cx, node, L, NULL, &rows));
+    YG_RETURN_IF_ERROR(yg__onnx_dim_range(cx, node, S, NULL, &cols));
     YG_RETURN_IF_ERROR(yg__onnx_const_ints(cx, (const int64_t[]){-1, 1}, 2, &col_shape));
     YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Reshape", rows, col_shape, NULL, &rows2));
     YG_RETURN_IF_ERROR(yg__onnx_binary(cx, node, "Greater", cols, rows2, NULL, &above));
