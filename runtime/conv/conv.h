@@ -111,6 +111,12 @@ typedef struct yg_conv_impl {
         const yg_conv_params *p, const void *y, const void *w, const void *bias, void *x);
     /* w = the gradient of <y, A_w(x)> in w (overwritten) */
     yg_status (*weight)(const yg_conv_params *p, const void *y, const void *x, void *w);
+    /* Optional (NULL: data, then weight): both gradients of an ordinary
+     * (not transposed) convolution in one call, gx = A^T(y) and gw, so a
+     * backend can share work between them (oneDNN converts y to its
+     * layout once). */
+    yg_status (*backward)(
+        const yg_conv_params *p, const void *y, const void *x, const void *w, void *gx, void *gw);
 } yg_conv_impl;
 
 /* Makes impl (static, never freed) the backend b.  Cannot fail. */

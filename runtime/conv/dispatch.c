@@ -248,14 +248,22 @@ yg_status yg__conv_backward(const yg_tensor *grad_output,
         st = dense(weight, &w);
     if (st == YG_OK && mask[0])
         st = yg__tensor_empty_like(input, p->dtype, &gi);
-    if (st == YG_OK && mask[0])
-        st = run_pass(p, backend, p->transposed ? PASS_FORWARD : PASS_DATA, gy, w, NULL, gi);
     if (st == YG_OK && mask[1])
         st = yg__tensor_empty_like(weight, p->dtype, &gw);
-    if (st == YG_OK && mask[1] && !p->transposed)
-        st = run_pass(p, backend, PASS_WEIGHT, gy, x, NULL, gw);
-    else if (st == YG_OK && mask[1])
-        st = run_pass(p, backend, PASS_WEIGHT, x, gy, NULL, gw);
+    const yg_conv_impl *impl = yg__conv_impl(backend);
+    const bool both = mask[0] && mask[1] && !p->transposed && impl != NULL && impl->backward != NULL;
+    if (both) { /* both gradients in one call (the backend shares work) */
+        if (st == YG_OK)
+            st = impl->backward(
+                p, data(gy), data(x), data(w), yg__tensor_ptr(gi), yg__tensor_ptr(gw));
+    } else {
+        if (st == YG_OK && mask[0])
+            st = run_pass(p, backend, p->transposed ? PASS_FORWARD : PASS_DATA, gy, w, NULL, gi);
+        if (st == YG_OK && mask[1] && !p->transposed)
+            st = run_pass(p, backend, PASS_WEIGHT, gy, x, NULL, gw);
+        else if (st == YG_OK && mask[1])
+            st = run_pass(p, backend, PASS_WEIGHT, x, gy, NULL, gw);
+    }
     if (st == YG_OK && mask[2])
         st = bias_grad(p, gy, &gb);
     yg_release(gy);

@@ -21,6 +21,12 @@
  * same pool as OpenBLAS and yagrad's own loops, so OMP_NUM_THREADS and
  * omp_set_num_threads govern it too.
  *
+ * Backward.  Both gradients of one convolution run under one hold of the
+ * lock (onednn_backward), and the weight pass reads the data pass's
+ * conversion of the output gradient when both chose one layout: the
+ * conversion of a large activation costs about as much as a tenth of the
+ * pass.
+ *
  * The engine and the stream are created once (pthread_once); a failure
  * there is kept and returned by every later call.
  */
@@ -360,8 +366,19 @@ static yg_status lookup(const yg_conv_params *p, pass what, bool bias, entry **o
     return YG_OK;
 }
 
-/* Runs e on the caller's buffers (in the order of e->ops). */
-static yg_status execute(entry *e, void *const *bufs, pass what) {
+/* The operand of e for argument arg, or NULL. */
+static operand *operand_of(entry *e, int arg) {
+    for (int i = 0; i < e->n_ops; i++)
+        if (e->ops[i].arg == arg)
+            return &e->ops[i];
+    return NULL;
+}
+
+/* Runs e on the caller's buffers (in the order of e->ops).  reuse, when
+ * not NULL, is an operand of another entry whose inner buffer already
+ * holds the input with reuse->arg converted to the same layout: e reads
+ * it there instead of converting again. */
+static yg_status execute(entry *e, void *const *bufs, pass what, const operand *reuse) {
     dnnl_exec_arg_t args[4];
     dnnl_status_t s = dnnl_success;
 
@@ -370,6 +387,10 @@ static yg_status execute(entry *e, void *const *bufs, pass what) {
         s = dnnl_memory_set_data_handle(o->user, bufs[i]);
         args[i].arg = o->arg;
         args[i].memory = o->inner != NULL ? o->inner : o->user;
+        if (reuse != NULL && o->arg == reuse->arg && o->inner != NULL) {
+            args[i].memory = reuse->inner;
+            continue;
+        }
         if (s == dnnl_success && o->inner != NULL && !o->out) {
             dnnl_exec_arg_t r[2] = {{DNNL_ARG_FROM, o->user}, {DNNL_ARG_TO, o->inner}};
             s = dnnl_primitive_execute(o->move, stream, 2, r);
@@ -399,7 +420,7 @@ static yg_status run(const yg_conv_params *p, pass what, bool bias, void *const 
     pthread_mutex_lock(&lock);
     st = lookup(p, what, bias, &e);
     if (st == YG_OK)
-        st = execute(e, bufs, what);
+        st = execute(e, bufs, what, NULL);
     pthread_mutex_unlock(&lock);
     return st;
 }
@@ -439,10 +460,46 @@ static yg_status onednn_weight(const yg_conv_params *p, const void *y, const voi
     return run(p, PASS_WEIGHT, false, bufs);
 }
 
+/* Whether operands a and b both convert into one layout. */
+static bool same_layout(const operand *a, const operand *b) {
+    const dnnl_memory_desc_t *ma = NULL, *mb = NULL;
+    return a != NULL && b != NULL && a->inner != NULL && b->inner != NULL &&
+           dnnl_memory_get_memory_desc(a->inner, &ma) == dnnl_success &&
+           dnnl_memory_get_memory_desc(b->inner, &mb) == dnnl_success &&
+           dnnl_memory_desc_equal(ma, mb);
+}
+
+/* Both gradients under one hold of the lock: the weight pass reads the
+ * data pass's conversion of y (diff_dst) when both chose one layout, so y
+ * is converted once instead of twice. */
+static yg_status onednn_backward(
+    const yg_conv_params *p, const void *y, const void *x, const void *w, void *gx, void *gw) {
+    void *dbufs[] = {(void *)y, (void *)w, gx}, *wbufs[] = {(void *)x, (void *)y, gw};
+    entry *de = NULL, *we = NULL;
+    yg_status st;
+
+    pthread_once(&once, init);
+    if (init_status != dnnl_success)
+        return fail(init_status, "engine");
+    pthread_mutex_lock(&lock);
+    st = lookup(p, PASS_DATA, false, &de);
+    if (st == YG_OK) /* de was just used: the lookup cannot evict it */
+        st = lookup(p, PASS_WEIGHT, false, &we);
+    if (st == YG_OK)
+        st = execute(de, dbufs, PASS_DATA, NULL);
+    if (st == YG_OK) {
+        const operand *dy = operand_of(de, DNNL_ARG_DIFF_DST);
+        st = execute(we, wbufs, PASS_WEIGHT, same_layout(dy, operand_of(we, DNNL_ARG_DIFF_DST)) ? dy : NULL);
+    }
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
 const yg_conv_impl yg__conv_onednn = {
     .device = YG_CPU,
     .refuses = onednn_refuses,
     .forward = onednn_forward,
     .data = onednn_data,
     .weight = onednn_weight,
+    .backward = onednn_backward,
 };
