@@ -193,13 +193,22 @@ static bool row_layout(const yg_tensor *res,
         T *r_ = (T *)yg__tensor_ptr(res);                                                          \
         const T *x_ = (const T *)yg__tensor_ptr(src);                                              \
         _Pragma("omp parallel for schedule(static) if (parallel)")                               \
-        for (int64_t o = 0; o < outer; o++)                                                        \
+        for (int64_t o = 0; o < outer; o++) {                                                      \
+            if (inner == 1) { /* along the last dim: a row of k into a row of s */                 \
+                T *dst = r_ + o * s;                                                               \
+                const T *src_ = x_ + o * k;                                                        \
+                const int64_t *ix = idx + o * k;                                                   \
+                for (int64_t j = 0; j < k; j++)                                                    \
+                    dst[ix[j]] = add ? (T)(dst[ix[j]] + src_[j]) : src_[j];                        \
+                continue;                                                                          \
+            }                                                                                      \
             for (int64_t j = 0; j < k; j++)                                                        \
                 for (int64_t i = 0; i < inner; i++) {                                              \
                     const int64_t at = (o * k + j) * inner + i;                                    \
                     T *dst = r_ + (o * s + idx[at]) * inner + i;                                   \
                     *dst = add ? (T)(*dst + x_[at]) : x_[at];                                      \
                 }                                                                                  \
+        }                                                                                          \
     } while (0)
 
 /* The row walk of scatter_into for float32, float64 and int64 data in

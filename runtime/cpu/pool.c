@@ -332,7 +332,7 @@ static yg_status max_pool_run(const char *op,
         const yg_max_pool_shape shape = {g->planes, g->in[1], g->in[2], g->out[1], g->out[2],
                                          g->k[1], g->k[2], g->s[1], g->s[2]};
         if (yg__vec()->max_pool[f32 ? 0 : 1](yg__tensor_ptr(x), yg__tensor_ptr(res), iv, &shape))
-            goto done;
+            goto done; /* every window holds input elements: nothing to check */
     }
     if (f32)
         max_pool_planes_f32(
@@ -340,7 +340,6 @@ static yg_status max_pool_run(const char *op,
     else
         max_pool_planes(
             g, adaptive, (const double *)yg__tensor_ptr(x), (double *)yg__tensor_ptr(res), iv);
-done:;
     const int64_t total = yg_tensor_numel(idx), ovol = yg__pool_vol(g->out);
     for (int64_t i = 0; i < total; i++)
         if (iv[i] < 0) {
@@ -353,6 +352,7 @@ done:;
             st = yg__pool_padding_window_error(op, g, o);
             goto out;
         }
+done:
     if (res->dtype == self->dtype) {
         *out_values = res;
         res = NULL;
