@@ -58,13 +58,12 @@ check_index_values(const char *op, const yg_tensor *index, int64_t size, int64_t
         /* the common case: one pass over the values (in parallel when
          * long); the walk below then only runs to name a bad one */
         const int64_t *v = (const int64_t *)yg__tensor_ptr(host);
-        int64_t lo = 0, hi = 0;
-#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi) if (n >= 65536)
-        for (int64_t i = 0; i < n; i++) {
-            lo = v[i] < lo ? v[i] : lo;
-            hi = v[i] > hi ? v[i] : hi;
-        }
-        if (lo >= 0 && (n == 0 || hi < size)) {
+        uint64_t bad = 0;
+        /* one unsigned comparison catches negatives too */
+#pragma omp parallel for schedule(static) reduction(| : bad) if (n >= 65536)
+        for (int64_t i = 0; i < n; i++)
+            bad |= (uint64_t)v[i] >= (uint64_t)size;
+        if (!bad) {
             yg_release(host);
             return YG_OK;
         }
