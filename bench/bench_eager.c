@@ -852,6 +852,49 @@ static void wl_max_pool_fwdbwd(bench *b) {
     wl_max_pool(b, true);
 }
 
+/* ---- index-adds: embedding's gradient and index_add ---------------------- */
+
+/* embedding_bwd: the gradient of a [50304, 768] embedding (GPT-2's) from
+ * [4, 64] tokens, grad [4, 64, 768]: zeros, then each token's row added
+ * (PyTorch: the same embedding op's backward).  index_add: zeros [4096,
+ * 512] with 16384 rows of a [16384, 512] source added at an index with
+ * repeats (yagrad: index_select_backward; PyTorch: index_add_ on zeros).
+ * Bytes: the result written, the rows read and written, the source read. */
+static void wl_index_add_common(bench *b, bool embedding) {
+    const int64_t rows = embedding ? 50304 : 4096, dim = embedding ? 768 : 512;
+    const int64_t n = embedding ? 256 : 16384;
+    int64_t *ids = malloc((size_t)n * sizeof *ids);
+    for (int64_t i = 0; i < n; i++)
+        ids[i] = (int64_t)(((uint64_t)i * 2654435761u) % (uint64_t)rows);
+    yg_tensor *idx = NULL, *g = NULL;
+    const int64_t gs[2] = {n, dim}, ws[2] = {rows, dim};
+    ok(yg_tensor_from_data(ids, &n, 1, YG_INT64, &idx), "index");
+    g = fill_pattern(gs, 2, 3, 2, 0);
+    b->bytes = 4.0 * (double)(rows * dim) + 4.0 * 3 * (double)(n * dim);
+    for (int r = 0; r < total_reps(b); r++) {
+        yg_tensor *out = NULL;
+        double t0 = now_s();
+        if (embedding)
+            ok(yg_embedding_backward(g, idx, ws, 2, -1, &out), "embedding_backward");
+        else
+            ok(yg_index_select_backward(g, ws, 2, 0, idx, &out), "index_select_backward");
+        record(b, r, now_s() - t0);
+        check_tensor(b, r, "y", out);
+        yg_release(out);
+    }
+    yg_release(idx);
+    yg_release(g);
+    free(ids);
+}
+
+static void wl_embedding_bwd(bench *b) {
+    wl_index_add_common(b, true);
+}
+
+static void wl_index_add(bench *b) {
+    wl_index_add_common(b, false);
+}
+
 /* ---- triad: the bandwidth reference ------------------------------------ */
 
 /* a = b + s * c over CHAIN_N floats, a plain C loop over OpenMP's threads
@@ -1101,6 +1144,8 @@ static const workload workloads[] = {
     {"batch_norm_fwdbwd", wl_batch_norm_fwdbwd, 10},
     {"max_pool_fwd", wl_max_pool_fwd, 20},
     {"max_pool_fwdbwd", wl_max_pool_fwdbwd, 20},
+    {"embedding_bwd", wl_embedding_bwd, 20},
+    {"index_add", wl_index_add, 20},
     {"triad", wl_triad, 20},
     {"conv3x3_fwd", wl_conv3x3_fwd, 10},
     {"conv3x3_fwdbwd", wl_conv3x3_fwdbwd, 5},

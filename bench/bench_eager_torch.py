@@ -386,6 +386,32 @@ def wl_max_pool_fwdbwd(b):
     wl_max_pool(b, True)
 
 
+# ---- index-adds -------------------------------------------------------------------
+
+def wl_index_add_common(b, embedding):
+    rows, dim = (50304, 768) if embedding else (4096, 512)
+    n = 256 if embedding else 16384
+    ids = (torch.arange(n, dtype=torch.int64) * 2654435761) % rows
+    g = fill_pattern([n, dim], 3, 2, 0)
+    b.bytes = 4.0 * rows * dim + 4.0 * 3 * n * dim
+    for r in range(b.total_reps()):
+        t0 = time.perf_counter()
+        if embedding:
+            out = torch.ops.aten.embedding_backward(g, ids, rows, -1, False, False)
+        else:
+            out = torch.zeros(rows, dim).index_add_(0, ids, g)
+        b.record(r, time.perf_counter() - t0)
+        b.check_tensor(r, "y", out)
+
+
+def wl_embedding_bwd(b):
+    wl_index_add_common(b, True)
+
+
+def wl_index_add(b):
+    wl_index_add_common(b, False)
+
+
 # ---- triad ---------------------------------------------------------------------
 
 def wl_triad(b):
@@ -502,6 +528,8 @@ WORKLOADS = {
     "batch_norm_fwdbwd": (wl_batch_norm_fwdbwd, 10),
     "max_pool_fwd": (wl_max_pool_fwd, 20),
     "max_pool_fwdbwd": (wl_max_pool_fwdbwd, 20),
+    "embedding_bwd": (wl_embedding_bwd, 20),
+    "index_add": (wl_index_add, 20),
     "triad": (wl_triad, 20),
     "conv3x3_fwd": (wl_conv3x3_fwd, 10),
     "conv3x3_fwdbwd": (wl_conv3x3_fwdbwd, 5),

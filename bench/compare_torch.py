@@ -65,7 +65,7 @@ WORKLOADS = [
     "log_softmax_fwd", "log_softmax_fwdbwd",
     "layer_norm_fwd", "layer_norm_fwdbwd", "add_layer_norm_fwd", "add_layer_norm_fused_fwd",
     "batch_norm_fwd", "batch_norm_fwdbwd",
-    "max_pool_fwd", "max_pool_fwdbwd",
+    "max_pool_fwd", "max_pool_fwdbwd", "embedding_bwd", "index_add",
     "triad",
     "conv3x3_fwd", "conv3x3_fwdbwd", "conv1x1_fwd", "depthwise3x3_fwd", "conv_transpose2d_fwd",
     "fma_peak",
@@ -76,7 +76,7 @@ MEMORY_BOUND = {"chain_fwd", "chain_fwdbwd", "chain_fused_fwd", "chain_fused_fwd
                 "log_softmax_fwd", "log_softmax_fwdbwd", "layer_norm_fwd",
                 "add_layer_norm_fwd", "add_layer_norm_fused_fwd",
                 "layer_norm_fwdbwd", "batch_norm_fwd", "batch_norm_fwdbwd",
-                "max_pool_fwd", "max_pool_fwdbwd"}
+                "max_pool_fwd", "max_pool_fwdbwd", "embedding_bwd", "index_add"}
 # Workloads whose lines carry gflops; fma_peak, the compute reference, is
 # run first when any is asked for.
 COMPUTE_BOUND = {"conv3x3_fwd", "conv3x3_fwdbwd", "conv1x1_fwd", "depthwise3x3_fwd",

@@ -7,6 +7,7 @@
 #include "testutil.h"
 #include "yagrad/ops_views.h"
 #include "yagrad/ops_indexing.h"
+#include "yagrad/ops_layers.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -220,6 +221,61 @@ static void test_tril_and_triu_keep_a_triangle_of_each_matrix(void **state) {
     yg_release(x);
 }
 
+/* embedding_backward and index_select_backward over contiguous float32
+ * run rows or column slices in parallel (large enough here): each element
+ * must add its terms in index order, as a plain loop does, so the results
+ * equal the loop's to the bit; repeated rows and padding_idx included. */
+static void test_index_adds_of_large_rows_match_a_plain_loop(void **state) {
+    enum { N = 300, D = 200, V = 50, B = 4, K = 50, M = 300 };
+    (void)state;
+    int64_t ids[N], kidx[K];
+    for (int i = 0; i < N; i++)
+        ids[i] = (i * 37) % V;
+    for (int i = 0; i < K; i++)
+        kidx[i] = (i * 13) % 20;
+    yg_tensor *g = yg_test_rand(YG_FLOAT32, (const int64_t[]){N, D}, 2, -1, 1, 5);
+    yg_tensor *idx = NULL, *kix = NULL, *out = NULL;
+    YG_CHECK(yg_tensor_from_data(ids, (const int64_t[]){N}, 1, YG_INT64, &idx));
+    YG_CHECK(yg_tensor_from_data(kidx, (const int64_t[]){K}, 1, YG_INT64, &kix));
+    YG_CHECK(yg_embedding_backward(g, idx, (const int64_t[]){V, D}, 2, 7, &out));
+    float *want = calloc(V * D, sizeof *want);
+    const float *gv = yg_tensor_data(g);
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < D && ids[i] != 7; j++)
+            want[ids[i] * D + j] += gv[i * D + j];
+    assert_memory_equal(yg_tensor_data(out), want, sizeof(float) * V * D);
+    yg_release(out);
+    free(want);
+    /* index_select_backward along dim 1 (rows of the outer dim in
+     * parallel) and along dim 0 (column slices) */
+    yg_tensor *g3 = yg_test_rand(YG_FLOAT32, (const int64_t[]){B, K, M}, 3, -1, 1, 6);
+    const float *g3v = yg_tensor_data(g3);
+    YG_CHECK(yg_index_select_backward(g3, (const int64_t[]){B, 20, M}, 3, 1, kix, &out));
+    want = calloc(B * 20 * M, sizeof *want);
+    for (int b = 0; b < B; b++)
+        for (int k = 0; k < K; k++)
+            for (int m = 0; m < M; m++)
+                want[(b * 20 + kidx[k]) * M + m] += g3v[(b * K + k) * M + m];
+    assert_memory_equal(yg_tensor_data(out), want, sizeof(float) * B * 20 * M);
+    yg_release(out);
+    free(want);
+    yg_tensor *g2 = yg_test_rand(YG_FLOAT32, (const int64_t[]){K, M * B}, 2, -1, 1, 7);
+    const float *g2v = yg_tensor_data(g2);
+    YG_CHECK(yg_index_select_backward(g2, (const int64_t[]){20, M * B}, 2, 0, kix, &out));
+    want = calloc(20 * M * B, sizeof *want);
+    for (int k = 0; k < K; k++)
+        for (int m = 0; m < M * B; m++)
+            want[kidx[k] * M * B + m] += g2v[k * M * B + m];
+    assert_memory_equal(yg_tensor_data(out), want, sizeof(float) * 20 * M * B);
+    yg_release(out);
+    free(want);
+    yg_release(g);
+    yg_release(g2);
+    yg_release(g3);
+    yg_release(idx);
+    yg_release(kix);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index_select_picks_rows_and_columns),
@@ -230,6 +286,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_gather_backward_sums_repeated_positions),
         cmocka_unit_test(test_gather_and_scatter_reject_mismatched_shapes),
         cmocka_unit_test(test_tril_and_triu_keep_a_triangle_of_each_matrix),
+        cmocka_unit_test(test_index_adds_of_large_rows_match_a_plain_loop),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

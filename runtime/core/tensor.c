@@ -203,6 +203,25 @@ yg_status yg__tensor_new_on(const char *op, const int64_t *sizes, int64_t ndim, 
     return YG_OK;
 }
 
+/* memset(p, 0, n), over OpenMP's threads when n is large: one thread
+ * writes a few GB/s into memory the allocator recycled, and a zeroed
+ * gradient of a large embedding (GPT-2's: 154 MB) would take it
+ * milliseconds alone. */
+static void zero_bytes(void *p, size_t n)
+{
+    const size_t chunk = (size_t)1 << 20;
+    if (n < 4 * chunk) {
+        memset(p, 0, n);
+        return;
+    }
+    const int64_t parts = (int64_t)((n + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < parts; i++) {
+        size_t at = (size_t)i * chunk;
+        memset((char *)p + at, 0, n - at < chunk ? n - at : chunk);
+    }
+}
+
 yg_status yg__tensor_zeros_on(const char *op, const int64_t *sizes, int64_t ndim, yg_dtype dtype,
                               yg_device device, int32_t device_index, yg_tensor **out)
 {
@@ -215,7 +234,7 @@ yg_status yg__tensor_zeros_on(const char *op, const int64_t *sizes, int64_t ndim
         return YG_OK;
     }
     if (device == YG_CPU)
-        memset(t->storage->data, 0, t->storage->nbytes);
+        zero_bytes(t->storage->data, t->storage->nbytes);
     else /* the tensor exists: its backend is registered */
         st = yg__backend_of(device)->memset(op, device_index, t->storage->data, 0,
                                             t->storage->nbytes);
@@ -237,7 +256,7 @@ yg_status yg_tensor_zeros(const int64_t *sizes, int64_t ndim, yg_dtype dtype, yg
 {
     YG_RETURN_IF_ERROR(yg__check_out("zeros", "out", out));
     YG_RETURN_IF_ERROR(yg__tensor_new("zeros", sizes, ndim, dtype, out));
-    memset((*out)->storage->data, 0, (*out)->storage->nbytes);
+    zero_bytes((*out)->storage->data, (*out)->storage->nbytes);
     return YG_OK;
 }
 

@@ -27,6 +27,7 @@
 #include "decls/layers.h"
 
 #include <inttypes.h>
+#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -109,6 +110,58 @@ yg_status yg__cpu_index_select_out(const yg_tensor *self,
     return YG_OK;
 }
 
+/* Elements from which the row walks run in parallel. */
+#define ROWS_PARALLEL_MIN 32768
+
+/* out [outer, s, inner] += g [outer, k, inner] at rows idx[j] of the
+ * middle dim (a row equal to skip is left out: embedding's padding_idx).
+ * Rows of outer run in parallel when there are enough of them, else
+ * threads split the inner columns; either way each element adds its
+ * terms in the serial order, so the result is the serial one bit for bit. */
+#define INDEX_ADD_ROWS(T)                                                                          \
+    do {                                                                                           \
+        T *o_ = (T *)yg__tensor_ptr(out);                                                          \
+        const T *g_ = (const T *)yg__tensor_ptr(g);                                                \
+        const bool by_rows = outer >= 2 * omp_get_max_threads();                                   \
+        _Pragma("omp parallel if (parallel)") {                                                    \
+            const int nt = omp_get_num_threads(), t = omp_get_thread_num();                        \
+            const int64_t span = by_rows ? inner : (inner + nt - 1) / nt;                          \
+            const int64_t lo = by_rows ? 0 : t * span, hi = lo + span < inner ? lo + span : inner; \
+            for (int64_t o = by_rows ? t : 0; o < outer; o += by_rows ? nt : 1)                    \
+                for (int64_t j = 0; j < k; j++) {                                                  \
+                    if (idx[j] == skip)                                                            \
+                        continue;                                                                  \
+                    T *dst = o_ + (o * s + idx[j]) * inner;                                        \
+                    const T *src = g_ + (o * k + j) * inner;                                       \
+                    for (int64_t c = lo; c < hi; c++)                                              \
+                        dst[c] += src[c];                                                          \
+                }                                                                                  \
+        }                                                                                          \
+    } while (0)
+
+/* INDEX_ADD_ROWS for float32 and float64 when out, g and the index are
+ * contiguous; false otherwise (the general walk then runs). */
+static bool index_add_rows(yg_tensor *out,
+                           const yg_tensor *g,
+                           const yg_tensor *index,
+                           int64_t outer,
+                           int64_t k,
+                           int64_t s,
+                           int64_t inner,
+                           int64_t skip) {
+    if ((out->dtype != YG_FLOAT32 && out->dtype != YG_FLOAT64) || g->dtype != out->dtype ||
+        !yg_tensor_is_contiguous(out) || !yg_tensor_is_contiguous(g) ||
+        !yg_tensor_is_contiguous(index))
+        return false;
+    const int64_t *idx = (const int64_t *)yg__tensor_ptr(index);
+    const bool parallel = outer * k * inner >= ROWS_PARALLEL_MIN;
+    if (out->dtype == YG_FLOAT32)
+        INDEX_ADD_ROWS(float);
+    else
+        INDEX_ADD_ROWS(double);
+    return true;
+}
+
 yg_status yg__cpu_index_select_backward_out(const yg_tensor *grad_output,
                                             const int64_t *self_sizes,
                                             int64_t self_sizes_len,
@@ -121,6 +174,17 @@ yg_status yg__cpu_index_select_backward_out(const yg_tensor *grad_output,
     (void)self_sizes_len;
     YG_RETURN_IF_ERROR(
         yg__wrap_dim("index_select_backward", "grad_output", dim, grad_output->ndim, &d));
+    if (grad_output->ndim > 0) {
+        int64_t outer = 1, inner = 1;
+        for (int32_t e = 0; e < grad_output->ndim; e++)
+            if (e < d)
+                outer *= grad_output->sizes[e];
+            else if (e > d)
+                inner *= grad_output->sizes[e];
+        if (index_add_rows(out, grad_output, index, outer, grad_output->sizes[d], out->sizes[d],
+                           inner, INT64_MIN))
+            return YG_OK;
+    }
     add_elem_fn add = add_for(grad_output->dtype);
     int64_t n = numel(grad_output);
     for (int64_t i = 0; i < n; i++) {
@@ -151,9 +215,6 @@ yg__cpu_gather_out(const yg_tensor *self, int64_t dim, const yg_tensor *index, y
     }
     return YG_OK;
 }
-
-/* Elements from which the row walks below run their rows in parallel. */
-#define ROWS_PARALLEL_MIN 32768
 
 /* The sizes of the row walks when res, index and src (NULL: none) are
  * contiguous and index has src's sizes and res's outside dim d: outer
@@ -355,6 +416,8 @@ yg_status yg__cpu_embedding_backward_out(const yg_tensor *grad_output,
 
     (void)weight_sizes_len;
     int64_t dim = weight_sizes[1], n = numel(indices);
+    if (index_add_rows(out, grad_output, indices, 1, n, weight_sizes[0], dim, padding_idx))
+        return YG_OK;
     add_elem_fn add = add_for(grad_output->dtype);
     for (int64_t i = 0; i < n; i++) {
         coords_of(i, indices->sizes, indices->ndim, c);
