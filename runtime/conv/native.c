@@ -24,6 +24,7 @@
  */
 #include "conv/conv.h"
 #include "cpu/cpu.h"
+#include "cpu/vec/kernels.h"
 
 #include <inttypes.h>
 #include <omp.h>
@@ -153,60 +154,10 @@ columns(const yg_conv_params *p, const geom *g, void *x, void *col, bool add, bo
  * (x zeroed first; each y channel of a group writes its x channel, so
  * the pairs of one x channel run on one thread); 2: w += the weight
  * gradient (each y channel owns its filter). */
-/* One (image, y channel) pair of a depthwise convolution whose last dim
- * has stride 1, by rows: for each kernel tap the valid stretch of an
- * output row is one contiguous axpy (modes 0 and 1) or dot product (mode
- * 2) against the input row, which vectorises, where the per-position
- * loop below tests bounds for every tap of every output. */
-#define CONV_DEPTHWISE_ROWS(T, SFX)                                                                \
-    static void depthwise_rows_##SFX(                                                              \
-        const yg_conv_params *p, T *xc, const T *wc, T *yc, T *gc, int mode) {                     \
-        const int64_t y2 = p->y[2], x2 = p->x[2];                                                  \
-        for (int64_t o0 = 0; o0 < p->y[0]; o0++)                                                   \
-            for (int64_t o1 = 0; o1 < p->y[1]; o1++) {                                             \
-                T *restrict yrow = yc + (o0 * p->y[1] + o1) * y2;                                  \
-                if (mode == 0)                                                                     \
-                    memset(yrow, 0, sizeof(T) * (size_t)y2);                                       \
-                for (int64_t k0 = 0; k0 < p->k[0]; k0++) {                                         \
-                    int64_t i0 = o0 * p->stride[0] + k0 * p->dil[0] - p->pad[0];                   \
-                    if (i0 < 0 || i0 >= p->x[0])                                                   \
-                        continue;                                                                  \
-                    for (int64_t k1 = 0; k1 < p->k[1]; k1++) {                                     \
-                        int64_t i1 = o1 * p->stride[1] + k1 * p->dil[1] - p->pad[1];               \
-                        if (i1 < 0 || i1 >= p->x[1])                                               \
-                            continue;                                                              \
-                        T *restrict xrow = xc + (i0 * p->x[1] + i1) * x2;                          \
-                        for (int64_t k2 = 0; k2 < p->k[2]; k2++) {                                 \
-                            int64_t off = k2 * p->dil[2] - p->pad[2];                              \
-                            int64_t lo = off < 0 ? -off : 0;                                       \
-                            int64_t hi = x2 - off < y2 ? x2 - off : y2;                            \
-                            int64_t kk = (k0 * p->k[1] + k1) * p->k[2] + k2;                       \
-                            if (hi <= lo)                                                          \
-                                continue;                                                          \
-                            if (mode == 0) {                                                       \
-                                const T wk = wc[kk];                                               \
-                                _Pragma("omp simd") for (int64_t o2 = lo; o2 < hi; o2++)           \
-                                    yrow[o2] += wk * xrow[o2 + off];                               \
-                            } else if (mode == 1) {                                                \
-                                const T wk = wc[kk];                                               \
-                                _Pragma("omp simd") for (int64_t o2 = lo; o2 < hi; o2++)           \
-                                    xrow[o2 + off] += wk * yrow[o2];                               \
-                            } else {                                                               \
-                                T acc = 0;                                                         \
-                                _Pragma("omp simd reduction(+ : acc)") for (int64_t o2 = lo;       \
-                                                                            o2 < hi;               \
-                                                                            o2++) acc +=           \
-                                    yrow[o2] * xrow[o2 + off];                                     \
-                                gc[kk] += acc;                                                     \
-                            }                                                                      \
-                        }                                                                          \
-                    }                                                                              \
-                }                                                                                  \
-            }                                                                                      \
-    }
-
-CONV_DEPTHWISE_ROWS(float, f32)
-CONV_DEPTHWISE_ROWS(double, f64)
+/* A last dim of stride 1 runs by rows in the per-capability kernel
+ * (cpu/vec/conv_loops.c): each kernel tap's valid stretch of an output
+ * row is one contiguous axpy or dot product, which vectorises; other
+ * strides run the per-position loop below, testing bounds per tap. */
 
 #define CONV_DEPTHWISE(T, SFX)                                                                     \
     static void depthwise_##SFX(const yg_conv_params *p,                                           \
@@ -215,9 +166,14 @@ CONV_DEPTHWISE_ROWS(double, f64)
                                 const T *w,                                                        \
                                 T *y,                                                              \
                                 T *wg,                                                             \
+                                const T *bias,                                                     \
                                 int mode,                                                          \
                                 bool par) {                                                        \
         int64_t units = p->batch * p->cx;                                                          \
+        const yg_depthwise_geom dg = {                                                             \
+            {p->x[0], p->x[1], p->x[2]},        {p->y[0], p->y[1], p->y[2]},                       \
+            {p->k[0], p->k[1], p->k[2]},        {p->stride[0], p->stride[1], p->stride[2]},        \
+            {p->pad[0], p->pad[1], p->pad[2]},  {p->dil[0], p->dil[1], p->dil[2]}};                \
         _Pragma("omp parallel for if (par)") for (int64_t u = 0; u < units; u++) {                 \
             int64_t n = u / p->cx, c = u % p->cx;                                                  \
             T *xc = x + (n * p->cx + c) * g->Q;                                                    \
@@ -226,8 +182,9 @@ CONV_DEPTHWISE_ROWS(double, f64)
                 T *yc = y + (n * p->cy + oc) * g->P;                                               \
                 const T *wc = w != NULL ? w + oc * g->K : NULL;                                    \
                 T *gc = wg != NULL ? wg + oc * g->K : NULL;                                        \
+                const T b = bias != NULL ? bias[oc] : 0;                                           \
                 if (p->stride[2] == 1) {                                                           \
-                    depthwise_rows_##SFX(p, xc, wc, yc, gc, mode);                                 \
+                    yg__vec()->depthwise_rows[g->f32 ? 0 : 1](&dg, xc, wc, yc, gc, b, mode);       \
                     continue;                                                                      \
                 }                                                                                  \
                 for (int64_t o0 = 0; o0 < p->y[0]; o0++)                                           \
@@ -260,7 +217,7 @@ CONV_DEPTHWISE_ROWS(double, f64)
                                 }                                                                  \
                             }                                                                      \
                             if (mode == 0)                                                         \
-                                yc[o] = acc;                                                       \
+                                yc[o] = b + acc;                                                   \
                         }                                                                          \
             }                                                                                      \
         }                                                                                          \
@@ -269,12 +226,15 @@ CONV_DEPTHWISE_ROWS(double, f64)
 CONV_DEPTHWISE(float, f32)
 CONV_DEPTHWISE(double, f64)
 
+/* mode 0 (forward, bias nullable: added to each y channel), 1 (data
+ * gradient) or 2 (weight gradient) of a depthwise convolution. */
 static void depthwise(const yg_conv_params *p,
                       const geom *g,
                       const void *x,
                       const void *w,
                       const void *y,
                       void *wg,
+                      const void *bias,
                       int mode) {
     bool par =
         batch_threads(p, g) > 1 || (p->cx > 1 && omp_get_max_threads() > 1 &&
@@ -284,9 +244,9 @@ static void depthwise(const yg_conv_params *p,
     if (mode == 2)
         par = false;
     if (g->f32)
-        depthwise_f32(p, g, (float *)x, w, (float *)y, wg, mode, par);
+        depthwise_f32(p, g, (float *)x, w, (float *)y, wg, bias, mode, par);
     else
-        depthwise_f64(p, g, (double *)x, w, (double *)y, wg, mode, par);
+        depthwise_f64(p, g, (double *)x, w, (double *)y, wg, bias, mode, par);
 }
 
 /* Adds bias[c] to every position of each of the c_n channels of each
@@ -497,10 +457,11 @@ static yg_status native_forward(const yg_conv_params *p,
     geom g = geometry(p);
     if (p->batch == 0 || p->cy == 0 || g.P <= 0)
         return YG_OK; /* y is empty */
-    if (g.depthwise)
-        depthwise(p, &g, x, w, y, NULL, 0);
-    else
-        YG_RETURN_IF_ERROR(run(p, &g, PASS_FORWARD, x, w, y));
+    if (g.depthwise) {
+        depthwise(p, &g, x, w, y, NULL, bias, 0); /* the bias with the taps */
+        return YG_OK;
+    }
+    YG_RETURN_IF_ERROR(run(p, &g, PASS_FORWARD, x, w, y));
     if (bias != NULL)
         add_bias(p, g.f32, y, bias, p->cy, g.P);
     return YG_OK;
@@ -516,7 +477,7 @@ static yg_status native_data(const yg_conv_params *p,
         return YG_OK; /* x is empty */
     if (g.depthwise) {
         memset(x, 0, (size_t)(p->batch * p->cx * g.Q) * g.elt);
-        depthwise(p, &g, x, w, y, NULL, 1);
+        depthwise(p, &g, x, w, y, NULL, NULL, 1);
     } else {
         YG_RETURN_IF_ERROR(run(p, &g, PASS_DATA, y, w, x));
     }
@@ -534,7 +495,7 @@ static yg_status native_weight(const yg_conv_params *p, const void *y, const voi
     }
     if (g.depthwise) {
         memset(w, 0, (size_t)(p->cy * g.K) * g.elt);
-        depthwise(p, &g, (void *)x, NULL, (void *)y, w, 2);
+        depthwise(p, &g, (void *)x, NULL, (void *)y, w, NULL, 2);
         return YG_OK;
     }
     return run(p, &g, PASS_WEIGHT, y, x, w);

@@ -76,6 +76,17 @@ typedef struct yg_max_pool_shape {
 } yg_max_pool_shape;
 typedef bool (*yg_max_pool_fn)(const void *x, void *y, int64_t *at, const yg_max_pool_shape *s);
 
+/* conv_loops.c: one (image, y channel) pair of a native depthwise
+ * convolution whose last dim has stride 1 (conv/native.c): the channel's
+ * x plane, its filter w (mode 0, 1), its y plane and its weight gradient
+ * gw (mode 2).  mode 0: y = bias + A x; 1: x += A^T y; 2: gw += the
+ * filter's gradient.  Geometry as conv/conv.h's parameters, 3-d. */
+typedef struct yg_depthwise_geom {
+    int64_t x[3], y[3], k[3], stride[3], pad[3], dil[3];
+} yg_depthwise_geom;
+typedef void (*yg_depthwise_rows_fn)(
+    const yg_depthwise_geom *g, void *x, const void *w, void *y, void *gw, double bias, int mode);
+
 typedef struct yg_vec_kernels {
     /* y = softmax(x) or, when log, log_softmax(x); max and sum per row
      * (sums of exponentials in double for float32 too). */
@@ -91,6 +102,7 @@ typedef struct yg_vec_kernels {
     yg_lstm_gates_fn lstm_gates[2];
     yg_lstm_gates_backward_fn lstm_gates_backward[2];
     yg_max_pool_fn max_pool[2]; /* [0] float32, [1] float64 */
+    yg_depthwise_rows_fn depthwise_rows[2];
 } yg_vec_kernels;
 
 extern const yg_vec_kernels yg__vec_kernels_baseline;
@@ -135,6 +147,10 @@ void YG_ISA_NAME(
     yg__adam_step_f32)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
 void YG_ISA_NAME(
     yg__adam_step_f64)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
+void YG_ISA_NAME(yg__depthwise_rows_f32)(
+    const yg_depthwise_geom *g, void *x, const void *w, void *y, void *gw, double bias, int mode);
+void YG_ISA_NAME(yg__depthwise_rows_f64)(
+    const yg_depthwise_geom *g, void *x, const void *w, void *y, void *gw, double bias, int mode);
 bool YG_ISA_NAME(yg__max_pool_f32)(const void *x, void *y, int64_t *at, const yg_max_pool_shape *s);
 bool YG_ISA_NAME(yg__max_pool_f64)(const void *x, void *y, int64_t *at, const yg_max_pool_shape *s);
 void YG_ISA_NAME(yg__lstm_gates_f32)(void *hy,
