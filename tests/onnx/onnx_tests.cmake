@@ -47,6 +47,7 @@ set(YG_ONNX_MODELS
     reshape:test_export_view_and_expand_follow_a_dynamic_batch
     transformer_block:test_export_transformer_block
     gpt:test_export_gpt_with_dynamic_batch_and_sequence
+    gpt_ambiguous:test_export_gpt_traced_at_ambiguous_sizes
     encdec:test_export_encoder_decoder_cnn
     lstm_lm:test_export_lstm_language_model_step
     gru_lm:test_export_gru_language_model_step
