@@ -107,45 +107,7 @@ static void emit_item(gen_sb *body, const gen_op *op, const gen_onnx_item *it)
                           x->name, x->name);
         break;
     case GEN_ONNX_ATTR_ARG:
-        switch (x->type) {
-        case GEN_T_INT:
-        case GEN_T_BOOL:
-            if (x->nullable)
-                gen_sb_printf(body,
-                              "    if (%s != NULL)\n"
-                              "        YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", *%s));\n",
-                              x->name, it->attr, x->name);
-            else
-                gen_sb_printf(body,
-                              "    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", %s));\n",
-                              it->attr, x->name);
-            break;
-        case GEN_T_FLOAT:
-        case GEN_T_SCALAR:
-            if (x->nullable)
-                gen_sb_printf(body,
-                              "    if (%s != NULL)\n"
-                              "        YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", *%s));\n",
-                              x->name, it->attr, x->name);
-            else
-                gen_sb_printf(body,
-                              "    YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", %s));\n",
-                              it->attr, x->name);
-            break;
-        case GEN_T_INT_LIST:
-            gen_sb_printf(body,
-                          "    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, \"%s\", %s.items, "
-                          "%s.len));\n",
-                          it->attr, x->name, x->name);
-            break;
-        case GEN_T_STR:
-            gen_sb_printf(body,
-                          "    YG_RETURN_IF_ERROR(yg__onnx_attr_str(cx, o, \"%s\", %s));\n",
-                          it->attr, x->name);
-            break;
-        default:
-            break;
-        }
+        gen_type_onnx_attr(body, x, it->attr);
         break;
     case GEN_ONNX_ATTR_INT:
         gen_sb_printf(body, "    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", %s));\n",

@@ -202,6 +202,9 @@ bool gen_type_emit_trace(gen_sb *sb, const gen_arg *a);
 /* Declares (decl) and reads (reads) non-tensor argument a of an ONNX
  * symbolic from the node's attributes, with its schema default. */
 void gen_type_onnx_read(gen_sb *decl, gen_sb *reads, const gen_arg *a);
+/* Emits the call that sets ONNX attribute attr of node o from argument x
+ * (read by gen_type_onnx_read). */
+void gen_type_onnx_attr(gen_sb *body, const gen_arg *x, const char *attr);
 
 /* ---- the model ---- */
 

@@ -500,6 +500,49 @@ void gen_type_onnx_read(gen_sb *decl, gen_sb *reads, const gen_arg *a)
     free(dflt);
 }
 
+/* Sets ONNX attribute attr of node o from argument x (int, bool, float,
+ * Scalar, int[], str; an absent optional leaves it out). */
+void gen_type_onnx_attr(gen_sb *body, const gen_arg *x, const char *attr)
+{
+    switch (x->type) {
+    case GEN_T_INT:
+    case GEN_T_BOOL:
+        if (x->nullable)
+            gen_sb_printf(body,
+                          "    if (%s != NULL)\n"
+                          "        YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", *%s));\n",
+                          x->name, attr, x->name);
+        else
+            gen_sb_printf(body, "    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, \"%s\", %s));\n",
+                          attr, x->name);
+        break;
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+        if (x->nullable)
+            gen_sb_printf(body,
+                          "    if (%s != NULL)\n"
+                          "        YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", *%s));\n",
+                          x->name, attr, x->name);
+        else
+            gen_sb_printf(body,
+                          "    YG_RETURN_IF_ERROR(yg__onnx_attr_float(cx, o, \"%s\", %s));\n",
+                          attr, x->name);
+        break;
+    case GEN_T_INT_LIST:
+        gen_sb_printf(body,
+                      "    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, \"%s\", %s.items, "
+                      "%s.len));\n",
+                      attr, x->name, x->name);
+        break;
+    case GEN_T_STR:
+        gen_sb_printf(body, "    YG_RETURN_IF_ERROR(yg__onnx_attr_str(cx, o, \"%s\", %s));\n",
+                      attr, x->name);
+        break;
+    default: /* onnx_map.c refuses other types for name=arg */
+        break;
+    }
+}
+
 /* ---- the public C API (emit_common.c's gen_op_params): each argument's
  * parameters with their ownership and default comments ---- */
 
