@@ -205,6 +205,10 @@ void gen_type_onnx_read(gen_sb *decl, gen_sb *reads, const gen_arg *a);
 /* Emits the call that sets ONNX attribute attr of node o from argument x
  * (read by gen_type_onnx_read). */
 void gen_type_onnx_attr(gen_sb *body, const gen_arg *x, const char *attr);
+/* The call argument(s) (after sep; \x01 between two) of yg_<op>_opt for
+ * defaulted argument a, read from the options o, with any static default
+ * it needs declared in locals. */
+void gen_type_option_arg(gen_sb *locals, gen_sb *call, const gen_arg *a, const char *sep);
 
 /* ---- the model ---- */
 

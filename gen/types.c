@@ -679,3 +679,76 @@ void gen_type_api_params(gen_params *p, const gen_arg *a)
         break;
     }
 }
+
+/* ---- options structs (emit_options.c): a defaulted argument read back ---- */
+
+/* The call argument (after sep) for defaulted int, float, Scalar or bool
+ * argument a: the option's value when set, else the default (by
+ * pointer, from a static local in locals, for an optional one). */
+static void default_value_arg(gen_sb *locals, gen_sb *call, const gen_arg *a, const char *sep)
+{
+    const char *n = a->name;
+    const char *ct = gen_type_of(a)->value_ctype;
+
+    if (!a->nullable)
+        gen_sb_printf(call, "%so->%s.set ? o->%s.value : %s", sep, n, n,
+                      gen_default_c(a->default_));
+    else if (strcmp(a->default_, "None") == 0)
+        gen_sb_printf(call, "%so->%s.set ? &o->%s.value : NULL", sep, n, n);
+    else {
+        gen_sb_printf(locals, "    static const %s %s_default = %s;\n", ct, n,
+                      gen_default_c(a->default_));
+        gen_sb_printf(call, "%so->%s.set ? &o->%s.value : &%s_default", sep, n, n, n);
+    }
+}
+
+/* The call arguments (after sep) for defaulted int[] argument a, items
+ * and length: the option's when set, else the default's (a static
+ * local in locals) or NULL and 0 for an empty default. */
+static void default_ints_arg(gen_sb *locals, gen_sb *call, const gen_arg *a, const char *sep)
+{
+    const char *n = a->name;
+    int count = 0;
+    char *items = gen_default_list(a->default_, a->fixed_len, false, &count);
+
+    if (count > 0) {
+        gen_sb_printf(locals, "    static const int64_t %s_default[] = {%s};\n", n, items);
+        gen_sb_printf(call,
+                      "%so->%s.set ? o->%s.items : %s_default\x01o->%s.set ? o->%s.len : %d",
+                      sep, n, n, n, n, n, count);
+    } else {
+        gen_sb_printf(call, "%so->%s.set ? o->%s.items : NULL\x01o->%s.set ? o->%s.len : 0",
+                      sep, n, n, n, n);
+    }
+    free(items);
+}
+
+/* The call argument(s) (after sep; \x01 between two) for defaulted
+ * argument a, read from the options o, with any static default it
+ * needs in locals. */
+void gen_type_option_arg(gen_sb *locals, gen_sb *call, const gen_arg *a, const char *sep)
+{
+    const char *n = a->name;
+
+    switch (a->type) {
+    case GEN_T_INT:
+    case GEN_T_FLOAT:
+    case GEN_T_SCALAR:
+    case GEN_T_BOOL:
+        default_value_arg(locals, call, a, sep);
+        break;
+    case GEN_T_INT_LIST:
+        default_ints_arg(locals, call, a, sep);
+        break;
+    case GEN_T_STR:
+        if (strcmp(a->default_, "None") == 0)
+            gen_sb_printf(call, "%so->%s", sep, n);
+        else
+            gen_sb_printf(call, "%so->%s != NULL ? o->%s : \"%.*s\"", sep, n, n,
+                          (int)strlen(a->default_) - 2, a->default_ + 1);
+        break;
+    default: /* Tensor?, ScalarType, Device, Generator: NULL or the value */
+        gen_sb_printf(call, "%so->%s", sep, n);
+        break;
+    }
+}
