@@ -644,6 +644,71 @@ static void test_views_written_in_place_stay_outside(void **state) {
     model_free(&m);
 }
 
+/* Sizes are in a gradient spec, so a graph run at ever new batch sizes
+ * would build a plan each; the cache keeps max_plans (here 3), dropping
+ * the least recently used, and a size run again after its plan went is
+ * rebuilt and computes what eager does (values and gradients). */
+static void test_plan_cache_is_bounded_and_drops_the_least_recently_used(void **state) {
+    (void)state;
+    model m = make_mlp(false);
+    yg_trace_result *tr = NULL;
+    yg_executor *e = NULL;
+    yg_tensor *in[5], *out = NULL;
+    const yg_executor_options bad = {.max_plans = -1}, o = {.max_plans = 3};
+    YG_CHECK(yg_trace(m.fn, &m, m.x, 1, 1, NULL, &tr));
+    YG_EXPECT_ERROR(yg_executor_create(tr->graph, &bad, &e),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "executor: max_plans -1 is negative");
+    assert_null(e);
+    YG_CHECK(yg_executor_create(tr->graph, &o, &e));
+    for (int i = 0; i < 4; i++)
+        in[1 + i] = tr->params[i];
+    for (int64_t b = 1; b <= 10; b++) {
+        in[0] = rnd(b, 12, 100 + (uint64_t)b, false);
+        YG_CHECK(yg_executor_run(e, in, 5, &out, 1));
+        assert_int_equal(yg_tensor_sizes(out)[0], b);
+        yg_release(out);
+        yg_release(in[0]);
+        assert_true(yg_executor_get_stats(e).plans <= 3);
+    }
+    yg_executor_stats s = yg_executor_get_stats(e);
+    assert_int_equal(s.plans, 3);
+    assert_int_equal(s.max_plans, 3);
+    assert_int_equal(s.misses, 10);
+    assert_int_equal(s.evictions, 7);
+    /* batch 1's plan went long ago: rebuilt, and right */
+    in[0] = rnd(1, 12, 101, false);
+    yg_tensor *eager = NULL, *loss = NULL, *loss_e = NULL, *g[4] = {NULL}, *ge[4] = {NULL};
+    YG_CHECK(yg_executor_run(e, in, 5, &out, 1));
+    YG_CHECK(m.fn(&m, in, 1, &eager, 1));
+    assert_int_equal(yg_executor_get_stats(e).misses, 11);
+    YG_CHECK(yg_sum(out, &loss));
+    YG_CHECK(yg_sum(eager, &loss_e));
+    for (int i = 0; i < 4; i++)
+        yg_tensor_zero_grad(m.w[i]);
+    YG_CHECK(yg_backward(loss, NULL, false));
+    for (int i = 0; i < 4; i++) {
+        YG_CHECK(yg_tensor_grad(m.w[i], &g[i]));
+        yg_tensor_zero_grad(m.w[i]);
+    }
+    YG_CHECK(yg_backward(loss_e, NULL, false));
+    for (int i = 0; i < 4; i++) {
+        YG_CHECK(yg_tensor_grad(m.w[i], &ge[i]));
+        expect_same("weight gradient after an eviction", ge[i], g[i]);
+        yg_release(g[i]);
+        yg_release(ge[i]);
+    }
+    expect_same("output after an eviction", eager, out);
+    yg_release(loss);
+    yg_release(loss_e);
+    yg_release(out);
+    yg_release(eager);
+    yg_release(in[0]);
+    yg_executor_release(e);
+    yg_trace_result_release(tr);
+    model_free(&m);
+}
+
 /* The cache keys on requires_grad, dtype and rank; no df without grad. */
 static void test_plan_cache_hits_and_misses_by_spec(void **state) {
     (void)state;
@@ -1012,6 +1077,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_views_inside_regions_match_eager),
         cmocka_unit_test(test_views_written_in_place_stay_outside),
         cmocka_unit_test(test_plan_cache_hits_and_misses_by_spec),
+        cmocka_unit_test(test_plan_cache_is_bounded_and_drops_the_least_recently_used),
         cmocka_unit_test(test_graph_with_an_op_without_graph_derivative_still_runs),
         cmocka_unit_test(test_double_backward_through_regions),
         cmocka_unit_test(test_fused_plan_takes_new_shapes_or_refuses_them),

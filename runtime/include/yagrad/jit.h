@@ -617,6 +617,9 @@ typedef struct yg_executor_options {
     bool specialize_sizes;
     /* true: no fusion groups (yg_graph_fuse) in the plans. */
     bool no_fuse;
+    /* The most plans kept (0: 64); a new plan evicts the least recently
+     * used one.  Negative is refused. */
+    int64_t max_plans;
 } yg_executor_options;
 
 typedef struct yg_executor_stats {
@@ -625,6 +628,8 @@ typedef struct yg_executor_stats {
     int64_t misses;      /* calls that built a plan */
     int64_t plans;       /* plans in the cache */
     int64_t inlined;     /* runs while tracing (the graph inlined) */
+    int64_t evictions;   /* plans dropped to keep the cache at max_plans */
+    int64_t max_plans;   /* the cache's bound */
 } yg_executor_stats;
 
 /* An executor for a copy of g.  Each run computes an argument spec (grad
@@ -635,7 +640,8 @@ typedef struct yg_executor_stats {
  * differentiable regions made prim::DifferentiableGraph nodes, whose
  * backward runs their df graph as one autograd node; then pointwise runs
  * are fused (yg_graph_fuse) in the graph and in each region's f and df.
- * Plans are built once per spec and kept.
+ * Plans are built once per spec and kept, up to options' max_plans (64 by
+ * default): past it the least recently used plan is dropped.
  *   g: borrowed (copied);  options: nullable, borrowed (NULL: defaults)
  *   out: out: release with yg_executor_release
  * Returns: YG_ERR_INVALID_ARGUMENT for NULL g or out, or a graph that does

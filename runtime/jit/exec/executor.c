@@ -41,19 +41,25 @@ typedef struct spec {
     spec_input *in;
 } spec;
 
+/* Plans the cache keeps when the options do not say (max_plans 0). */
+#define DEFAULT_MAX_PLANS 64
+
 typedef struct plan {
     spec key;
     yg_graph *g;
+    atomic_long refs;  /* the cache's, `last`'s, and each run's */
+    uint64_t used;     /* tick of the last lookup, for eviction (under lock) */
 } plan;
 
 struct yg_executor {
     yg_graph *graph;
     yg_executor_options opt;
     pthread_mutex_t lock;
-    plan **plans;
-    int64_t n_plans, cap_plans;
-    _Atomic(plan *) last;
-    atomic_llong runs, hits, misses, inlined;
+    plan **plans; /* under lock */
+    int64_t n_plans, cap_plans, max_plans;
+    plan *last;    /* the last run's plan, under lock (a reference) */
+    uint64_t tick; /* under lock */
+    atomic_llong runs, hits, misses, inlined, evictions;
 };
 
 static yg_status oom(void) {
@@ -147,6 +153,12 @@ static void plan_free(plan *p) {
     free(p);
 }
 
+/* Drops one reference to p, freeing it with the last.  NULL-safe. */
+static void plan_unref(plan *p) {
+    if (p != NULL && atomic_fetch_sub(&p->refs, 1) == 1)
+        plan_free(p);
+}
+
 /* Sets g's input types to the spec's and clears every other type but
  * None, so the passes see only what the spec promises. */
 static yg_status specialise(yg_graph *g, const spec *s) {
@@ -235,14 +247,28 @@ static yg_status plan_build(const yg_executor *e, const spec *s, plan **out) {
     return YG_OK;
 }
 
-/* The cached plan for s, built (and cached) on a miss. */
+/* Makes p the last run's plan (a reference each).  Caller holds lock. */
+static void set_last(yg_executor *e, plan *p) {
+    atomic_fetch_add(&p->refs, 1);
+    plan_unref(e->last);
+    e->last = p;
+}
+
+/* The cached plan for s (a reference the caller drops with plan_unref),
+ * built and cached on a miss.  The cache keeps max_plans: a new plan
+ * evicts the least recently used one, which runs still holding it finish
+ * with (each run holds a reference). */
 static yg_status plan_get(yg_executor *e, const spec *s, plan **out) {
     pthread_mutex_lock(&e->lock);
     for (int64_t i = 0; i < e->n_plans; i++) {
-        if (spec_equal(&e->plans[i]->key, s)) {
-            *out = e->plans[i];
+        plan *p = e->plans[i];
+        if (spec_equal(&p->key, s)) {
+            atomic_fetch_add(&p->refs, 1);
+            p->used = ++e->tick;
+            set_last(e, p);
             pthread_mutex_unlock(&e->lock);
             atomic_fetch_add(&e->hits, 1);
+            *out = p;
             return YG_OK;
         }
     }
@@ -250,14 +276,28 @@ static yg_status plan_get(yg_executor *e, const spec *s, plan **out) {
     plan *p = NULL;
     YG_RETURN_IF_ERROR(plan_build(e, s, &p));
     atomic_fetch_add(&e->misses, 1);
+    atomic_store(&p->refs, 2); /* the cache's and the caller's */
     pthread_mutex_lock(&e->lock);
     for (int64_t i = 0; i < e->n_plans; i++) {
-        if (spec_equal(&e->plans[i]->key, s)) { /* another thread was first */
-            *out = e->plans[i];
+        plan *q = e->plans[i];
+        if (spec_equal(&q->key, s)) { /* another thread was first */
+            atomic_fetch_add(&q->refs, 1);
+            q->used = ++e->tick;
+            set_last(e, q);
             pthread_mutex_unlock(&e->lock);
             plan_free(p);
+            *out = q;
             return YG_OK;
         }
+    }
+    if (e->n_plans == e->max_plans) { /* evict the least recently used */
+        int64_t victim = 0;
+        for (int64_t i = 1; i < e->n_plans; i++)
+            if (e->plans[i]->used < e->plans[victim]->used)
+                victim = i;
+        plan_unref(e->plans[victim]);
+        e->plans[victim] = e->plans[--e->n_plans];
+        atomic_fetch_add(&e->evictions, 1);
     }
     if (e->n_plans == e->cap_plans) {
         int64_t cap = e->cap_plans ? e->cap_plans * 2 : 4;
@@ -270,7 +310,9 @@ static yg_status plan_get(yg_executor *e, const spec *s, plan **out) {
         e->plans = np;
         e->cap_plans = cap;
     }
+    p->used = ++e->tick;
     e->plans[e->n_plans++] = p;
+    set_last(e, p);
     pthread_mutex_unlock(&e->lock);
     *out = p;
     return YG_OK;
@@ -284,12 +326,17 @@ yg_executor_create(const yg_graph *g, const yg_executor_options *options, yg_exe
         *out = NULL;
     if (g == NULL || out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: graph or out is NULL");
+    if (options != NULL && options->max_plans < 0)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "executor: max_plans %" PRId64 " is negative",
+                        options->max_plans);
     YG_RETURN_IF_ERROR(yg_graph_lint(g));
     yg_executor *e = calloc(1, sizeof *e);
     if (e == NULL)
         return oom();
     if (options != NULL)
         e->opt = *options;
+    e->max_plans = e->opt.max_plans > 0 ? e->opt.max_plans : DEFAULT_MAX_PLANS;
     yg_status st = yg_graph_clone(g, &e->graph);
     if (st != YG_OK) {
         free(e);
@@ -304,7 +351,8 @@ void yg_executor_release(yg_executor *e) {
     if (e == NULL)
         return;
     for (int64_t i = 0; i < e->n_plans; i++)
-        plan_free(e->plans[i]);
+        plan_unref(e->plans[i]);
+    plan_unref(e->last);
     free(e->plans);
     yg_graph_release(e->graph);
     pthread_mutex_destroy(&e->lock);
@@ -356,8 +404,9 @@ yg_status yg_executor_run(yg_executor *e,
     if (st != YG_OK)
         return st;
     atomic_fetch_add(&e->runs, 1);
-    atomic_store(&e->last, p);
-    return yg_graph_run(p->g, inputs, n_inputs, outputs, n_outputs);
+    st = yg_graph_run(p->g, inputs, n_inputs, outputs, n_outputs);
+    plan_unref(p);
+    return st;
 }
 
 yg_executor_stats yg_executor_get_stats(const yg_executor *e) {
@@ -368,8 +417,10 @@ yg_executor_stats yg_executor_get_stats(const yg_executor *e) {
     s.hits = atomic_load(&((yg_executor *)e)->hits);
     s.misses = atomic_load(&((yg_executor *)e)->misses);
     s.inlined = atomic_load(&((yg_executor *)e)->inlined);
+    s.evictions = atomic_load(&((yg_executor *)e)->evictions);
     pthread_mutex_lock(&((yg_executor *)e)->lock);
     s.plans = e->n_plans;
+    s.max_plans = e->max_plans;
     pthread_mutex_unlock(&((yg_executor *)e)->lock);
     return s;
 }
@@ -379,10 +430,16 @@ yg_status yg_executor_last_graph(yg_executor *e, char **out) {
         *out = NULL;
     if (e == NULL || out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: executor or out is NULL");
-    plan *p = atomic_load(&e->last);
+    pthread_mutex_lock(&e->lock);
+    plan *p = e->last;
+    if (p != NULL)
+        atomic_fetch_add(&p->refs, 1);
+    pthread_mutex_unlock(&e->lock);
     if (p == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "executor: no run yet");
-    return yg_graph_print(p->g, out);
+    yg_status st = yg_graph_print(p->g, out);
+    plan_unref(p);
+    return st;
 }
 
 yg_status yg_executor_dump_plans(yg_executor *e, char **out) {
