@@ -768,12 +768,10 @@ static void gpt_params(model *mp) {
     param(mp, c, 1, -0.1, 0.1);
 }
 
-/* Traced at batch 3 and length 5 (sizes that no fixed size of the model
- * has), exported with both axes dynamic, run at batch 2 and 6 and
- * lengths 7 and 4 in onnxruntime against eager. */
-static void test_export_gpt_with_dynamic_batch_and_sequence(void **state) {
-    (void)state;
-    model m = {.name = "gpt", .fn = gpt_fn};
+/* Exports the GPT as <name> traced at (b, t) with its batch and sequence
+ * dynamic, and writes eager's results at the runs for onnxruntime. */
+static void export_gpt(const char *name, int64_t b, int64_t t, const int64_t (*runs)[2], int n_runs) {
+    model m = {.name = name, .fn = gpt_fn};
     gpt_params(&m);
     const yg_onnx_dynamic_axis axes[3] = {
         {false, 0, 0, "batch"}, {false, 0, 1, "sequence"}, {true, 0, 0, "tokens"}};
@@ -785,13 +783,21 @@ static void test_export_gpt_with_dynamic_batch_and_sequence(void **state) {
                      .out_names = (const char *const[]){"logits"},
                      .n_out = 1,
                      .seq_axis = 1,
-                     .trace = {3, 5},
-                     .runs = {{2, 7}, {6, 7}, {2, 4}},
-                     .n_runs = 3,
+                     .trace = {b, t},
+                     .n_runs = n_runs,
                      .axes = axes,
                      .n_axes = 3};
+    memcpy(s.runs, runs, (size_t)n_runs * sizeof runs[0]);
     export_runs(&m, &s);
     model_free(&m);
+}
+
+/* Traced at batch 3 and length 5 (sizes that no fixed size of the model
+ * has), exported with both axes dynamic, run at batch 2 and 6 and
+ * lengths 7 and 4 in onnxruntime against eager. */
+static void test_export_gpt_with_dynamic_batch_and_sequence(void **state) {
+    (void)state;
+    export_gpt("gpt", 3, 5, (const int64_t[][2]){{2, 7}, {6, 7}, {2, 4}}, 3);
 }
 
 /* Traced where the dynamic sizes equal each other and a fixed size
@@ -801,25 +807,7 @@ static void test_export_gpt_with_dynamic_batch_and_sequence(void **state) {
  * traced sizes' result. */
 static void test_export_gpt_traced_at_ambiguous_sizes(void **state) {
     (void)state;
-    model m = {.name = "gpt_ambiguous", .fn = gpt_fn};
-    gpt_params(&m);
-    const yg_onnx_dynamic_axis axes[3] = {
-        {false, 0, 0, "batch"}, {false, 0, 1, "sequence"}, {true, 0, 0, "tokens"}};
-    export_spec s = {.in_sizes = (const int64_t[][4]){{0, 0}},
-                     .in_ndim = (const int64_t[]){2},
-                     .vocab = (const int64_t[]){GPT_V},
-                     .n_in = 1,
-                     .in_names = (const char *const[]){"idx"},
-                     .out_names = (const char *const[]){"logits"},
-                     .n_out = 1,
-                     .seq_axis = 1,
-                     .trace = {4, 4},
-                     .runs = {{4, 4}},
-                     .n_runs = 1,
-                     .axes = axes,
-                     .n_axes = 3};
-    export_runs(&m, &s);
-    model_free(&m);
+    export_gpt("gpt_ambiguous", 4, 4, (const int64_t[][2]){{4, 4}}, 1);
 }
 
 static void test_export_cnn(void **state) {

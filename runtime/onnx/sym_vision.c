@@ -60,6 +60,31 @@ static yg_status batched(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n) {
 
 /* ---- convolutions ---- */
 
+/* A Conv or ConvTranspose node (*out) over node's input, weight and
+ * bias (when given), with the attributes both share. */
+static yg_status conv_node(yg_onnx_ctx *cx,
+                           const yg_ir_node *node,
+                           const char *op_type,
+                           int32_t n,
+                           const int64_t *stride,
+                           const int64_t *pads,
+                           const int64_t *dilation,
+                           int64_t groups,
+                           yg_onnx_node **out) {
+    yg_onnx_node *o = NULL;
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, op_type, &o));
+    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
+    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
+    if (!is_none(node, 2))
+        YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 2));
+    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "strides", stride, n));
+    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "pads", pads, 2 * n));
+    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "dilations", dilation, n));
+    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "group", groups));
+    *out = o;
+    return YG_OK;
+}
+
 /* ConvTranspose from conv_transposeNd's attributes (weight [C_in,
  * C_out / groups, k...] is ONNX's layout too). */
 static yg_status conv_transpose(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n) {
@@ -73,16 +98,8 @@ static yg_status conv_transpose(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t
     YG_RETURN_IF_ERROR(yg__box_int(node, "groups", &(const int64_t){1}, &groups));
     for (int32_t i = 0; i < n; i++)
         pads[i] = pads[n + i] = padding[i];
-    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ConvTranspose", &o));
-    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
-    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
-    if (!is_none(node, 2))
-        YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 2));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "strides", stride, n));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "pads", pads, 2 * n));
+    YG_RETURN_IF_ERROR(conv_node(cx, node, "ConvTranspose", n, stride, pads, dilation, groups, &o));
     YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "output_padding", out_pad, n));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "dilations", dilation, n));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "group", groups));
     return yg__onnx_outputs(cx, o, node);
 }
 
@@ -122,15 +139,7 @@ static yg_status conv_padding(yg_onnx_ctx *cx, const yg_ir_node *node, int32_t n
             pads[n + i] = total - total / 2;
         }
     }
-    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "Conv", &o));
-    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 0));
-    YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 1));
-    if (!is_none(node, 2))
-        YG_RETURN_IF_ERROR(yg__onnx_input(cx, o, node, 2));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "strides", stride, n));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "pads", pads, 2 * n));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "dilations", dilation, n));
-    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "group", groups));
+    YG_RETURN_IF_ERROR(conv_node(cx, node, "Conv", n, stride, pads, dilation, groups, &o));
     return yg__onnx_outputs(cx, o, node);
 }
 
