@@ -756,7 +756,7 @@ int main(int argc, char **argv) {
              (long long)o.nhid,
              (long long)c.v.n,
              o.executor ? ", graph executor" : "");
-    bool plotted = wl_write_svg(o.svg, title, &train_curve, &valid_curve, log(unigram), o.epochs);
+    bool plotted = wl_write_svg(o.svg, title, &train_curve, &valid_curve, log(unigram), "epoch", o.epochs);
     if (plotted)
         printf("plot: %s\n", o.svg);
 

@@ -79,14 +79,16 @@ typedef struct curve {
 void wl_curve_add(curve *c, double x, double y);
 
 /* Writes the train and validation loss curves (left axis: loss in nats;
- * right axis: the same heights as perplexity) and the unigram baseline
- * (dashed) as a standalone SVG.  Returns false, having said why on
+ * right axis: the same heights as perplexity; x from 0 to epochs, labelled
+ * x_label: "epoch", or "step" for the gpt2 example, which shares this
+ * file) and the unigram baseline (dashed) as a standalone SVG.  Returns false, having said why on
  * stderr, when path cannot be written. */
 bool wl_write_svg(const char *path,
                   const char *title,
                   const curve *train,
                   const curve *valid,
                   double unigram_loss,
+                  const char *x_label,
                   int64_t epochs);
 
 #endif /* WORD_LM_H */

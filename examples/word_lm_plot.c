@@ -80,12 +80,13 @@ bool wl_write_svg(const char *path,
                   const curve *train,
                   const curve *valid,
                   double unigram_loss,
+                  const char *x_label,
                   int64_t epochs) {
     FILE *f = fopen(path, "w");
     plot p = {.x0 = 0, .x1 = (double)epochs, .left = 70, .top = 40, .width = 560, .height = 330};
     double lo = unigram_loss, hi = unigram_loss;
     if (f == NULL) {
-        fprintf(stderr, "word_lm: cannot write %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
         return false;
     }
     for (int k = 0; k < 2; k++) {
@@ -170,7 +171,7 @@ bool wl_write_svg(const char *path,
     fprintf(f,
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
             "stroke=\"black\"/>\n"
-            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">epoch</text>\n"
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n"
             "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">"
             "cross entropy (nats per token)</text>\n"
             "<text transform=\"translate(%.1f %.1f) rotate(90)\" text-anchor=\"middle\">"
@@ -181,6 +182,7 @@ bool wl_write_svg(const char *path,
             p.height,
             p.left + p.width / 2,
             p.top + p.height + 36,
+            x_label,
             p.top + p.height / 2,
             p.left + p.width + 58,
             p.top + p.height / 2);
@@ -194,7 +196,7 @@ bool wl_write_svg(const char *path,
             py(&p, unigram_loss));
     polyline(f, &p, train, "#1f77b4", false);
     polyline(f, &p, valid, "#ff7f0e", true);
-    const char *names[3] = {"train (running, with dropout)", "validation", "unigram baseline"};
+    const char *names[3] = {"train (running)", "validation", "unigram baseline"};
     const char *colors[3] = {"#1f77b4", "#ff7f0e", "#888888"};
     /* The legend, in a row under the plot (inside it would hide a curve). */
     const double offset[3] = {0, 250, 380};
@@ -216,7 +218,7 @@ bool wl_write_svg(const char *path,
     }
     fprintf(f, "</svg>\n");
     if (fclose(f) != 0) {
-        fprintf(stderr, "word_lm: cannot write %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
         return false;
     }
     return true;

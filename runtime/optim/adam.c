@@ -32,7 +32,7 @@ static yg_status adam_fused(yg_optimizer *opt, yg_param_state *ps, const yg_tens
                       .beta1 = o->beta1,
                       .beta2 = o->beta2,
                       .eps = o->eps,
-                      .weight_decay = o->weight_decay,
+                      .weight_decay = ps->weight_decay,
                       .bc1 = 1 - pow(o->beta1, (double)t),
                       .bc2 = 1 - pow(o->beta2, (double)t),
                       .decoupled = opt->kind == YG_OPTIM_ADAMW};
@@ -59,12 +59,12 @@ yg_status yg__adam_update(yg_optimizer *opt, yg_param_state *ps, const yg_tensor
         return st == YG_OK ? st : yg__fail_prefix(st, opt->name);
     }
 
-    if (opt->kind == YG_OPTIM_ADAM && o->weight_decay != 0)
-        st = yg_add(g, ps->param, o->weight_decay, &d);
+    if (opt->kind == YG_OPTIM_ADAM && ps->weight_decay != 0)
+        st = yg_add(g, ps->param, ps->weight_decay, &d);
     else
         d = yg_retain((yg_tensor *)g);
-    if (st == YG_OK && opt->kind == YG_OPTIM_ADAMW && o->weight_decay != 0) {
-        st = yg_mul_scalar_(ps->param, 1 - o->lr * o->weight_decay, &tmp);
+    if (st == YG_OK && opt->kind == YG_OPTIM_ADAMW && ps->weight_decay != 0) {
+        st = yg_mul_scalar_(ps->param, 1 - o->lr * ps->weight_decay, &tmp);
         yg_release(tmp);
         tmp = NULL;
     }

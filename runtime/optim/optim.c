@@ -10,6 +10,7 @@
  */
 #include "optim/optim_int.h"
 #include "yagrad/autograd.h"
+#include "yagrad/ops_views.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -128,6 +129,8 @@ yg_status yg_optimizer_create_sgd(yg_tensor *const *params,
                         options->dampening);
     YG_RETURN_IF_ERROR(create(YG_OPTIM_SGD, "sgd", params, params_len, out));
     (*out)->sgd = *options;
+    for (int64_t i = 0; i < params_len; i++)
+        (*out)->params[i].weight_decay = options->weight_decay;
     return YG_OK;
 }
 
@@ -149,6 +152,8 @@ static yg_status create_adam(yg_optim_kind kind,
     YG_RETURN_IF_ERROR(check_nonneg(name, "weight_decay", options->weight_decay));
     YG_RETURN_IF_ERROR(create(kind, name, params, params_len, out));
     (*out)->adam = *options;
+    for (int64_t i = 0; i < params_len; i++)
+        (*out)->params[i].weight_decay = options->weight_decay;
     return YG_OK;
 }
 
@@ -233,6 +238,104 @@ yg_status yg_optimizer_set_lr(yg_optimizer *opt, double lr) {
         opt->sgd.lr = lr;
     else
         opt->adam.lr = lr;
+    return YG_OK;
+}
+
+/* Fails unless opt is not NULL and i names one of its parameters. */
+static yg_status check_index(const yg_optimizer *opt, const char *fn, int64_t i) {
+    if (opt == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: opt is NULL", fn);
+    if (i < 0 || i >= opt->n_params)
+        return yg__fail(YG_ERR_INDEX,
+                        "%s: parameter %" PRId64 " of %s's %" PRId64,
+                        fn,
+                        i,
+                        opt->name,
+                        opt->n_params);
+    return YG_OK;
+}
+
+yg_status yg_optimizer_set_param_weight_decay(yg_optimizer *opt, int64_t i, double weight_decay) {
+    YG_RETURN_IF_ERROR(check_index(opt, "optimizer_set_param_weight_decay", i));
+    YG_RETURN_IF_ERROR(check_nonneg(opt->name, "weight_decay", weight_decay));
+    opt->params[i].weight_decay = weight_decay;
+    return YG_OK;
+}
+
+int yg_optimizer_state_names(const yg_optimizer *opt, const char **names) {
+    if (opt == NULL)
+        return 0;
+    if (opt->kind == YG_OPTIM_SGD) {
+        names[0] = "momentum_buffer";
+        return 1;
+    }
+    names[0] = "exp_avg";
+    names[1] = "exp_avg_sq";
+    return 2;
+}
+
+yg_status yg_optimizer_get_state(const yg_optimizer *opt, int64_t i, int64_t *steps, yg_tensor **state) {
+    const char *names[2];
+    *steps = 0;
+    state[0] = state[1] = NULL;
+    YG_RETURN_IF_ERROR(check_index(opt, "optimizer_get_state", i));
+    const yg_param_state *ps = &opt->params[i];
+    int n = yg_optimizer_state_names(opt, names);
+    *steps = ps->steps;
+    state[0] = ps->buf0 != NULL ? yg_retain(ps->buf0) : NULL;
+    if (n > 1)
+        state[1] = ps->buf1 != NULL ? yg_retain(ps->buf1) : NULL;
+    return YG_OK;
+}
+
+yg_status yg_optimizer_set_state(yg_optimizer *opt, int64_t i, int64_t steps, const yg_tensor *const *state) {
+    const char *names[2];
+    yg_tensor *copy[2] = {NULL, NULL};
+    char pbuf[128], sbuf[128];
+    yg_status st = YG_OK;
+
+    YG_RETURN_IF_ERROR(check_index(opt, "optimizer_set_state", i));
+    yg_param_state *ps = &opt->params[i];
+    int n = yg_optimizer_state_names(opt, names);
+    if (steps < 0)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: set_state: negative step count %" PRId64 " for parameter %" PRId64,
+                        opt->name,
+                        steps,
+                        i);
+    for (int k = 0; k < n && st == YG_OK; k++) {
+        const yg_tensor *s = state[k];
+        if (s == NULL)
+            continue;
+        bool same = s->ndim == ps->param->ndim && s->dtype == ps->param->dtype;
+        for (int32_t d = 0; same && d < s->ndim; d++)
+            same = s->sizes[d] == ps->param->sizes[d];
+        if (!same) {
+            st = yg__fail(YG_ERR_SHAPE,
+                          "%s: set_state: %s of parameter %" PRId64 " is %s %s, the parameter %s %s",
+                          opt->name,
+                          names[k],
+                          i,
+                          yg_dtype_name(s->dtype),
+                          yg__format_sizes(s->sizes, s->ndim, sbuf, sizeof sbuf),
+                          yg_dtype_name(ps->param->dtype),
+                          yg__format_sizes(ps->param->sizes, ps->param->ndim, pbuf, sizeof pbuf));
+            break;
+        }
+        bool prev = yg_set_grad_enabled(false);
+        st = yg_clone(s, &copy[k]);
+        yg_set_grad_enabled(prev);
+    }
+    if (st != YG_OK) {
+        yg_release(copy[0]);
+        yg_release(copy[1]);
+        return st;
+    }
+    yg_release(ps->buf0);
+    yg_release(ps->buf1);
+    ps->buf0 = copy[0];
+    ps->buf1 = copy[1];
+    ps->steps = steps;
     return YG_OK;
 }
 

@@ -18,6 +18,7 @@ typedef struct yg_param_state {
     yg_tensor *buf0;  /* SGD: momentum buffer; Adam: first moment m */
     yg_tensor *buf1;  /* Adam: second moment v */
     int64_t steps;    /* updates applied to this parameter */
+    double weight_decay; /* the options' until yg_optimizer_set_param_weight_decay */
 } yg_param_state;
 
 struct yg_optimizer {

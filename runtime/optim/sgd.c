@@ -22,7 +22,7 @@ static yg_status sgd_fused(yg_optimizer *opt, yg_param_state *ps, const yg_tenso
     yg_sgd_step a = {.lr = o->lr,
                      .momentum = o->momentum,
                      .dampening = o->dampening,
-                     .weight_decay = o->weight_decay,
+                     .weight_decay = ps->weight_decay,
                      .nesterov = o->nesterov,
                      .first = ps->buf0 == NULL};
 
@@ -50,8 +50,8 @@ yg_status yg__sgd_update(yg_optimizer *opt, yg_param_state *ps, const yg_tensor 
     }
 
     /* d = g + weight_decay * p (a new tensor: .grad is not modified). */
-    if (o->weight_decay != 0)
-        st = yg_add(g, ps->param, o->weight_decay, &d);
+    if (ps->weight_decay != 0)
+        st = yg_add(g, ps->param, ps->weight_decay, &d);
     else
         d = yg_retain((yg_tensor *)g);
     if (st != YG_OK)

@@ -128,6 +128,49 @@ double yg_optimizer_lr(const yg_optimizer *opt);
  * Returns: YG_ERR_INVALID_ARGUMENT when opt is NULL or lr < 0 (or NaN). */
 YG_NODISCARD yg_status yg_optimizer_set_lr(yg_optimizer *opt, double lr);
 
+/* Gives parameter i its own weight decay (PyTorch's parameter groups:
+ * e.g. none for biases and norm weights), in place of the options'.
+ *   opt: in-out
+ * Returns: YG_ERR_INVALID_ARGUMENT when opt is NULL or weight_decay < 0
+ *          (or NaN); YG_ERR_INDEX when i is not in [0, params_len). */
+YG_NODISCARD yg_status yg_optimizer_set_param_weight_decay(yg_optimizer *opt,
+                                                           int64_t i,
+                                                           double weight_decay);
+
+/* The names of the per-parameter state tensors of opt's algorithm, as
+ * PyTorch's state_dict names them: SGD "momentum_buffer" (1), Adam and
+ * AdamW "exp_avg", "exp_avg_sq" (2).
+ *   names: out: up to 2 borrowed static strings
+ * Returns how many (0 for NULL).  Cannot fail. */
+int yg_optimizer_state_names(const yg_optimizer *opt, const char **names);
+
+/* Parameter i's state, to save it: the updates it has had and its state
+ * tensors in yg_optimizer_state_names order.
+ *   steps: out
+ *   state: out: 2 entries, each a new reference to the optimizer's own
+ *          tensor (the next step changes it) or NULL where the algorithm
+ *          has none or has not made it yet
+ * Returns: YG_ERR_INVALID_ARGUMENT when opt is NULL; YG_ERR_INDEX when i
+ *          is out of range.  On failure the outs are 0 and NULL. */
+YG_NODISCARD yg_status yg_optimizer_get_state(const yg_optimizer *opt,
+                                              int64_t i,
+                                              int64_t *steps,
+                                              yg_tensor **state);
+
+/* Restores parameter i's state saved by yg_optimizer_get_state, so the
+ * next step is the one the saved optimizer would have taken.
+ *   state: borrowed; yg_optimizer_state_names entries, each NULL (none
+ *          yet) or of the parameter's sizes and dtype; copied
+ * Returns: YG_ERR_INVALID_ARGUMENT for a NULL opt or steps < 0;
+ *          YG_ERR_INDEX for i out of range; YG_ERR_SHAPE for a state
+ *          tensor whose sizes or dtype differ from the parameter's (the
+ *          message names both); YG_ERR_OUT_OF_MEMORY.  On failure the
+ *          state is unchanged. */
+YG_NODISCARD yg_status yg_optimizer_set_state(yg_optimizer *opt,
+                                              int64_t i,
+                                              int64_t steps,
+                                              const yg_tensor *const *state);
+
 /* Clips gradients by their total norm, as PyTorch's clip_grad_norm_ with
  * norm_type 2: with total = sqrt(sum over the parameters' gradients of
  * their squared elements), computed in double precision, every gradient
