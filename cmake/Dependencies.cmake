@@ -32,6 +32,21 @@ add_library(yg::sleef INTERFACE IMPORTED)
 target_include_directories(yg::sleef INTERFACE ${SLEEF_INCLUDE_DIR})
 target_link_libraries(yg::sleef INTERFACE ${SLEEF_LIBRARY})
 
+# jansson: the JSON of safetensors headers (runtime/io/safetensors.c).
+# pkg-config says where it is; the library's full path is what the
+# install files need (cmake/Install.cmake).
+if(PkgConfig_FOUND)
+  pkg_check_modules(YG_JANSSON_PC QUIET jansson)
+endif()
+find_path(JANSSON_INCLUDE_DIR jansson.h HINTS ${YG_JANSSON_PC_INCLUDE_DIRS})
+find_library(JANSSON_LIBRARY jansson HINTS ${YG_JANSSON_PC_LIBRARY_DIRS})
+if(NOT JANSSON_INCLUDE_DIR OR NOT JANSSON_LIBRARY)
+  message(FATAL_ERROR "jansson not found: install libjansson-dev (${YG_INSTALL_HINT})")
+endif()
+add_library(yg::jansson INTERFACE IMPORTED)
+target_include_directories(yg::jansson INTERFACE ${JANSSON_INCLUDE_DIR})
+target_link_libraries(yg::jansson INTERFACE ${JANSSON_LIBRARY})
+
 # cmocka
 find_path(CMOCKA_INCLUDE_DIR cmocka.h)
 find_library(CMOCKA_LIBRARY cmocka)

@@ -10,6 +10,7 @@ pkgs=(
     clang-14              # sanitizer preset (ASan/UBSan/LSan runtimes)
     libopenblas-openmp-dev  # mm; OpenMP build shares the library's thread pool
     libsleef-dev          # vectorised exp/tanh/erf/... in the CPU kernels
+    libjansson-dev        # safetensors: the JSON header, parsed and written with jansson
     libdnnl-dev           # oneDNN 2.6: the float32 convolution backend (optional to CMake)
     libcmocka-dev         # test framework
     graphviz              # jit dump test: `dot -Tsvg` over yg_graph_to_dot output

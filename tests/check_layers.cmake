@@ -59,7 +59,8 @@ set(YG_UNIT_RULES
   runtime/onnx/=onnx
   generated/onnx/=onnx
   runtime/distributed/=distributed
-  runtime/optim/=optim)
+  runtime/optim/=optim
+  runtime/io/=io)                    # files: safetensors
 
 # Headers the build writes, with the path they would have in the tree.
 set(YG_BUILT_HEADERS
@@ -68,7 +69,7 @@ set(YG_BUILT_HEADERS
 
 # ---- levels, bottom to top ----
 # A unit may only be allowed units on a lower level; units on one level
-# (cpu and cuda; onnx, distributed and optim)
+# (cpu and cuda; onnx, distributed, optim and io)
 # never include each other.  Checked below: it makes the table acyclic.
 set(YG_LEVELS
   public
@@ -84,7 +85,7 @@ set(YG_LEVELS
   jit.passes
   jit.fuser
   jit.exec
-  onnx,distributed,optim)
+  onnx,distributed,optim,io)
 
 # ---- allowed edges: what each unit may include besides itself ----
 # public: the installed headers include only each other.
@@ -133,12 +134,13 @@ set(YG_ALLOW_jit.fuser jit.passes jit.ir ${YG_JIT_BELOW})
 # jit.exec (jit/exec/): runs graphs, their fusion groups and
 # differentiable subgraphs.
 set(YG_ALLOW_jit.exec jit.fuser jit.passes jit.tracer jit.ir ${YG_JIT_BELOW})
-# onnx, distributed, optim: users of the library, everything below; none
-# includes another.
+# onnx, distributed, optim, io: users of the library, everything below;
+# none includes another.
 set(YG_TOP_BELOW jit.exec jit.fuser jit.passes jit.tracer jit.ir ${YG_JIT_BELOW})
 set(YG_ALLOW_onnx ${YG_TOP_BELOW})
 set(YG_ALLOW_distributed ${YG_TOP_BELOW})
 set(YG_ALLOW_optim ${YG_TOP_BELOW})
+set(YG_ALLOW_io ${YG_TOP_BELOW})
 
 # ---- exceptions: includes allowed to go up for a while ----
 # Exact "<including file>|<included path>" pairs, each group given with

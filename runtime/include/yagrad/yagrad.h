@@ -14,6 +14,7 @@
  *   random.h    yg_generator: seeded Philox streams for the random ops
  *   jit.h       the graph IR: build, print/parse, lint, passes, dumps
  *   onnx.h      export a graph as an ONNX model
+ *   safetensors.h  save and load tensors in the safetensors format
  *   distributed.h  process groups over MPI, collectives, data parallelism
  *   version.h   YG_VERSION_*, yg_version(), yg_build_info() (generated)
  *
@@ -33,6 +34,7 @@
 #include "yagrad/ops.h"
 #include "yagrad/optim.h"
 #include "yagrad/random.h"
+#include "yagrad/safetensors.h"
 #include "yagrad/status.h"
 #include "yagrad/tensor.h"
 #include "yagrad/version.h"
