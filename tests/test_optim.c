@@ -232,6 +232,82 @@ static void test_adamw_decays_the_parameter_not_the_gradient(void **state) {
     yg_release(p);
 }
 
+/* A parameter given its own weight decay follows the formulas with that
+ * decay; its neighbour keeps the options'. */
+static void test_per_parameter_weight_decay(void **state) {
+    yg_adam_options o = {.lr = 0.05, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .weight_decay = 0.2};
+    yg_adam_options none = o;
+    double ref[3][N], ref_none[3][N];
+    yg_tensor *p[2] = {param(p0, YG_FLOAT64), param(p0, YG_FLOAT64)};
+    yg_optimizer *opt = NULL;
+    (void)state;
+    none.weight_decay = 0;
+    ref_adam(&o, true, ref);
+    ref_adam(&none, true, ref_none);
+    YG_CHECK(yg_optimizer_create_adamw(p, 2, &o, &opt));
+    YG_CHECK(yg_optimizer_set_param_weight_decay(opt, 1, 0));
+    for (int s = 0; s < 3; s++) {
+        set_grad(p[0], grads[s]);
+        set_grad(p[1], grads[s]);
+        YG_CHECK(yg_optimizer_step(opt));
+        YG_EXPECT_CLOSE(p[0], sizes, 1, ref[s], 1e-14, 1e-14);
+        YG_EXPECT_CLOSE(p[1], sizes, 1, ref_none[s], 1e-14, 1e-14);
+    }
+    YG_EXPECT_ERROR(yg_optimizer_set_param_weight_decay(opt, 2, 0.1), YG_ERR_INDEX, "parameter 2", "adamw's 2");
+    YG_EXPECT_ERROR(yg_optimizer_set_param_weight_decay(opt, 0, -1), YG_ERR_INVALID_ARGUMENT, "weight_decay");
+    yg_optimizer_release(opt);
+    yg_release(p[0]);
+    yg_release(p[1]);
+}
+
+/* An optimizer restored from another's state takes exactly the step the
+ * original takes (what a checkpoint needs to resume training). */
+static void test_state_round_trip_resumes_exactly(void **state) {
+    yg_adam_options o = {.lr = 0.05, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .weight_decay = 0.2};
+    yg_tensor *a = param(p0, YG_FLOAT64), *b = NULL, *st[2], *bad = NULL;
+    yg_optimizer *oa = NULL, *ob = NULL;
+    const char *names[2];
+    int64_t steps;
+    (void)state;
+    YG_CHECK(yg_optimizer_create_adamw(&a, 1, &o, &oa));
+    for (int s = 0; s < 2; s++) {
+        set_grad(a, grads[s]);
+        YG_CHECK(yg_optimizer_step(oa));
+    }
+    assert_int_equal(yg_optimizer_state_names(oa, names), 2);
+    assert_string_equal(names[0], "exp_avg");
+    assert_string_equal(names[1], "exp_avg_sq");
+    YG_CHECK(yg_optimizer_get_state(oa, 0, &steps, st));
+    assert_int_equal(steps, 2);
+    assert_non_null(st[0]);
+    assert_non_null(st[1]);
+    {
+        bool prev = yg_set_grad_enabled(false);
+        YG_CHECK(yg_clone(a, &b));
+        yg_set_grad_enabled(prev);
+    }
+    YG_CHECK(yg_tensor_set_requires_grad(b, true));
+    YG_CHECK(yg_optimizer_create_adamw(&b, 1, &o, &ob));
+    YG_CHECK(yg_optimizer_set_state(ob, 0, steps, (const yg_tensor *const *)st));
+    yg_release(st[0]);
+    yg_release(st[1]);
+    set_grad(a, grads[2]);
+    set_grad(b, grads[2]);
+    YG_CHECK(yg_optimizer_step(oa));
+    YG_CHECK(yg_optimizer_step(ob));
+    assert_memory_equal(yg_tensor_data(a), yg_tensor_data(b), N * sizeof(double));
+    /* a state of the wrong shape is refused, naming both */
+    const int64_t two[1] = {2};
+    bad = yg_test_tensor(YG_FLOAT64, two, 1, p0);
+    const yg_tensor *bads[2] = {bad, NULL};
+    YG_EXPECT_ERROR(yg_optimizer_set_state(ob, 0, 1, bads), YG_ERR_SHAPE, "exp_avg of parameter 0", "[2]", "[3]");
+    yg_release(bad);
+    yg_optimizer_release(oa);
+    yg_optimizer_release(ob);
+    yg_release(a);
+    yg_release(b);
+}
+
 static void test_adam_on_float32_parameters(void **state) {
     yg_adam_options o = yg_adam_options_default();
     double ref[3][N];
@@ -592,6 +668,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_learning_rate_can_be_changed_between_steps),
         cmocka_unit_test(test_create_rejects_bad_options_and_parameters),
         cmocka_unit_test(test_optimizer_keeps_its_parameters_alive),
+        cmocka_unit_test(test_per_parameter_weight_decay),
+        cmocka_unit_test(test_state_round_trip_resumes_exactly),
         cmocka_unit_test(test_clip_grad_norm_scales_gradients_above_max_norm),
         cmocka_unit_test(test_clip_grad_norm_leaves_gradients_below_max_norm_alone),
         cmocka_unit_test(test_clip_grad_norm_skips_parameters_without_gradient),

@@ -234,7 +234,7 @@ typedef struct dataset {
     gpt2_tokens train, val;
 } dataset;
 
-static void load_data(const options *o, int64_t vocab, dataset *d) {
+static void load_data(const options *o, int64_t n_vocab, dataset *d) {
     gpt2_tokens all = {0};
     if (o->data != NULL) {
         CHECK(gpt2_tokens_read(o->data, &all));
@@ -255,7 +255,7 @@ static void load_data(const options *o, int64_t vocab, dataset *d) {
     for (int s = 0; s < 2; s++) {
         const gpt2_tokens *t = s == 0 ? &d->train : &d->val;
         for (int64_t i = 0; i < t->n; i++)
-            if (t->ids[i] >= vocab) {
+            if (t->ids[i] >= n_vocab) {
                 char msg[96];
                 snprintf(msg, sizeof msg, "token %u at %lld", t->ids[i], (long long)i);
                 wl_die("%s is outside the model's vocabulary (use --vocab or another --preset)", msg);
@@ -283,14 +283,14 @@ static void batch_at(const gpt2_tokens *t, int64_t k, int64_t B, int64_t T, yg_t
 
 /* Loss of the validation targets under the training tokens' add-one
  * unigram frequencies, over the positions the model predicts. */
-static double unigram_loss(const dataset *d, int64_t vocab, int64_t B, int64_t T, int64_t batches) {
-    double *count = calloc((size_t)vocab, sizeof *count), sum = 0;
+static double unigram_loss(const dataset *d, int64_t n_vocab, int64_t B, int64_t T, int64_t batches) {
+    double *count = calloc((size_t)n_vocab, sizeof *count), sum = 0;
     for (int64_t i = 0; i < d->train.n; i++)
         count[d->train.ids[i]] += 1;
     int64_t per = (d->val.n - 1) / (B * T), n = 0;
     for (int64_t k = 0; k < batches && k < per; k++)
         for (int64_t i = 0; i < B * T; i++, n++)
-            sum -= log((count[d->val.ids[k * B * T + i + 1]] + 1) / ((double)d->train.n + (double)vocab));
+            sum -= log((count[d->val.ids[k * B * T + i + 1]] + 1) / ((double)d->train.n + (double)n_vocab));
     free(count);
     return sum / (double)n;
 }
