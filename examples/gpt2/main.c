@@ -32,9 +32,10 @@
  * --val-batches batches of the validation tokens is printed next to the
  * unigram baseline (the validation targets' loss under the training
  * tokens' add-one-smoothed frequencies).  --save CKPT writes
- * the model and optimizer state after the last step; --resume CKPT
- * continues a run saved so (the next loss is bit for bit the one an
- * uninterrupted run gets).  --svg FILE plots the loss curves.  Exits 0
+ * the model and optimizer state after the last step, and every
+ * --save-every N steps; --resume CKPT continues a run saved so, given the
+ * same options (the next loss is bit for bit the one an uninterrupted run
+ * gets).  --svg FILE plots the loss curves.  Exits 0
  * when the final validation loss is below --max-ratio (1) times the
  * baseline, 2 when it is not, 1 on an error.
  *
@@ -43,6 +44,10 @@
  * gradient (under the parameter's name), the tokens ("tokens", int64) and
  * the loss ("loss") to --out, and with --params-out the parameters, so
  * another framework can compare.
+ *
+ * --json (train, sample) ends the output with one JSON line for
+ * bench/compare_gpt2.py: the median step time after the first two steps,
+ * or the tokens/s of sampling after the prompt.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
@@ -97,7 +102,8 @@ typedef struct options {
     gpt2_config cfg;
     yg_dtype dtype;
     uint64_t seed;
-    int64_t batch, seq, steps, accum, warmup, val_every, val_batches, tokens, top_k;
+    bool json;
+    int64_t batch, seq, steps, accum, warmup, val_every, val_batches, tokens, top_k, save_every;
     double lr, min_lr_frac, weight_decay, clip, max_ratio, temperature;
 } options;
 
@@ -196,6 +202,7 @@ static void parse(int argc, char **argv, options *o) {
         INT("--val-every", o->val_every)
         INT("--val-batches", o->val_batches)
         INT("--tokens", o->tokens)
+        INT("--save-every", o->save_every)
         INT("--top-k", o->top_k)
         NUM("--lr", lr)
         NUM("--min-lr-frac", min_lr_frac)
@@ -206,6 +213,10 @@ static void parse(int argc, char **argv, options *o) {
         if (strcmp(f, "--seed") == 0 && v != NULL) {
             o->seed = (uint64_t)int_arg(f, v);
             i++;
+            continue;
+        }
+        if (strcmp(f, "--json") == 0) {
+            o->json = true;
             continue;
         }
         if (strcmp(f, "--dtype") == 0 && v != NULL) {
@@ -261,6 +272,11 @@ static void load_data(const options *o, int64_t n_vocab, dataset *d) {
                 wl_die("%s is outside the model's vocabulary (use --vocab or another --preset)", msg);
             }
     }
+}
+
+static int by_asc(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /* Batch k of B rows of T + 1 tokens from t: inputs and targets [B, T]. */
@@ -380,7 +396,8 @@ static int train(const options *o) {
            (long long)d.val.n);
     printf("unigram baseline: validation loss %.4f\n", base);
     fflush(stdout);
-    double t_all = 0;
+    double t_all = 0, *times = wl_xmalloc((size_t)(o->steps - start + 1) * sizeof *times);
+    int64_t n_times = 0;
     for (int64_t s = start; s < o->steps; s++) {
         double t0 = now(), loss_sum = 0, norm = 0;
         yg_optimizer_zero_grad(opt);
@@ -405,6 +422,7 @@ static int train(const options *o) {
         double ms = 1e3 * (now() - t0), loss = loss_sum / (double)o->accum;
         if (s > start)
             t_all += ms;
+        times[n_times++] = ms;
         printf("step %4lld/%lld: loss %.4f  lr %.3e  norm %.3f  %.1f ms  %.0f tokens/s\n",
                (long long)s + 1,
                (long long)o->steps,
@@ -415,6 +433,8 @@ static int train(const options *o) {
                (double)ntok / (ms / 1e3));
         fflush(stdout);
         wl_curve_add(&tc, (double)(s + 1), loss);
+        if (o->save != NULL && o->save_every > 0 && (s + 1) % o->save_every == 0 && s + 1 < o->steps)
+            CHECK(gpt2_save(m, opt, s + 1, o->save));
         if ((o->val_every > 0 && (s + 1) % o->val_every == 0) || s + 1 == o->steps) {
             final_val = val_loss(m, &d, o);
             wl_curve_add(&vc, (double)(s + 1), final_val);
@@ -425,6 +445,15 @@ static int train(const options *o) {
         printf("mean step %.1f ms (after the first), peak RSS %.1f MB\n",
                t_all / (double)(o->steps - start - 1),
                peak_rss_mb());
+    if (o->json && n_times > 0) {
+        /* the median after the first two steps (allocations, first use) */
+        int64_t skip = n_times > 2 ? 2 : 0;
+        qsort(times + skip, (size_t)(n_times - skip), sizeof *times, by_asc);
+        printf("{\"bench\":\"gpt2_step\",\"impl\":\"yagrad\",\"median_ms\":%.2f,\"steps\":%lld}\n",
+               times[skip + (n_times - skip) / 2],
+               (long long)n_times);
+    }
+    free(times);
     if (o->save != NULL) {
         CHECK(gpt2_save(m, opt, o->steps, o->save));
         printf("saved %s\n", o->save);
@@ -607,6 +636,9 @@ static int sample(const options *o) {
                 "gpt2: %lld tokens, %.1f tokens/s (after the prompt)\n",
                 (long long)o->tokens,
                 (double)(o->tokens - 1) / t_gen);
+    if (o->json && o->tokens > 1)
+        printf("{\"bench\":\"gpt2_sample\",\"impl\":\"yagrad\",\"tokens_per_s\":%.2f}\n",
+               (double)(o->tokens - 1) / t_gen);
     free(work);
     free(prompt);
     gpt2_cache_release(cache);
