@@ -12,6 +12,7 @@
 #include "testutil.h"
 
 #include "gpt2/gpt2.h"
+#include "yagrad/jit.h"
 #include "yagrad/safetensors.h"
 
 #include <math.h>
@@ -230,6 +231,91 @@ static void test_a_released_style_file_loads(void **state) {
     gpt2_release(m);
 }
 
+static yg_status loss_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    (void)n_in;
+    (void)n_out;
+    return gpt2_forward(ctx, in[0], in[1], NULL, out);
+}
+
+/* The loss and every parameter gradient of c, for batch (x, y): eagerly
+ * (e == NULL) or through the executor. */
+static void loss_and_grads(gpt2 *m, yg_executor *e, yg_trace_result *tr, yg_tensor *x, yg_tensor *y,
+                           double *loss, double **grads) {
+    yg_tensor *l = NULL;
+    for (int64_t i = 0; i < gpt2_num_params(m); i++)
+        yg_tensor_zero_grad(gpt2_params(m)[i]);
+    if (e == NULL) {
+        YG_CHECK(gpt2_forward(m, x, y, NULL, &l));
+    } else {
+        yg_tensor *in[64] = {x, y};
+        assert_true(tr->n_params + 2 <= 64);
+        for (int64_t p = 0; p < tr->n_params; p++)
+            in[2 + p] = tr->params[p];
+        YG_CHECK(yg_executor_run(e, in, 2 + tr->n_params, &l, 1));
+    }
+    YG_CHECK(yg_tensor_item(l, loss));
+    YG_CHECK(yg_backward(l, NULL, false));
+    yg_release(l);
+    for (int64_t i = 0; i < gpt2_num_params(m); i++) {
+        yg_tensor *g = NULL;
+        int64_t n = yg_tensor_numel(gpt2_params(m)[i]);
+        YG_CHECK(yg_tensor_grad(gpt2_params(m)[i], &g));
+        assert_non_null(g);
+        grads[i] = malloc((size_t)n * sizeof **grads);
+        YG_CHECK(yg_tensor_to_f64(g, grads[i], n));
+        yg_release(g);
+    }
+}
+
+/* The training loss traced once and run through the graph executor
+ * (autodiff graphs, fusion) gives eager's loss and gradients, on the
+ * traced batch and on another of its sizes.  (A traced graph holds its
+ * sizes: another sequence length needs its own trace.) */
+static void test_executor_gives_eager_loss_and_gradients(void **state) {
+    gpt2 *m = tiny(YG_FLOAT64);
+    int64_t np = gpt2_num_params(m), V = gpt2_get_config(m)->vocab;
+    yg_trace_result *tr = NULL;
+    yg_executor *e = NULL;
+    double **ge = calloc((size_t)np, sizeof *ge), **gx = calloc((size_t)np, sizeof *gx);
+    (void)state;
+    yg_tensor *x = tokens(2, 8, V, 1), *y = tokens(2, 8, V, 2);
+    yg_tensor *in[2] = {x, y};
+    YG_CHECK(yg_trace(loss_fn, m, in, 2, 1, NULL, &tr));
+    YG_CHECK(yg_executor_create(tr->graph, NULL, &e));
+    for (int round = 0; round < 2; round++) {
+        double le, lx;
+        if (round == 1) { /* other tokens, the same plan */
+            yg_release(x);
+            yg_release(y);
+            x = tokens(2, 8, V, 3);
+            y = tokens(2, 8, V, 4);
+        }
+        loss_and_grads(m, NULL, NULL, x, y, &le, ge);
+        loss_and_grads(m, e, tr, x, y, &lx, gx);
+        if (fabs(le - lx) > 1e-12)
+            fail_msg("round %d: loss %.17g eagerly, %.17g through the executor", round, le, lx);
+        for (int64_t i = 0; i < np; i++) {
+            double worst = 0;
+            for (int64_t k = 0; k < yg_tensor_numel(gpt2_params(m)[i]); k++)
+                worst = fmax(worst, fabs(ge[i][k] - gx[i][k]));
+            if (worst > 1e-12)
+                fail_msg("round %d: gradient of %s differs by %g", round, gpt2_param_name(m, i), worst);
+            free(ge[i]);
+            free(gx[i]);
+        }
+    }
+    yg_executor_stats es = yg_executor_get_stats(e);
+    assert_int_equal(es.runs, 2);
+    assert_int_equal(es.misses, 1);
+    free(ge);
+    free(gx);
+    yg_release(x);
+    yg_release(y);
+    yg_executor_release(e);
+    yg_trace_result_release(tr);
+    gpt2_release(m);
+}
+
 static void test_bad_tokens_are_refused_with_a_message(void **state) {
     gpt2 *m = tiny(YG_FLOAT32);
     yg_tensor *x = tokens(1, 17, 97, 0), *loss = NULL, *lg = NULL;
@@ -282,6 +368,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_kv_cache_gives_the_full_forward_logits),
         cmocka_unit_test(test_checkpoint_resumes_training_bit_for_bit),
         cmocka_unit_test(test_a_released_style_file_loads),
+        cmocka_unit_test(test_executor_gives_eager_loss_and_gradients),
         cmocka_unit_test(test_bad_tokens_are_refused_with_a_message),
         cmocka_unit_test(test_token_files_round_trip_and_bad_ones_are_refused),
     };

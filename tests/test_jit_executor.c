@@ -162,6 +162,38 @@ act_mlp_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64
     return st;
 }
 
+/* x [B, T, 3 H D] as GPT-2 splits its fused qkv: viewed [B, T, 3, H, D],
+ * permuted to [3, B, H, T, D], q, k and v selected (each [B, H, T, D]
+ * with H and T swapped in memory), causal attention, heads merged back,
+ * tanh.  The attention composite's parts view their inputs, which works
+ * only for some layouts: it must stay whole in a plan (decompose.c). */
+static yg_status
+heads_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    model *m = ctx;
+    const int64_t s5[5] = {2, 3, 3, 2, 4}, perm[5] = {2, 0, 3, 1, 4}, s3[3] = {2, 3, 8};
+    yg_tensor *t[9] = {0};
+    (void)n_in;
+    (void)n_out;
+    yg_status st = yg_mul(in[0], m->w[0], &t[0]);
+    if (st == YG_OK)
+        st = yg_view(t[0], s5, 5, &t[1]);
+    if (st == YG_OK)
+        st = yg_permute(t[1], perm, 5, &t[2]);
+    for (int i = 0; i < 3 && st == YG_OK; i++)
+        st = yg_select(t[2], 0, i, &t[3 + i]);
+    if (st == YG_OK)
+        st = yg_scaled_dot_product_attention(t[3], t[4], t[5], NULL, true, NULL, &t[6]);
+    if (st == YG_OK)
+        st = yg_transpose(t[6], 1, 2, &t[7]);
+    if (st == YG_OK)
+        st = yg_reshape(t[7], s3, 3, &t[8]);
+    if (st == YG_OK)
+        st = yg_tanh(t[8], &out[0]);
+    for (int i = 0; i < 9; i++)
+        yg_release(t[i]);
+    return st;
+}
+
 /* x [T, D]: layer_norm, self-attention (one head), residual, MLP. */
 static yg_status
 block_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
@@ -345,6 +377,16 @@ static model make_block(bool x_rg) {
     return m;
 }
 
+static model make_heads(bool x_rg) {
+    model m = {.name = "attention over split heads", .fn = heads_fn, .n_w = 1, .n_x = 1, .n_out = 1};
+    const int64_t xs[3] = {2, 3, 24};
+    m.w[0] = rnd(24, 0, 39, true);
+    m.x[0] = yg_test_rand(YG_FLOAT64, xs, 3, -0.5, 0.5, 40);
+    if (x_rg)
+        YG_CHECK(yg_tensor_set_requires_grad(m.x[0], true));
+    return m;
+}
+
 static model make_cnn(bool x_rg) {
     model m = {.name = "cnn", .fn = cnn_fn, .n_w = 4, .n_x = 1, .n_out = 1};
     int64_t ws[4] = {4, 2, 3, 3}, xs[4] = {2, 2, 6, 6};
@@ -523,6 +565,11 @@ static void test_gru_cell_matches_eager(void **state) {
 static void test_transformer_block_matches_eager(void **state) {
     (void)state;
     run_model(make_block);
+}
+
+static void test_attention_over_split_heads_matches_eager(void **state) {
+    (void)state;
+    run_model(make_heads);
 }
 
 static void test_cnn_matches_eager(void **state) {
@@ -1069,6 +1116,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_lstm_cell_matches_eager),
         cmocka_unit_test(test_gru_cell_matches_eager),
         cmocka_unit_test(test_transformer_block_matches_eager),
+        cmocka_unit_test(test_attention_over_split_heads_matches_eager),
         cmocka_unit_test(test_cnn_matches_eager),
         cmocka_unit_test(test_gru_cell_fuses_forward_and_backward),
         cmocka_unit_test(test_lstm_cell_of_ops_fuses_forward_and_backward),

@@ -53,6 +53,7 @@
 
 #include "gpt2.h"
 
+#include "yagrad/jit.h"
 #include "yagrad/safetensors.h"
 
 #include "../word_lm.h"
@@ -102,7 +103,7 @@ typedef struct options {
     gpt2_config cfg;
     yg_dtype dtype;
     uint64_t seed;
-    bool json;
+    bool json, executor;
     int64_t batch, seq, steps, accum, warmup, val_every, val_batches, tokens, top_k, save_every;
     double lr, min_lr_frac, weight_decay, clip, max_ratio, temperature;
 } options;
@@ -213,6 +214,10 @@ static void parse(int argc, char **argv, options *o) {
         if (strcmp(f, "--seed") == 0 && v != NULL) {
             o->seed = (uint64_t)int_arg(f, v);
             i++;
+            continue;
+        }
+        if (strcmp(f, "--executor") == 0) {
+            o->executor = true;
             continue;
         }
         if (strcmp(f, "--json") == 0) {
@@ -330,6 +335,54 @@ static double val_loss(gpt2 *m, const dataset *d, const options *o) {
     return sum / (double)nb;
 }
 
+/* ---- the executor path ---- */
+
+/* The loss of tokens inputs[0] predicting inputs[1], as a yg_trace_fn
+ * (ctx: the model). */
+static yg_status loss_fn(void *ctx, yg_tensor *const *in, int64_t n_in, yg_tensor **out, int64_t n_out) {
+    (void)n_in;
+    (void)n_out;
+    return gpt2_forward(ctx, in[0], in[1], NULL, out);
+}
+
+typedef struct runner {
+    gpt2 *m;
+    yg_trace_result *trace; /* --executor: the traced loss */
+    yg_executor *exec;
+} runner;
+
+/* The loss of x predicting y: eagerly, or through the executor (traced
+ * on the first call). */
+static yg_tensor *run_loss(runner *r, yg_tensor *x, yg_tensor *y) {
+    yg_tensor *loss = NULL;
+    if (r->exec == NULL && r->trace == NULL) {
+        CHECK(gpt2_forward(r->m, x, y, NULL, &loss));
+        return loss;
+    }
+    int64_t n = 2 + r->trace->n_params;
+    yg_tensor **in = wl_xmalloc((size_t)n * sizeof *in);
+    in[0] = x;
+    in[1] = y;
+    for (int64_t p = 0; p < r->trace->n_params; p++)
+        in[2 + p] = r->trace->params[p];
+    CHECK(yg_executor_run(r->exec, in, n, &loss, 1));
+    free(in);
+    return loss;
+}
+
+static void runner_trace(runner *r, yg_tensor *x, yg_tensor *y) {
+    yg_tensor *in[2] = {x, y};
+    CHECK(yg_trace(loss_fn, r->m, in, 2, 1, NULL, &r->trace));
+    CHECK(yg_executor_create(r->trace->graph, NULL, &r->exec));
+    yg_release(r->trace->outputs[0]); /* the eager loss of the trace */
+    r->trace->outputs[0] = NULL;
+}
+
+static void runner_release(runner *r) {
+    yg_executor_release(r->exec);
+    yg_trace_result_release(r->trace);
+}
+
 /* ---- train ---- */
 
 /* The learning rate of step s (from 0) of n. */
@@ -396,6 +449,14 @@ static int train(const options *o) {
            (long long)d.val.n);
     printf("unigram baseline: validation loss %.4f\n", base);
     fflush(stdout);
+    runner run = {.m = m};
+    if (o->executor) {
+        yg_tensor *x, *y;
+        batch_at(&d.train, 0, o->batch, o->seq, &x, &y);
+        runner_trace(&run, x, y);
+        yg_release(x);
+        yg_release(y);
+    }
     double t_all = 0, *times = wl_xmalloc((size_t)(o->steps - start + 1) * sizeof *times);
     int64_t n_times = 0;
     for (int64_t s = start; s < o->steps; s++) {
@@ -405,7 +466,7 @@ static int train(const options *o) {
             yg_tensor *x, *y, *loss, *scaled;
             double v;
             batch_at(&d.train, s * o->accum + a, o->batch, o->seq, &x, &y);
-            CHECK(gpt2_forward(m, x, y, NULL, &loss));
+            loss = run_loss(&run, x, y);
             CHECK(yg_tensor_item(loss, &v));
             loss_sum += v;
             CHECK(yg_div_scalar(loss, (double)o->accum, &scaled));
@@ -454,6 +515,11 @@ static int train(const options *o) {
                (long long)n_times);
     }
     free(times);
+    if (o->executor) {
+        yg_executor_stats es = yg_executor_get_stats(run.exec);
+        printf("executor: %lld runs, %lld plans built\n", (long long)es.runs, (long long)es.misses);
+    }
+    runner_release(&run);
     if (o->save != NULL) {
         CHECK(gpt2_save(m, opt, o->steps, o->save));
         printf("saved %s\n", o->save);

@@ -17,6 +17,7 @@
 #include "jit/autodiff/autodiff.h"
 #include "jit/ir/boxing.h"
 #include "jit/passes/passes.h"
+#include "op_ids.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_views.h"
 #include "yagrad/ops_slicing.h"
@@ -125,10 +126,51 @@ trace_once(const yg_ir_node *n, bool strided, yg_tensor **buf, yg_trace_result *
     return st;
 }
 
+/* Whether a view from type a to type b only splits dims and adds or
+ * drops dims of size 1: each dim of a of size > 1 is the product of a run
+ * of b's.  Such a view works whatever a's strides; merging two dims does
+ * not (they must be contiguous with each other). */
+static bool view_only_splits(const yg_ir_type *a, const yg_ir_type *b) {
+    int32_t j = 0;
+    for (int32_t i = 0; i < a->ndim; i++) {
+        if (a->sizes[i] == 1)
+            continue;
+        int64_t p = 1;
+        while (j < b->ndim && p < a->sizes[i])
+            p *= b->sizes[j++];
+        if (p != a->sizes[i])
+            return false;
+    }
+    return true;
+}
+
+/* Whether the trace views (the view op, merging dims) a value that may
+ * share the memory of one of its inputs: the input itself or a view op's
+ * result over it.  Whether such a view works depends on how the input is
+ * laid out, which static types do not record: the two layouts traced
+ * below cannot stand for every one (a [B, H, T, D] slice of a permuted
+ * qkv merges B and H only by a copy).  A view of a result the trace
+ * computed (contiguous, fresh) is safe, and so is one that only splits
+ * dims. */
+static bool views_an_input(const yg_graph *g) {
+    for (int32_t i = 0; i < g->param->n_outputs; i++)
+        g->param->outputs[i]->scratch = 1;
+    for (const yg_ir_node *m = g->first; m != NULL; m = m->next) {
+        bool aliases = m->n_inputs > 0 && m->inputs[0]->scratch == 1;
+        if (aliases && yg__pass_is(m, YG_OP_view) && m->n_outputs == 1 &&
+            !view_only_splits(&m->inputs[0]->type, &m->outputs[0]->type))
+            return true;
+        for (int32_t o = 0; o < m->n_outputs; o++)
+            m->outputs[o]->scratch = aliases && m->op != NULL && m->op->returns_view ? 1 : 0;
+    }
+    return false;
+}
+
 /* Decomposes n when it can be; *done says whether it was.  The composite
  * is traced on contiguous and on strided inputs: a composite whose parts
  * depend on the layout (reshape: a view, or a copy) stays whole, since
- * static types do not say how a value is laid out. */
+ * static types do not say how a value is laid out; so does one that
+ * views its inputs (views_an_input). */
 static yg_status decompose(yg_graph *g, yg_ir_node *n, bool *done) {
     yg_tensor **buf = calloc((size_t)(2 * n->n_inputs + 1), sizeof *buf);
     yg_ir_value **map = calloc((size_t)(n->n_inputs + 1), sizeof *map);
@@ -148,6 +190,8 @@ static yg_status decompose(yg_graph *g, yg_ir_node *n, bool *done) {
     if (st == YG_OK && text != NULL)
         st = trace_once(n, true, buf, &tr2, &text2);
     if (st != YG_OK || text == NULL || text2 == NULL || strcmp(text, text2) != 0)
+        goto out;
+    if (views_an_input(tr->graph))
         goto out;
     /* A trace that holds the node's own kind again would loop. */
     for (const yg_ir_node *m = tr->graph->first; m != NULL; m = m->next)
