@@ -13,6 +13,7 @@
  * scaled directly; any other gradient goes through the public ops
  * (a contiguous copy to read, the in-place mul_scalar_ to scale).
  */
+#include "cpu/vec/kernels.h"
 #include "optim/optim_int.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_arithmetic.h"
@@ -32,21 +33,10 @@ static bool direct(const yg_tensor *g) {
     return g->storage->device == YG_CPU && yg_tensor_is_contiguous(g);
 }
 
-/* Sum of the squared elements of contiguous CPU g (float32 or float64). */
+/* Sum of the squared elements of contiguous CPU g (float32 or float64):
+ * cpu/vec/optim_loops.c, vectorised and over the OpenMP threads. */
 static double sum_squares_direct(const yg_tensor *g) {
-    int64_t n = yg_tensor_numel(g);
-    double s = 0;
-
-    if (g->dtype == YG_FLOAT32) {
-        const float *v = (const float *)yg__tensor_ptr(g);
-        for (int64_t i = 0; i < n; i++)
-            s += (double)v[i] * (double)v[i];
-    } else {
-        const double *v = (const double *)yg__tensor_ptr(g);
-        for (int64_t i = 0; i < n; i++)
-            s += v[i] * v[i];
-    }
-    return s;
+    return yg__vec()->sum_squares[g->dtype == YG_FLOAT64](yg__tensor_ptr(g), yg_tensor_numel(g));
 }
 
 /* Sum of the squared elements of g, any layout or device (a GPU's with
@@ -87,15 +77,7 @@ static yg_status scale(yg_tensor *g, double coef) {
         yg_release(self);
         return st;
     }
-    if (g->dtype == YG_FLOAT32) {
-        float *v = (float *)yg__tensor_ptr(g);
-        for (int64_t i = 0; i < n; i++)
-            v[i] = (float)(v[i] * coef);
-    } else {
-        double *v = (double *)yg__tensor_ptr(g);
-        for (int64_t i = 0; i < n; i++)
-            v[i] *= coef;
-    }
+    yg__vec()->scale[g->dtype == YG_FLOAT64](yg__tensor_ptr(g), n, coef);
     yg__tensor_bump_version(g);
     return YG_OK;
 }

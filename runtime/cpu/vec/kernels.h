@@ -42,6 +42,8 @@ typedef struct yg_adam_step {
     bool decoupled;  /* AdamW: decay p itself, not the gradient */
 } yg_adam_step;
 /* buf NULL: no momentum */
+typedef double (*yg_sum_squares_fn)(const void *g, int64_t n);
+typedef void (*yg_scale_fn)(void *g, int64_t n, double coef);
 typedef void (*yg_sgd_fn)(void *p, const void *g, void *buf, int64_t n, const yg_sgd_step *a);
 typedef void (
     *yg_adam_fn)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
@@ -99,6 +101,10 @@ typedef struct yg_vec_kernels {
     const yg_norm_loops *norm;
     yg_sgd_fn sgd_step[2];   /* [0] float32, [1] float64 */
     yg_adam_fn adam_step[2]; /* [0] float32, [1] float64 */
+    /* gradient clipping: the sum of the squared elements (in double),
+     * and g *= coef (in double, rounded to g's dtype) */
+    yg_sum_squares_fn sum_squares[2];
+    yg_scale_fn scale[2];
     yg_lstm_gates_fn lstm_gates[2];
     yg_lstm_gates_backward_fn lstm_gates_backward[2];
     yg_max_pool_fn max_pool[2]; /* [0] float32, [1] float64 */
@@ -116,6 +122,10 @@ const yg_vec_kernels *yg__vec(void);
  * OpenMP fork/join costs a few microseconds, the pointwise iterator's
  * threshold (cpu/pointwise.c). */
 #define YG_VEC_PARALLEL_MIN 32768
+
+/* The most OpenMP threads a reduction keeps partial results for on the
+ * stack; with more it runs on one thread. */
+#define YG_VEC_MAX_THREADS 256
 
 #ifdef YG_ISA /* inside the per-ISA builds: the entries of this level */
 #include "cpu/vec/vec.h"
@@ -147,6 +157,10 @@ void YG_ISA_NAME(
     yg__adam_step_f32)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
 void YG_ISA_NAME(
     yg__adam_step_f64)(void *p, const void *g, void *m, void *v, int64_t n, const yg_adam_step *a);
+double YG_ISA_NAME(yg__sum_squares_f32)(const void *g, int64_t n);
+double YG_ISA_NAME(yg__sum_squares_f64)(const void *g, int64_t n);
+void YG_ISA_NAME(yg__scale_f32)(void *g, int64_t n, double coef);
+void YG_ISA_NAME(yg__scale_f64)(void *g, int64_t n, double coef);
 void YG_ISA_NAME(yg__depthwise_rows_f32)(
     const yg_depthwise_geom *g, void *x, const void *w, void *y, void *gw, double bias, int mode);
 void YG_ISA_NAME(yg__depthwise_rows_f64)(

@@ -11,6 +11,11 @@
  * the fused and unfused updates agree to the last bit or two (FMA
  * contraction may differ).  Large parameters are split over OpenMP
  * threads; the elements are independent.
+ *
+ * Gradient clipping's two passes live here too: the sum of squares (in
+ * double, eight partial sums per thread so the adds pipeline and
+ * vectorise, the threads' sums added in thread order: the result depends
+ * on the thread count, not on the run) and the scaling.
  */
 #include "cpu/vec/kernels.h"
 #include "cpu/vec/vecmath.h" /* type-generic sqrt: float math for float */
@@ -88,5 +93,51 @@
         }                                                                                             \
     }
 
+#define DEFINE_CLIP_LOOPS(SUFFIX, T)                                                                  \
+    static double sum_squares_range_##SUFFIX(const T *restrict g, int64_t lo, int64_t hi) {           \
+        double acc[8] = {0};                                                                          \
+        int64_t i = lo;                                                                               \
+        for (; i + 8 <= hi; i += 8)                                                                   \
+            for (int k = 0; k < 8; k++)                                                               \
+                acc[k] += (double)g[i + k] * (double)g[i + k];                                        \
+        for (; i < hi; i++)                                                                           \
+            acc[0] += (double)g[i] * (double)g[i];                                                    \
+        return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));     \
+    }                                                                                                 \
+                                                                                                      \
+    double YG_ISA_NAME(yg__sum_squares_##SUFFIX)(const void *g, int64_t n) {                          \
+        if (n < YG_VEC_PARALLEL_MIN)                                                                  \
+            return sum_squares_range_##SUFFIX(g, 0, n);                                               \
+        double part[YG_VEC_MAX_THREADS] = {0};                                                        \
+        int used = 0; /* threads that summed; 0: more than the slots */                              \
+        _Pragma("omp parallel") {                                                                     \
+            int64_t k = omp_get_thread_num(), t = omp_get_num_threads();                              \
+            if (t <= YG_VEC_MAX_THREADS) {                                                            \
+                part[k] = sum_squares_range_##SUFFIX(g, n * k / t, n * (k + 1) / t);                  \
+                if (k == 0)                                                                           \
+                    used = (int)t;                                                                    \
+            }                                                                                         \
+        }                                                                                             \
+        if (used == 0)                                                                                \
+            return sum_squares_range_##SUFFIX(g, 0, n);                                               \
+        double s = 0;                                                                                 \
+        for (int k = 0; k < used; k++)                                                                \
+            s += part[k];                                                                             \
+        return s;                                                                                     \
+    }                                                                                                 \
+                                                                                                      \
+    void YG_ISA_NAME(yg__scale_##SUFFIX)(void *g, int64_t n, double coef) {                           \
+        T *restrict v = g;                                                                            \
+        if (n < YG_VEC_PARALLEL_MIN) {                                                                \
+            for (int64_t i = 0; i < n; i++)                                                           \
+                v[i] = (T)(v[i] * coef);                                                              \
+            return;                                                                                   \
+        }                                                                                             \
+        _Pragma("omp parallel for schedule(static)") for (int64_t i = 0; i < n; i++) v[i] =           \
+            (T)(v[i] * coef);                                                                         \
+    }
+
+DEFINE_CLIP_LOOPS(f32, float)
+DEFINE_CLIP_LOOPS(f64, double)
 DEFINE_OPTIM_LOOPS(f32, float)
 DEFINE_OPTIM_LOOPS(f64, double)

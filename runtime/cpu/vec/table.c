@@ -11,6 +11,8 @@ const yg_vec_kernels YG_ISA_NAME(yg__vec_kernels) = {
     .norm = &YG_ISA_NAME(yg__norm_loops),
     .sgd_step = {YG_ISA_NAME(yg__sgd_step_f32), YG_ISA_NAME(yg__sgd_step_f64)},
     .adam_step = {YG_ISA_NAME(yg__adam_step_f32), YG_ISA_NAME(yg__adam_step_f64)},
+    .sum_squares = {YG_ISA_NAME(yg__sum_squares_f32), YG_ISA_NAME(yg__sum_squares_f64)},
+    .scale = {YG_ISA_NAME(yg__scale_f32), YG_ISA_NAME(yg__scale_f64)},
     .lstm_gates = {YG_ISA_NAME(yg__lstm_gates_f32), YG_ISA_NAME(yg__lstm_gates_f64)},
     .lstm_gates_backward = {YG_ISA_NAME(yg__lstm_gates_backward_f32),
                             YG_ISA_NAME(yg__lstm_gates_backward_f64)},
