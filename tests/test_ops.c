@@ -198,6 +198,59 @@ static void test_mm_matches_naive_loops_in_both_dtypes(void **state)
     }
 }
 
+/* Products with one row or one column (matrix-vector: gemv) against the
+ * loops, with each operand plain, transposed (a transposed view) or a
+ * column of a wider matrix, in both dtypes, and added into by addmm. */
+static void test_mm_with_one_row_or_column_matches_naive_loops(void **state)
+{
+    const int64_t shapes[][3] = {{1, 300, 70}, {40, 300, 1}, {1, 5, 1}};
+    (void)state;
+    for (int d = 0; d < 2; d++)
+        for (int sh = 0; sh < 3; sh++)
+            for (int form = 0; form < 4; form++) {
+                yg_dtype dt = d ? YG_FLOAT64 : YG_FLOAT32;
+                int64_t m = shapes[sh][0], k = shapes[sh][1], n = shapes[sh][2];
+                int64_t as[2] = {m, k}, bs[2] = {k, n}, ast[2] = {k, m}, bst[2] = {n, k}, cs[2] = {m, n};
+                yg_tensor *a = NULL, *b = NULL, *src = NULL, *c = NULL, *bias = NULL, *c2 = NULL;
+                /* form bit 0: a is a transposed view; bit 1: b is */
+                if (form & 1) {
+                    src = yg_test_rand(dt, ast, 2, -1, 1, 7);
+                    YG_CHECK(yg_transpose(src, 0, 1, &a));
+                    yg_release(src);
+                } else {
+                    a = yg_test_rand(dt, as, 2, -1, 1, 7);
+                }
+                if (form & 2) {
+                    src = yg_test_rand(dt, bst, 2, -1, 1, 8);
+                    YG_CHECK(yg_transpose(src, 0, 1, &b));
+                    yg_release(src);
+                } else {
+                    b = yg_test_rand(dt, bs, 2, -1, 1, 8);
+                }
+                double *av = yg_test_values(a), *bv = yg_test_values(b);
+                double *expected = malloc((size_t)(m * n) * sizeof *expected);
+                double *plus = malloc((size_t)(m * n) * sizeof *plus);
+                naive_mm(av, bv, expected, (int)m, (int)k, (int)n);
+                YG_CHECK(yg_mm(a, b, &c));
+                YG_EXPECT_CLOSE(c, cs, 2, expected, d ? 1e-12 : 1e-4, d ? 1e-12 : 1e-4);
+                /* beta 0.5 on an existing value: 0.5 * 1 + 2 * a @ b */
+                YG_CHECK(yg_tensor_full(cs, 2, 1, dt, &bias));
+                for (int64_t i = 0; i < m * n; i++)
+                    plus[i] = 0.5 + 2 * expected[i];
+                YG_CHECK(yg_addmm(bias, a, b, 0.5, 2, &c2));
+                YG_EXPECT_CLOSE(c2, cs, 2, plus, d ? 1e-12 : 1e-4, d ? 1e-12 : 1e-4);
+                free(av);
+                free(bv);
+                free(expected);
+                free(plus);
+                yg_release(a);
+                yg_release(b);
+                yg_release(c);
+                yg_release(c2);
+                yg_release(bias);
+            }
+}
+
 static void test_mm_rejects_mismatched_inner_dims(void **state)
 {
     const int64_t as[] = {2, 3}, bs[] = {4, 5};
@@ -398,6 +451,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sum_and_mean_over_dims),
         cmocka_unit_test(test_sum_dim_rejects_out_of_range_dim),
         cmocka_unit_test(test_mm_matches_naive_loops_in_both_dtypes),
+        cmocka_unit_test(test_mm_with_one_row_or_column_matches_naive_loops),
         cmocka_unit_test(test_mm_rejects_mismatched_inner_dims),
         cmocka_unit_test(test_mm_rejects_mixed_dtypes),
         cmocka_unit_test(test_mul_rejects_shapes_that_do_not_broadcast),

@@ -132,6 +132,51 @@ static bool onednn_sgemm_enabled(void) {
 }
 #endif
 
+/* A product with one row (m == 1: a vector times a matrix, as a language
+ * model's step at batch 1) or one column (n == 1) is a matrix-vector
+ * product: gemv reads the matrix once, where gemm would first pack all of
+ * it (OpenBLAS's sgemm spends most of such a call copying).  Returns
+ * false when the strides do not fit gemv's (the caller runs gemm). */
+static bool gemv(yg_dtype dtype,
+                 bool ta,
+                 bool tb,
+                 int64_t m,
+                 int64_t n,
+                 int64_t k,
+                 const void *a,
+                 int64_t lda,
+                 const void *b,
+                 int64_t ldb,
+                 double beta,
+                 void *c,
+                 int64_t ldc) {
+    const void *mat, *x;
+    int64_t rows, cols, ld, incx, incy, len;
+    bool trans;
+
+    if (m == 1) {
+        /* c[0, :] = op(a)[0, :] @ op(b): the matrix is b */
+        mat = b, ld = ldb, x = a, incx = ta ? lda : 1, incy = 1, len = n;
+        trans = !tb; /* b [k, n] row-major: y = b^T x; b^T stored [n, k]: y = b x */
+        rows = tb ? n : k, cols = tb ? k : n;
+    } else {
+        /* c[:, 0] = op(a) @ op(b)[:, 0]: the matrix is a */
+        mat = a, ld = lda, x = b, incx = tb ? 1 : ldb, incy = ldc, len = m;
+        trans = ta;
+        rows = ta ? k : m, cols = ta ? m : k;
+    }
+    (void)len;
+    if (ld < (cols > 1 ? cols : 1) || ld > INT_MAX || incx > INT_MAX || incy > INT_MAX)
+        return false;
+    if (dtype == YG_FLOAT64)
+        cblas_dgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0, mat,
+                    (int)ld, x, (int)incx, beta, c, (int)incy);
+    else
+        cblas_sgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0f, mat,
+                    (int)ld, x, (int)incx, (float)beta, c, (int)incy);
+    return true;
+}
+
 void yg__cpu_gemm(yg_dtype dtype,
                   bool ta,
                   bool tb,
@@ -148,6 +193,8 @@ void yg__cpu_gemm(yg_dtype dtype,
     CBLAS_TRANSPOSE at = ta ? CblasTrans : CblasNoTrans, bt = tb ? CblasTrans : CblasNoTrans;
 
     if (m == 0 || n == 0)
+        return;
+    if ((m == 1 || n == 1) && k > 0 && gemv(dtype, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc))
         return;
     if (dtype == YG_FLOAT64) {
         cblas_dgemm(CblasRowMajor,
