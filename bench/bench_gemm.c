@@ -165,6 +165,15 @@ int main(int argc, char **argv) {
         {"conv_fwd", 64, 3136, 576, false, false},
         {"conv_dw", 64, 576, 3136, false, true},
         {"conv_dcol", 576, 3136, 64, true, false},
+        /* GPT-2 124M at B*T = 256 rows, weights stored [in, out]: the
+         * fc layer forward, input and weight gradients; the tied head
+         * x wte^T and its two gradients */
+        {"gpt2_fc_fwd", 256, 3072, 768, false, false},
+        {"gpt2_fc_dx", 256, 768, 3072, false, true},
+        {"gpt2_fc_dw", 768, 3072, 256, true, false},
+        {"gpt2_head_fwd", 256, 50304, 768, false, true},
+        {"gpt2_head_dx", 256, 768, 50304, false, false},
+        {"gpt2_head_dw", 50304, 768, 256, true, false},
         {"square_1024", 1024, 1024, 1024, false, false},
         {"small_32", 32, 32, 32, false, false},
     };

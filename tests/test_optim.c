@@ -528,6 +528,42 @@ static void test_clip_grad_norm_scales_gradients_above_max_norm(void **state) {
     yg_release(ps[1]);
 }
 
+/* A gradient large enough for the threaded, vectorised passes (and of an
+ * odd length, so a remainder is left): the norm and the scaled values
+ * against plain loops, in both dtypes. */
+static void test_clip_grad_norm_of_large_gradients(void **state) {
+    const int64_t n = 100003;
+    const int64_t s[1] = {n};
+    (void)state;
+    for (int d = 0; d < 2; d++) {
+        yg_dtype dt = d ? YG_FLOAT64 : YG_FLOAT32;
+        yg_tensor *p = yg_test_rand(dt, s, 1, -1, 1, 3), *w = yg_test_rand(dt, s, 1, -1, 1, 4);
+        yg_tensor *prod = NULL, *loss = NULL, *g = NULL;
+        double total = 0, sq = 0;
+        YG_CHECK(yg_tensor_set_requires_grad(p, true));
+        YG_CHECK(yg_mul(p, w, &prod)); /* the gradient of sum(p * w) is w */
+        YG_CHECK(yg_sum(prod, &loss));
+        YG_CHECK(yg_backward(loss, NULL, false));
+        double *wv = yg_test_values(w);
+        for (int64_t i = 0; i < n; i++)
+            sq += wv[i] * wv[i];
+        YG_CHECK(yg_clip_grad_norm(&p, 1, 1.0, &total));
+        if (fabs(total - sqrt(sq)) > 1e-12 * sqrt(sq))
+            fail_msg("%s: total norm %.17g, expected %.17g", yg_dtype_name(dt), total, sqrt(sq));
+        double coef = 1.0 / (total + 1e-6); /* the summation order may differ in the last bit */
+        for (int64_t i = 0; i < n; i++)
+            wv[i] = d ? wv[i] * coef : (double)(float)(wv[i] * coef);
+        YG_CHECK(yg_tensor_grad(p, &g));
+        YG_EXPECT_CLOSE(g, s, 1, wv, 0, 0);
+        free(wv);
+        yg_release(g);
+        yg_release(prod);
+        yg_release(loss);
+        yg_release(p);
+        yg_release(w);
+    }
+}
+
 static void test_clip_grad_norm_leaves_gradients_below_max_norm_alone(void **state) {
     yg_tensor *p = param(p0, YG_FLOAT64);
     double total = 0;
@@ -671,6 +707,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_per_parameter_weight_decay),
         cmocka_unit_test(test_state_round_trip_resumes_exactly),
         cmocka_unit_test(test_clip_grad_norm_scales_gradients_above_max_norm),
+        cmocka_unit_test(test_clip_grad_norm_of_large_gradients),
         cmocka_unit_test(test_clip_grad_norm_leaves_gradients_below_max_norm_alone),
         cmocka_unit_test(test_clip_grad_norm_skips_parameters_without_gradient),
         cmocka_unit_test(test_clip_grad_norm_of_a_transposed_parameter),
