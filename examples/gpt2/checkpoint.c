@@ -187,7 +187,7 @@ yg_status gpt2_load(const char *path, yg_dtype dtype, int64_t heads_hint, gpt2 *
         *step = 0;
     TRY(yg_safetensors_open(path, &f));
     TRY(config_of(f, path, heads_hint, &c));
-    TRY(gpt2_create(&c, dtype, 0, &m));
+    TRY(gpt2_create_zeros(&c, dtype, &m));
     for (int64_t i = 0; i < gpt2_num_params(m); i++) {
         yg_tensor *dst = gpt2_params(m)[i];
         if (i == 0) { /* the file's rows; the padding stays 0 */

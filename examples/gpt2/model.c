@@ -156,7 +156,8 @@ bool gpt2_param_decays(const gpt2 *m, int64_t i) {
     return param_shape(m, i, shape) == 2;
 }
 
-/* The initial value of parameter i (see gpt2_create). */
+/* The initial value of parameter i (see gpt2_create); zeros without a
+ * generator. */
 static yg_status init_param(gpt2 *m, int64_t i, yg_generator *gen, yg_tensor **out) {
     int64_t shape[2], nd = param_shape(m, i, shape);
     int64_t k = i >= BLOCK0 && i < LNF_W(m) ? (i - BLOCK0) % PER_BLOCK : -1;
@@ -164,6 +165,8 @@ static yg_status init_param(gpt2 *m, int64_t i, yg_generator *gen, yg_tensor **o
     yg_status st;
 
     *out = NULL;
+    if (gen == NULL)
+        return yg_tensor_zeros(shape, nd, m->dtype, out);
     if (nd == 1) {
         bool one = i == LNF_W(m) || k == LN1_W || k == LN2_W;
         return yg_tensor_full(shape, 1, one ? 1 : 0, m->dtype, out);
@@ -192,7 +195,8 @@ done:
     return st;
 }
 
-yg_status gpt2_create(const gpt2_config *config, yg_dtype dtype, uint64_t seed, gpt2 **out) {
+/* gpt2_create, with GPT-2's initialisation when init, else zeros. */
+static yg_status create(const gpt2_config *config, yg_dtype dtype, uint64_t seed, bool init, gpt2 **out) {
     yg_generator *gen = NULL;
     gpt2 *m = NULL;
     yg_status st;
@@ -232,7 +236,8 @@ yg_status gpt2_create(const gpt2_config *config, yg_dtype dtype, uint64_t seed, 
             goto done;
         }
     }
-    TRY(yg_generator_create(seed, &gen));
+    if (init)
+        TRY(yg_generator_create(seed, &gen));
     for (int64_t i = 0; i < m->n; i++) {
         TRY(init_param(m, i, gen, &m->p[i]));
         TRY(yg_tensor_set_requires_grad(m->p[i], true));
@@ -243,6 +248,14 @@ done:
     yg_generator_release(gen);
     gpt2_release(m);
     return st;
+}
+
+yg_status gpt2_create(const gpt2_config *config, yg_dtype dtype, uint64_t seed, gpt2 **out) {
+    return create(config, dtype, seed, true, out);
+}
+
+yg_status gpt2_create_zeros(const gpt2_config *config, yg_dtype dtype, gpt2 **out) {
+    return create(config, dtype, 0, false, out);
 }
 
 void gpt2_release(gpt2 *m) {
