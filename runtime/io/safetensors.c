@@ -673,7 +673,8 @@ yg_status yg_safetensors_read_into(const yg_safetensors *f, const char *name, yg
                         "%s: %s: tensor \"%s\" is %s (%s) in the file, but dst is %s", op,
                         f->source, t->name, t->dtype->name, yg_dtype_name(t->dtype->dtype),
                         yg_dtype_name(dst->dtype));
-    if (dst->ndim != t->ndim || memcmp(dst->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t)))
+    if (dst->ndim != t->ndim ||
+        (t->ndim > 0 && memcmp(dst->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t)) != 0))
         return yg__fail(YG_ERR_SHAPE, "%s: %s: tensor \"%s\" is %s in the file, but dst is %s",
                         op, f->source, t->name, yg__format_sizes(t->sizes, t->ndim, a, sizeof a),
                         yg__format_sizes(dst->sizes, dst->ndim, b, sizeof b));
