@@ -14,7 +14,8 @@
  *     the data after the header;
  *   - each tensor of a dtype yagrad has (and at most 8 dims) reads into a
  *     tensor of its shape holding the input's bytes (BOOL bytes as 0/1);
- *     the others are refused with YG_ERR_DTYPE or YG_ERR_SHAPE;
+ *     the others are refused with YG_ERR_DTYPE or YG_ERR_SHAPE (as is an
+ *     empty tensor whose strides overflow int64);
  *   - what was read, saved again with the metadata and reopened, reads
  *     back the same.
  */
@@ -117,6 +118,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             CHECK(st == YG_ERR_SHAPE && t == NULL);
             continue;
         }
+        /* An empty tensor whose contiguous strides overflow int64 cannot
+         * be made (yg_tensor_empty refuses it too). */
+        if (st == YG_ERR_SHAPE && info.numel == 0 && t == NULL)
+            continue;
         CHECK(st == YG_OK);
         CHECK(yg_tensor_dtype(t) == info.dtype && yg_tensor_ndim(t) == info.ndim);
         CHECK(yg_tensor_numel(t) == info.numel);

@@ -609,6 +609,17 @@ static void test_more_dims_than_yagrad_has_open_but_are_refused_when_read(void *
     assert_null(t);
     yg_safetensors_close(f);
     free(b);
+    /* Empty, but with strides no int64 holds: listed, refused when read. */
+    b = make_file("{\"huge\":{\"dtype\":\"F32\",\"shape\":[0,4611686018427387904,4],"
+                  "\"data_offsets\":[0,0]}}",
+                  UINT64_MAX, 0, &len);
+    YG_CHECK(yg_safetensors_open_buffer(b, len, &f));
+    t = (yg_tensor *)&f;
+    YG_EXPECT_ERROR(yg_safetensors_get(f, "huge", &t), YG_ERR_SHAPE, "safetensors_get: ",
+                    "overflow");
+    assert_null(t);
+    yg_safetensors_close(f);
+    free(b);
 }
 
 static void test_read_into_refuses_another_shape_or_dtype_naming_both(void **state) {

@@ -159,7 +159,9 @@ YG_NODISCARD yg_status yg_safetensors_info_of(const yg_safetensors *f,
  *          no such tensor; YG_ERR_DTYPE for a dtype yagrad does not have
  *          ("safetensors_get: tensor \"mask\" has dtype U8, which yagrad
  *          does not have (it reads F64, F32, F16, BF16, I64, I32, BOOL)");
- *          YG_ERR_SHAPE for more than YG_MAX_DIMS dims; YG_ERR_IO when
+ *          YG_ERR_SHAPE for more than YG_MAX_DIMS dims or an empty shape
+ *          whose contiguous strides overflow int64 ([0, 2^62, 4], which
+ *          no yagrad tensor can have); YG_ERR_IO when
  *          the file cannot be read (it changed since open);
  *          YG_ERR_OUT_OF_MEMORY.  On failure *out is NULL. */
 YG_NODISCARD yg_status yg_safetensors_get(const yg_safetensors *f,
