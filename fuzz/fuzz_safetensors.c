@@ -51,8 +51,11 @@ static uint64_t header_len(const uint8_t *data) {
 static void round_trip(const yg_safetensors *f, const char **names, yg_tensor **ts, int64_t n) {
     char path[256];
     const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/yg_fuzz_safetensors_%ld.safetensors",
-             dir != NULL && dir[0] != '\0' ? dir : "/tmp", (long)getpid());
+    snprintf(path,
+             sizeof path,
+             "%s/yg_fuzz_safetensors_%ld.safetensors",
+             dir != NULL && dir[0] != '\0' ? dir : "/tmp",
+             (long)getpid());
     int64_t n_meta = yg_safetensors_metadata_count(f);
     const char **keys = calloc((size_t)n_meta + 1, sizeof *keys);
     const char **values = calloc((size_t)n_meta + 1, sizeof *values);

@@ -37,8 +37,8 @@ static void write_bytes(const char *path, const void *data, size_t len) {
 
 /* An exact-size malloc'd file: the 8-byte length of header (or
  * length_field when it is not UINT64_MAX), header, then data_len bytes. */
-static uint8_t *make_file(const char *header, uint64_t length_field, size_t data_len,
-                          size_t *out_len) {
+static uint8_t *
+make_file(const char *header, uint64_t length_field, size_t data_len, size_t *out_len) {
     size_t n = strlen(header);
     uint64_t field = length_field != UINT64_MAX ? length_field : n;
     uint8_t *b = malloc(8 + n + data_len + 1);
@@ -114,11 +114,19 @@ static yg_tensor *from_data(const void *data, const int64_t *sizes, int64_t ndim
 /* ---- the tensors the NumPy script also holds (numpy_safetensors.py) ---- */
 
 #define N_SHARED 10
-static const char *const shared_names[N_SHARED] = {
-    "f32", "f64", "f16", "bf16", "i64", "i32", "bool", "scalar", "empty", "nested.name/with:chars"};
+static const char *const shared_names[N_SHARED] = {"f32",
+                                                   "f64",
+                                                   "f16",
+                                                   "bf16",
+                                                   "i64",
+                                                   "i32",
+                                                   "bool",
+                                                   "scalar",
+                                                   "empty",
+                                                   "nested.name/with:chars"};
 static const float f32_values[6] = {-1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 1.5f}; /* [2, 3] */
-static const double f64_values[4] = {1.5, -2.25, 1e300, -0.0};           /* [2, 2] */
-static const uint16_t f16_bits[4] = {0x3C00, 0xC100, 0x7BFF, 0x0400}; /* 1, -2.5, 65504, 2^-14 */
+static const double f64_values[4] = {1.5, -2.25, 1e300, -0.0};             /* [2, 2] */
+static const uint16_t f16_bits[4] = {0x3C00, 0xC100, 0x7BFF, 0x0400};  /* 1, -2.5, 65504, 2^-14 */
 static const uint16_t bf16_bits[4] = {0x3F80, 0xC060, 0x3E20, 0x4380}; /* 1, -3.5, 0.15625, 256 */
 static const int64_t i64_values[3] = {-(INT64_C(1) << 62), 0, (INT64_C(1) << 62) + 1};
 static const int32_t i32_values[6] = {-3, -2, -1, 0, 1, 2}; /* [3, 2] */
@@ -241,12 +249,14 @@ static void test_saved_header_is_padded_and_data_ordered_by_alignment(void **sta
     /* Compact JSON, no metadata key, data by element size then name:
      * f64, i64 (8 bytes), then f32, "nested...", i32, "scalar"... */
     assert_null(strstr(header, "__metadata__"));
-    assert_true(strncmp(header, "{\"f64\":{\"dtype\":\"F64\",\"shape\":[2,2],\"data_offsets\":[0,32]},"
-                                "\"i64\":{\"dtype\":\"I64\",\"shape\":[3],\"data_offsets\":[32,56]},"
-                                "\"empty\":",
-                        strlen("{\"f64\":{\"dtype\":\"F64\",\"shape\":[2,2],\"data_offsets\":[0,32]},"
-                               "\"i64\":{\"dtype\":\"I64\",\"shape\":[3],\"data_offsets\":[32,56]},"
-                               "\"empty\":")) == 0);
+    assert_true(
+        strncmp(header,
+                "{\"f64\":{\"dtype\":\"F64\",\"shape\":[2,2],\"data_offsets\":[0,32]},"
+                "\"i64\":{\"dtype\":\"I64\",\"shape\":[3],\"data_offsets\":[32,56]},"
+                "\"empty\":",
+                strlen("{\"f64\":{\"dtype\":\"F64\",\"shape\":[2,2],\"data_offsets\":[0,32]},"
+                       "\"i64\":{\"dtype\":\"I64\",\"shape\":[3],\"data_offsets\":[32,56]},"
+                       "\"empty\":")) == 0);
     assert_non_null(strstr(header, "\"scalar\":{\"dtype\":\"F32\",\"shape\":[],"));
     size_t end = strlen(header);
     while (end > 0 && header[end - 1] == ' ')
@@ -276,7 +286,10 @@ static void test_save_replaces_a_file_and_leaves_no_temporary(void **state) {
     yg_tensor *a = from_data(f64_values, (int64_t[]){4}, 1, YG_FLOAT64), *got = NULL;
     yg_safetensors *f = NULL;
     const char *name = "a";
-    snprintf(dir, sizeof dir, "%s/yg_safetensors_dir_%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+    snprintf(dir,
+             sizeof dir,
+             "%s/yg_safetensors_dir_%ld",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
              (long)getpid());
     assert_int_equal(mkdir(dir, 0700), 0);
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
@@ -291,7 +304,9 @@ static void test_save_replaces_a_file_and_leaves_no_temporary(void **state) {
     const char *twice[] = {"a", "a"};
     yg_tensor *two[] = {a, a};
     YG_EXPECT_ERROR(yg_safetensors_save(path, twice, two, 2, NULL, NULL, 0),
-                    YG_ERR_INVALID_ARGUMENT, "safetensors_save: ", "tensor name \"a\"",
+                    YG_ERR_INVALID_ARGUMENT,
+                    "safetensors_save: ",
+                    "tensor name \"a\"",
                     "given twice");
     YG_CHECK(yg_safetensors_open(path, &f));
     assert_int_equal(yg_safetensors_count(f), 1);
@@ -369,8 +384,11 @@ static void test_file_from_numpy_writer_loads_with_right_values(void **state) {
     assert_string_equal(info.dtype_name, "U8");
     assert_false(info.dtype_supported);
     assert_int_equal(info.nbytes, 3);
-    YG_EXPECT_ERROR(yg_safetensors_get(f, "u8", &u8), YG_ERR_DTYPE, "safetensors_get: ",
-                    "tensor \"u8\" has dtype U8, which yagrad does not have", "F32");
+    YG_EXPECT_ERROR(yg_safetensors_get(f, "u8", &u8),
+                    YG_ERR_DTYPE,
+                    "safetensors_get: ",
+                    "tensor \"u8\" has dtype U8, which yagrad does not have",
+                    "F32");
     assert_null(u8);
     yg_safetensors_close(f);
 }
@@ -396,14 +414,19 @@ static void test_truncated_files_are_refused(void **state) {
     size_t len;
     uint8_t *b = make_file("{" T_A "}", UINT64_MAX, 8, &len);
     /* Cut in the data: tensor a runs past the end. */
-    YG_EXPECT_ERROR(refuse(b, len - 3), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse(b, len - 3),
+                    YG_ERR_INVALID_ARGUMENT,
                     "tensor \"a\": data_offsets [0, 8] run past the end of the data (5 bytes");
     /* Cut in the header. */
-    YG_EXPECT_ERROR(refuse(b, 20), YG_ERR_INVALID_ARGUMENT, "header length 54 runs past the end "
-                                                            "of the file (20 bytes");
+    YG_EXPECT_ERROR(refuse(b, 20),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "header length 54 runs past the end "
+                    "of the file (20 bytes");
     /* Cut in the length. */
-    YG_EXPECT_ERROR(refuse(b, 5), YG_ERR_INVALID_ARGUMENT, "5 bytes, too short for the 8-byte "
-                                                           "header length");
+    YG_EXPECT_ERROR(refuse(b, 5),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "5 bytes, too short for the 8-byte "
+                    "header length");
     YG_EXPECT_ERROR(refuse(b, 0), YG_ERR_INVALID_ARGUMENT, "0 bytes, too short");
     free(b);
 }
@@ -412,11 +435,13 @@ static void test_header_length_beyond_file_or_limit_is_refused(void **state) {
     (void)state;
     size_t len;
     uint8_t *b = make_file("{}", 1000, 0, &len);
-    YG_EXPECT_ERROR(refuse(b, len), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse(b, len),
+                    YG_ERR_INVALID_ARGUMENT,
                     "header length 1000 runs past the end of the file (10 bytes");
     free(b);
     b = make_file("{}", 100000001, 0, &len);
-    YG_EXPECT_ERROR(refuse(b, len), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse(b, len),
+                    YG_ERR_INVALID_ARGUMENT,
                     "header length 100000001 is over the limit of 100000000 bytes");
     free(b);
     b = make_file("{}", UINT64_MAX - 1, 0, &len);
@@ -426,24 +451,32 @@ static void test_header_length_beyond_file_or_limit_is_refused(void **state) {
 
 static void test_bad_json_is_refused_with_its_position(void **state) {
     (void)state;
-    YG_EXPECT_ERROR(refuse_header("{\"a\": {\"dtype\": \"F32\",", 0), YG_ERR_INVALID_ARGUMENT,
-                    "header is not valid JSON: ", "(line 1, column ");
-    YG_EXPECT_ERROR(refuse_header("{\"a\": 1} trailing", 0), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse_header("{\"a\": {\"dtype\": \"F32\",", 0),
+                    YG_ERR_INVALID_ARGUMENT,
+                    "header is not valid JSON: ",
+                    "(line 1, column ");
+    YG_EXPECT_ERROR(refuse_header("{\"a\": 1} trailing", 0),
+                    YG_ERR_INVALID_ARGUMENT,
                     "header is not valid JSON: end of file expected");
-    YG_EXPECT_ERROR(refuse_header("{\"\xff\": 1}", 0), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse_header("{\"\xff\": 1}", 0),
+                    YG_ERR_INVALID_ARGUMENT,
                     "header is not valid JSON: unable to decode byte 0xff");
     YG_EXPECT_ERROR(refuse_header("", 0), YG_ERR_INVALID_ARGUMENT, "header is not valid JSON");
 }
 
 static void test_header_that_is_not_an_object_is_refused(void **state) {
     (void)state;
-    YG_EXPECT_ERROR(refuse_header("[1, 2]", 0), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse_header("[1, 2]", 0),
+                    YG_ERR_INVALID_ARGUMENT,
                     "header is not a JSON object (it is an array)");
-    YG_EXPECT_ERROR(refuse_header("{\"a\": [1]}", 0), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse_header("{\"a\": [1]}", 0),
+                    YG_ERR_INVALID_ARGUMENT,
                     "tensor \"a\": entry is not an object");
-    YG_EXPECT_ERROR(refuse_header("{\"__metadata__\": [1]}", 0), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse_header("{\"__metadata__\": [1]}", 0),
+                    YG_ERR_INVALID_ARGUMENT,
                     "\"__metadata__\" is not an object");
-    YG_EXPECT_ERROR(refuse_header("{\"__metadata__\": {\"k\": 1}}", 0), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse_header("{\"__metadata__\": {\"k\": 1}}", 0),
+                    YG_ERR_INVALID_ARGUMENT,
                     "\"__metadata__\" entry \"k\" is not a string");
 }
 
@@ -451,11 +484,14 @@ static void test_unknown_dtype_is_refused(void **state) {
     (void)state;
     YG_EXPECT_ERROR(
         refuse_header("{\"w\":{\"dtype\":\"F33\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
-        YG_ERR_INVALID_ARGUMENT, "tensor \"w\": unknown dtype \"F33\" (the format's dtypes: ");
+        YG_ERR_INVALID_ARGUMENT,
+        "tensor \"w\": unknown dtype \"F33\" (the format's dtypes: ");
     YG_EXPECT_ERROR(refuse_header("{\"w\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
-                    YG_ERR_INVALID_ARGUMENT, "tensor \"w\": \"dtype\" is not a string");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "tensor \"w\": \"dtype\" is not a string");
     YG_EXPECT_ERROR(refuse_header("{\"w\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
-                    YG_ERR_INVALID_ARGUMENT, "tensor \"w\": no \"dtype\"");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "tensor \"w\": no \"dtype\"");
 }
 
 static void test_shape_that_does_not_match_the_bytes_is_refused(void **state) {
@@ -466,12 +502,15 @@ static void test_shape_that_does_not_match_the_bytes_is_refused(void **state) {
         "tensor \"w\": data_offsets [0, 20] hold 20 bytes, but shape [2, 3] of F32 needs 24");
     YG_EXPECT_ERROR(
         refuse_header("{\"w\":{\"dtype\":\"F32\",\"shape\":[2,-3],\"data_offsets\":[0,24]}}", 24),
-        YG_ERR_INVALID_ARGUMENT, "tensor \"w\": shape entry 1 is not an integer >= 0");
+        YG_ERR_INVALID_ARGUMENT,
+        "tensor \"w\": shape entry 1 is not an integer >= 0");
     YG_EXPECT_ERROR(
         refuse_header("{\"w\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,8]}}", 8),
-        YG_ERR_INVALID_ARGUMENT, "tensor \"w\": shape entry 0 is not an integer >= 0");
+        YG_ERR_INVALID_ARGUMENT,
+        "tensor \"w\": shape entry 0 is not an integer >= 0");
     YG_EXPECT_ERROR(refuse_header("{\"w\":{\"dtype\":\"F32\",\"data_offsets\":[0,8]}}", 8),
-                    YG_ERR_INVALID_ARGUMENT, "tensor \"w\": no \"shape\"");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "tensor \"w\": no \"shape\"");
     YG_EXPECT_ERROR(refuse_header("{\"w\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],"
                                   "\"data_offsets\":[0,8]}}",
                                   8),
@@ -480,21 +519,25 @@ static void test_shape_that_does_not_match_the_bytes_is_refused(void **state) {
     YG_EXPECT_ERROR(refuse_header("{\"w\":{\"dtype\":\"F64\",\"shape\":[4294967296,1073741824],"
                                   "\"data_offsets\":[0,8]}}",
                                   8),
-                    YG_ERR_INVALID_ARGUMENT, "tensor \"w\": shape [4294967296, 1073741824] of F64 "
-                                             "is not a whole number of bytes below 2^64");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "tensor \"w\": shape [4294967296, 1073741824] of F64 "
+                    "is not a whole number of bytes below 2^64");
     YG_EXPECT_ERROR(
         refuse_header("{\"w\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,1]}}", 1),
-        YG_ERR_INVALID_ARGUMENT, "tensor \"w\": shape [3] of F4 is not a whole number of bytes");
+        YG_ERR_INVALID_ARGUMENT,
+        "tensor \"w\": shape [3] of F4 is not a whole number of bytes");
 }
 
 static void test_offsets_out_of_range_are_refused(void **state) {
     (void)state;
-    YG_EXPECT_ERROR(refuse_header("{" T_A "}", 4), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse_header("{" T_A "}", 4),
+                    YG_ERR_INVALID_ARGUMENT,
                     "tensor \"a\": data_offsets [0, 8] run past the end of the data (4 bytes after "
                     "the header)");
     YG_EXPECT_ERROR(
         refuse_header("{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,4]}}", 8),
-        YG_ERR_INVALID_ARGUMENT, "tensor \"a\": data_offsets [8, 4] end before they begin");
+        YG_ERR_INVALID_ARGUMENT,
+        "tensor \"a\": data_offsets [8, 4] end before they begin");
     YG_EXPECT_ERROR(
         refuse_header("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[-8,0]}}", 8),
         YG_ERR_INVALID_ARGUMENT,
@@ -506,9 +549,11 @@ static void test_offsets_out_of_range_are_refused(void **state) {
     YG_EXPECT_ERROR(refuse_header("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,"
                                   "99999999999999999999]}}",
                                   8),
-                    YG_ERR_INVALID_ARGUMENT, "header is not valid JSON: too big integer");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "header is not valid JSON: too big integer");
     YG_EXPECT_ERROR(refuse_header("{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8),
-                    YG_ERR_INVALID_ARGUMENT, "tensor \"a\": no \"data_offsets\"");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "tensor \"a\": no \"data_offsets\"");
 }
 
 static void test_overlapping_tensors_are_refused(void **state) {
@@ -522,7 +567,8 @@ static void test_overlapping_tensors_are_refused(void **state) {
     YG_EXPECT_ERROR(
         refuse_header("{" T_A ",\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
                       8),
-        YG_ERR_INVALID_ARGUMENT, "tensor \"b\": data_offsets [0, 8] overlap tensor \"a\" [0, 8]");
+        YG_ERR_INVALID_ARGUMENT,
+        "tensor \"b\": data_offsets [0, 8] overlap tensor \"a\" [0, 8]");
 }
 
 static void test_holes_and_bytes_after_the_tensors_are_refused(void **state) {
@@ -535,22 +581,28 @@ static void test_holes_and_bytes_after_the_tensors_are_refused(void **state) {
         "tensor");
     YG_EXPECT_ERROR(
         refuse_header("{\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8),
-        YG_ERR_INVALID_ARGUMENT, "tensor \"b\": data_offsets [4, 8] leave a hole: bytes [0, 4)");
-    YG_EXPECT_ERROR(refuse_header("{" T_A "}", 12), YG_ERR_INVALID_ARGUMENT,
-                    "the data is 12 bytes, but the last tensor, \"a\", ends at 8: the 4 bytes after "
-                    "it belong to no tensor");
-    YG_EXPECT_ERROR(refuse_header("{}", 3), YG_ERR_INVALID_ARGUMENT,
+        YG_ERR_INVALID_ARGUMENT,
+        "tensor \"b\": data_offsets [4, 8] leave a hole: bytes [0, 4)");
+    YG_EXPECT_ERROR(
+        refuse_header("{" T_A "}", 12),
+        YG_ERR_INVALID_ARGUMENT,
+        "the data is 12 bytes, but the last tensor, \"a\", ends at 8: the 4 bytes after "
+        "it belong to no tensor");
+    YG_EXPECT_ERROR(refuse_header("{}", 3),
+                    YG_ERR_INVALID_ARGUMENT,
                     "the header lists no tensor, but 3 bytes of data follow it");
 }
 
 static void test_duplicate_names_are_refused(void **state) {
     (void)state;
-    YG_EXPECT_ERROR(refuse_header("{" T_A "," T_A "}", 8), YG_ERR_INVALID_ARGUMENT,
+    YG_EXPECT_ERROR(refuse_header("{" T_A "," T_A "}", 8),
+                    YG_ERR_INVALID_ARGUMENT,
                     "header: duplicate key \"a\" (a tensor name or a field given twice) at line 1");
     YG_EXPECT_ERROR(refuse_header("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F32\",\"shape\":[2],"
                                   "\"data_offsets\":[0,8]}}",
                                   8),
-                    YG_ERR_INVALID_ARGUMENT, "header: duplicate key \"dtype\"");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "header: duplicate key \"dtype\"");
 }
 
 static void test_empty_tensors_may_share_an_offset(void **state) {
@@ -560,7 +612,9 @@ static void test_empty_tensors_may_share_an_offset(void **state) {
     uint8_t *b = make_file("{\"e1\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[8,8]},"
                            "\"e0\":{\"dtype\":\"I64\",\"shape\":[0,3],\"data_offsets\":[0,0]}," T_A
                            ",\"e2\":{\"dtype\":\"F32\",\"shape\":[4,0],\"data_offsets\":[8,8]}}",
-                           UINT64_MAX, 8, &len);
+                           UINT64_MAX,
+                           8,
+                           &len);
     YG_CHECK(yg_safetensors_open_buffer(b, len, &f));
     assert_int_equal(yg_safetensors_count(f), 4);
     assert_string_equal(yg_safetensors_name(f, 0), "a");
@@ -578,8 +632,8 @@ static void test_bool_bytes_other_than_zero_read_as_true(void **state) {
     size_t len;
     yg_safetensors *f = NULL;
     yg_tensor *t = NULL;
-    uint8_t *b = make_file("{\"m\":{\"dtype\":\"BOOL\",\"shape\":[3],\"data_offsets\":[0,3]}}",
-                           UINT64_MAX, 3, &len);
+    uint8_t *b = make_file(
+        "{\"m\":{\"dtype\":\"BOOL\",\"shape\":[3],\"data_offsets\":[0,3]}}", UINT64_MAX, 3, &len);
     b[len - 3] = 0;
     b[len - 2] = 2;
     b[len - 1] = 255;
@@ -601,9 +655,12 @@ static void test_more_dims_than_yagrad_has_open_but_are_refused_when_read(void *
     yg_tensor *t = (yg_tensor *)&f;
     uint8_t *b = make_file("{\"deep\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],"
                            "\"data_offsets\":[0,4]}}",
-                           UINT64_MAX, 4, &len);
+                           UINT64_MAX,
+                           4,
+                           &len);
     YG_CHECK(yg_safetensors_open_buffer(b, len, &f));
-    YG_EXPECT_ERROR(yg_safetensors_get(f, "deep", &t), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_safetensors_get(f, "deep", &t),
+                    YG_ERR_SHAPE,
                     "safetensors_get: buffer: tensor \"deep\" has 9 dims; yagrad tensors have at "
                     "most 8");
     assert_null(t);
@@ -612,11 +669,13 @@ static void test_more_dims_than_yagrad_has_open_but_are_refused_when_read(void *
     /* Empty, but with strides no int64 holds: listed, refused when read. */
     b = make_file("{\"huge\":{\"dtype\":\"F32\",\"shape\":[0,4611686018427387904,4],"
                   "\"data_offsets\":[0,0]}}",
-                  UINT64_MAX, 0, &len);
+                  UINT64_MAX,
+                  0,
+                  &len);
     YG_CHECK(yg_safetensors_open_buffer(b, len, &f));
     t = (yg_tensor *)&f;
-    YG_EXPECT_ERROR(yg_safetensors_get(f, "huge", &t), YG_ERR_SHAPE, "safetensors_get: ",
-                    "overflow");
+    YG_EXPECT_ERROR(
+        yg_safetensors_get(f, "huge", &t), YG_ERR_SHAPE, "safetensors_get: ", "overflow");
     assert_null(t);
     yg_safetensors_close(f);
     free(b);
@@ -628,11 +687,14 @@ static void test_read_into_refuses_another_shape_or_dtype_naming_both(void **sta
     yg_safetensors *f = NULL;
     yg_tensor *dst = NULL, *got = (yg_tensor *)&f;
     uint8_t *b = make_file("{\"w\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]}}",
-                           UINT64_MAX, 24, &len);
+                           UINT64_MAX,
+                           24,
+                           &len);
     YG_CHECK(yg_safetensors_open_buffer(b, len, &f));
 
     YG_CHECK(yg_tensor_full((int64_t[]){3, 2}, 2, 9.0, YG_FLOAT32, &dst));
-    YG_EXPECT_ERROR(yg_safetensors_read_into(f, "w", dst), YG_ERR_SHAPE,
+    YG_EXPECT_ERROR(yg_safetensors_read_into(f, "w", dst),
+                    YG_ERR_SHAPE,
                     "safetensors_read_into: buffer: tensor \"w\" is [2, 3] in the file, but dst "
                     "is [3, 2]");
     /* Nothing written. */
@@ -641,16 +703,19 @@ static void test_read_into_refuses_another_shape_or_dtype_naming_both(void **sta
     yg_release(dst);
 
     YG_CHECK(yg_tensor_full((int64_t[]){2, 3}, 2, 9.0, YG_FLOAT64, &dst));
-    YG_EXPECT_ERROR(yg_safetensors_read_into(f, "w", dst), YG_ERR_DTYPE,
+    YG_EXPECT_ERROR(yg_safetensors_read_into(f, "w", dst),
+                    YG_ERR_DTYPE,
                     "safetensors_read_into: buffer: tensor \"w\" is F32 (float32) in the file, but "
                     "dst is float64");
     YG_EXPECT_CLOSE(dst, ((int64_t[]){2, 3}), 2, nines, 0, 0);
-    YG_EXPECT_ERROR(yg_safetensors_read_into(f, "missing", dst), YG_ERR_INDEX,
-                    "safetensors_read_into: no tensor \"missing\" in buffer (1 tensors)");
+    YG_EXPECT_ERROR(yg_safetensors_read_into(f, "missing", dst),
+                    YG_ERR_INDEX,
+                    "safetensors_read_into: no tensor \"missing\" in buffer (1 tensor)");
     YG_EXPECT_ERROR(yg_safetensors_read_into(f, "w", NULL), YG_ERR_INVALID_ARGUMENT, "dst");
     yg_release(dst);
 
-    YG_EXPECT_ERROR(yg_safetensors_get(f, "missing", &got), YG_ERR_INDEX,
+    YG_EXPECT_ERROR(yg_safetensors_get(f, "missing", &got),
+                    YG_ERR_INDEX,
                     "safetensors_get: no tensor \"missing\" in buffer");
     assert_null(got);
     yg_safetensors_close(f);
@@ -664,22 +729,28 @@ static void test_save_refuses_bad_arguments_naming_the_entry(void **state) {
     tmp_path(path, sizeof path, "bad_save");
     const char *meta_name[] = {"__metadata__"};
     YG_EXPECT_ERROR(yg_safetensors_save(path, meta_name, &a, 1, NULL, NULL, 0),
-                    YG_ERR_INVALID_ARGUMENT, "tensors[0] is named \"__metadata__\"");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "tensors[0] is named \"__metadata__\"");
     const char *names[] = {"a", "b"};
     yg_tensor *with_null[] = {a, NULL};
     YG_EXPECT_ERROR(yg_safetensors_save(path, names, with_null, 2, NULL, NULL, 0),
-                    YG_ERR_INVALID_ARGUMENT, "tensors[1] (\"b\") is NULL");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "tensors[1] (\"b\") is NULL");
     const char *bad_utf8[] = {"caf\xe9"};
     YG_EXPECT_ERROR(yg_safetensors_save(path, bad_utf8, &a, 1, NULL, NULL, 0),
-                    YG_ERR_INVALID_ARGUMENT, "tensor name \"caf\xe9\" is not valid UTF-8");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "tensor name \"caf\xe9\" is not valid UTF-8");
     const char *keys[] = {"k", "k"}, *values[] = {"1", "2"};
     YG_EXPECT_ERROR(yg_safetensors_save(path, names, &a, 1, keys, values, 2),
-                    YG_ERR_INVALID_ARGUMENT, "metadata key \"k\" is given twice");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "metadata key \"k\" is given twice");
     YG_EXPECT_ERROR(yg_safetensors_save(path, names, &a, -1, NULL, NULL, 0),
-                    YG_ERR_INVALID_ARGUMENT, "negative length");
-    YG_EXPECT_ERROR(yg_safetensors_save("/nonexistent-yagrad-dir/x.safetensors", names, &a, 1,
-                                        NULL, NULL, 0),
-                    YG_ERR_IO, "safetensors_save: cannot create '/nonexistent-yagrad-dir/x.");
+                    YG_ERR_INVALID_ARGUMENT,
+                    "negative length");
+    YG_EXPECT_ERROR(
+        yg_safetensors_save("/nonexistent-yagrad-dir/x.safetensors", names, &a, 1, NULL, NULL, 0),
+        YG_ERR_IO,
+        "safetensors_save: cannot create '/nonexistent-yagrad-dir/x.");
     struct stat sb;
     assert_int_not_equal(stat(path, &sb), 0); /* nothing was written */
     yg_release(a);
@@ -688,15 +759,16 @@ static void test_save_refuses_bad_arguments_naming_the_entry(void **state) {
 static void test_open_refuses_missing_files_and_null_arguments(void **state) {
     (void)state;
     yg_safetensors *f = (yg_safetensors *)&f;
-    YG_EXPECT_ERROR(yg_safetensors_open("/nonexistent-yagrad-dir/x.safetensors", &f), YG_ERR_IO,
+    YG_EXPECT_ERROR(yg_safetensors_open("/nonexistent-yagrad-dir/x.safetensors", &f),
+                    YG_ERR_IO,
                     "safetensors_open: '/nonexistent-yagrad-dir/x.safetensors': cannot open: ");
     assert_null(f);
     YG_EXPECT_ERROR(yg_safetensors_open("/tmp", &f), YG_ERR_IO, "not a regular file");
     YG_EXPECT_ERROR(yg_safetensors_open(NULL, &f), YG_ERR_INVALID_ARGUMENT, "path is NULL");
-    YG_EXPECT_ERROR(yg_safetensors_open_buffer(NULL, 8, &f), YG_ERR_INVALID_ARGUMENT,
-                    "data is NULL");
-    YG_EXPECT_ERROR(yg_safetensors_open_buffer(NULL, 0, &f), YG_ERR_INVALID_ARGUMENT,
-                    "0 bytes, too short");
+    YG_EXPECT_ERROR(
+        yg_safetensors_open_buffer(NULL, 8, &f), YG_ERR_INVALID_ARGUMENT, "data is NULL");
+    YG_EXPECT_ERROR(
+        yg_safetensors_open_buffer(NULL, 0, &f), YG_ERR_INVALID_ARGUMENT, "0 bytes, too short");
     /* The getters' neutral values, and a NULL-safe close. */
     assert_int_equal(yg_safetensors_count(NULL), 0);
     assert_null(yg_safetensors_name(NULL, 0));

@@ -49,12 +49,12 @@
 #ifndef YAGRAD_SAFETENSORS_H
 #define YAGRAD_SAFETENSORS_H
 
+#include "yagrad/status.h"
+#include "yagrad/tensor.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include "yagrad/status.h"
-#include "yagrad/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
