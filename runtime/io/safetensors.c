@@ -796,15 +796,21 @@ yg_status yg_safetensors_read_into(const yg_safetensors *f, const char *name, yg
         yg__tensor_bump_version(dst);
         return st;
     }
-    /* A view or a GPU tensor: through a contiguous host copy. */
-    yg_tensor *tmp = NULL, *same = NULL;
+    /* A view or a GPU tensor: read into a contiguous host tensor, take it
+     * to dst's device (copy_ takes tensors of one device only), and copy_
+     * it into dst's layout. */
+    yg_tensor *tmp = NULL, *there = NULL, *same = NULL;
     YG_RETURN_IF_ERROR(get(f, t, op, &tmp));
-    bool prev = yg_set_grad_enabled(false);
-    yg_status st = yg_copy_(dst, tmp, &same);
-    yg_set_grad_enabled(prev);
+    yg_status st = yg__tensor_to(tmp, yg_tensor_device(dst), yg_tensor_device_index(dst), &there);
+    if (st == YG_OK) {
+        bool prev = yg_set_grad_enabled(false);
+        st = yg_copy_(dst, there, &same);
+        yg_set_grad_enabled(prev);
+    }
     if (st != YG_OK)
         st = yg__fail_prefix(st, op);
     yg_release(same);
+    yg_release(there);
     yg_release(tmp);
     return st;
 }
