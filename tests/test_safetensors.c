@@ -810,6 +810,12 @@ static void test_open_refuses_missing_files_and_null_arguments(void **state) {
                     "safetensors_open: '/nonexistent-yagrad-dir/x.safetensors': cannot open: ");
     assert_null(f);
     YG_EXPECT_ERROR(yg_safetensors_open("/tmp", &f), YG_ERR_IO, "not a regular file");
+    /* A FIFO is refused at once, not waited on. */
+    char fifo[512];
+    tmp_path(fifo, sizeof fifo, "fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    YG_EXPECT_ERROR(yg_safetensors_open(fifo, &f), YG_ERR_IO, "not a regular file");
+    remove(fifo);
     YG_EXPECT_ERROR(yg_safetensors_open(NULL, &f), YG_ERR_INVALID_ARGUMENT, "path is NULL");
     YG_EXPECT_ERROR(
         yg_safetensors_open_buffer(NULL, 8, &f), YG_ERR_INVALID_ARGUMENT, "data is NULL");

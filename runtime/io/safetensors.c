@@ -594,7 +594,9 @@ yg_status yg_safetensors_open(const char *path, yg_safetensors **out) {
         return st;
     struct stat sb;
     uint8_t first8[8] = {0};
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is
+     * refused below); it changes nothing for a regular file. */
+    f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (f->fd < 0) {
         st = yg__fail(YG_ERR_IO, "%s: %s: cannot open: %s", op, f->source, strerror(errno));
     } else if (fstat(f->fd, &sb) != 0) {
