@@ -21,8 +21,9 @@
  *
  * dtypes: F64, F32, F16, BF16, I64, I32 and BOOL are yagrad's float64,
  * float32, float16, bfloat16, int64, int32 and bool.  A file may also hold
- * the format's other dtypes (U8, I8, I16, U16, U32, U64, F8_E4M3,
- * F8_E5M2): it opens, they are listed, and reading one of them fails with
+ * the format's other dtypes (U8, I8, I16, U16, U32, U64, C64, F8_E4M3,
+ * F8_E5M2, F8_E8M0, F6_E2M3, F6_E3M2, F4): it opens, they are listed
+ * (yg_safetensors_info_of), and reading one of them fails with
  * YG_ERR_DTYPE naming the tensor and its dtype.  A dtype the format does
  * not define fails the open.
  *
@@ -38,11 +39,13 @@
  * between them or do not end where the file ends; a "__metadata__" that
  * is not an object of strings.  I/O failures give YG_ERR_IO.
  *
- * Byte order: the format is little-endian; on a big-endian host every
- * function here fails with YG_ERR_NOT_IMPLEMENTED (nothing is swapped).
+ * Byte order: the format is little-endian; on a big-endian host
+ * yg_safetensors_save, _open and _open_buffer fail with
+ * YG_ERR_NOT_IMPLEMENTED (nothing is swapped).
  *
  * Thread safety: a handle does not change after open, so several threads
- * may read tensors from one handle at once; close it once, after them.
+ * may read tensors from one handle at once (each into its own
+ * destination); close it once, after them.
  *
  * Errors: see status.h.  Anything not declared here is not API.
  */
