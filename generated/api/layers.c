@@ -1068,3 +1068,566 @@ yg_status yg_scaled_dot_product_attention_opt(
         o->scale.set ? &o->scale.value : NULL,
         out);
 }
+
+typedef yg_status (*flash_attention_fn)(const yg_tensor *query,
+                                        const yg_tensor *key,
+                                        const yg_tensor *value,
+                                        bool is_causal,
+                                        const double *scale,
+                                        yg_tensor **out_output,
+                                        yg_tensor **out_logsumexp);
+typedef yg_status (*flash_attention_impl_fn)(const yg_tensor *query,
+                                             const yg_tensor *key,
+                                             const yg_tensor *value,
+                                             bool is_causal,
+                                             const double *scale,
+                                             yg_tensor *out_output,
+                                             yg_tensor *out_logsumexp);
+
+/* flash_attention is structured: yg__meta_flash_attention checks the arguments and makes the
+ * results once for every device; impl, the device's, fills them. */
+static yg_status flash_attention_structured(flash_attention_impl_fn impl,
+                                            const yg_tensor *query,
+                                            const yg_tensor *key,
+                                            const yg_tensor *value,
+                                            bool is_causal,
+                                            const double *scale,
+                                            yg_tensor **out_output,
+                                            yg_tensor **out_logsumexp)
+{
+    yg_tensor *result = NULL, *result1 = NULL;
+    yg_status st = yg__meta_flash_attention(query, key, value, is_causal, scale, &result, &result1);
+
+    if (st == YG_OK)
+        st = impl(query, key, value, is_causal, scale, result, result1);
+    if (st != YG_OK) {
+        yg_release(result);
+        yg_release(result1);
+        return st;
+    }
+    *out_output = result;
+    *out_logsumexp = result1;
+    return YG_OK;
+}
+
+static yg_status flash_attention_cpu(const yg_tensor *query,
+                                     const yg_tensor *key,
+                                     const yg_tensor *value,
+                                     bool is_causal,
+                                     const double *scale,
+                                     yg_tensor **out_output,
+                                     yg_tensor **out_logsumexp)
+{
+    return flash_attention_structured(yg__cpu_flash_attention_out, query,
+                                                                   key,
+                                                                   value,
+                                                                   is_causal,
+                                                                   scale,
+                                                                   out_output,
+                                                                   out_logsumexp);
+}
+
+static const flash_attention_fn flash_attention_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = flash_attention_cpu,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Records FlashAttentionBackward as the history of every differentiable floating
+ * output (output i is slot i of the node): one edge per differentiable
+ * input and the values its formulas read, each saved only when a
+ * gradient that reads it is wanted. */
+static yg_status flash_attention_record(const yg_tensor *query,
+                                        const yg_tensor *key,
+                                        const yg_tensor *value,
+                                        bool is_causal,
+                                        const double *scale,
+                                        yg_tensor *result,
+                                        yg_tensor *result1)
+{
+    yg_node *base = NULL;
+    flash_attention_backward *node;
+    yg_status st;
+
+    st = yg__node_new(&yg__flash_attention_backward_vtable,
+                      sizeof(flash_attention_backward),
+                      3,
+                      2,
+                      &base);
+    if (st != YG_OK)
+        return st;
+    node = (flash_attention_backward *)base;
+    st = yg__node_set_edge(base, 0, query);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 1, key);
+    if (st != YG_OK)
+        goto out;
+    st = yg__node_set_edge(base, 2, value);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->query, query, false, 0, "query");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->key, key, false, 0, "key");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->value, value, false, 0, "value");
+    if (st != YG_OK)
+        goto out;
+    node->is_causal = is_causal;
+    node->has_scale = scale != NULL;
+    if (scale != NULL)
+        node->scale = *scale;
+    st = yg__saved_save(&node->result,
+                        result,
+                        yg__dtype_is_floating(yg_tensor_dtype(result)),
+                        0,
+                        "results[0]");
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_save(&node->result1, result1, false, 1, "results[1]");
+    if (st != YG_OK)
+        goto out;
+    if (yg__dtype_is_floating(yg_tensor_dtype(result))) {
+        st = yg__set_history(result, base, 0);
+        if (st != YG_OK)
+            goto out;
+    }
+    st = YG_OK;
+out:
+    yg__node_release(base);
+    return st;
+}
+
+/* Runs yg_flash_attention with tracing paused and records it as one node
+ * (core/observer.h). */
+static yg_status flash_attention_traced(const yg_tensor *query,
+                                        const yg_tensor *key,
+                                        const yg_tensor *value,
+                                        bool is_causal,
+                                        const double *scale,
+                                        yg_tensor **out_output,
+                                        yg_tensor **out_logsumexp)
+{
+    yg_status st;
+
+    yg__obs_pause();
+    st = yg_flash_attention(query, key, value, is_causal, scale, out_output, out_logsumexp);
+    yg__obs_resume();
+    if (st != YG_OK)
+        return st;
+    yg__obs_begin_node("flash_attention");
+    yg__obs_input(query);
+    yg__obs_input(key);
+    yg__obs_input(value);
+    yg__obs_attr_int("is_causal", is_causal);
+    if (scale != NULL)
+        yg__obs_attr_float("scale", *scale);
+    yg__obs_output(out_output, NULL);
+    yg__obs_output(out_logsumexp, NULL);
+    return yg__obs_end_node();
+}
+
+/* flash_attention(Tensor query, Tensor key, Tensor value, bool is_causal=False,
+ *   float? scale=None) -> (Tensor output, Tensor logsumexp) */
+yg_status yg_flash_attention(const yg_tensor *query,
+                             const yg_tensor *key,
+                             const yg_tensor *value,
+                             bool is_causal,
+                             const double *scale,
+                             yg_tensor **out_output,
+                             yg_tensor **out_logsumexp)
+{
+    const yg_tensor *inputs[3] = {query, key, value};
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_device dev;
+    flash_attention_fn kernel;
+    yg_status st;
+
+    if (yg__obs_recording(false))
+        return flash_attention_traced(query,
+                                      key,
+                                      value,
+                                      is_causal,
+                                      scale,
+                                      out_output,
+                                      out_logsumexp);
+    YG_RETURN_IF_ERROR(yg__check_out("flash_attention", "out_output", out_output));
+    YG_RETURN_IF_ERROR(yg__check_out("flash_attention", "out_logsumexp", out_logsumexp));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention", "query", query));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention", "key", key));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention", "value", value));
+    dev = yg_tensor_device(query);
+    YG_RETURN_IF_ERROR(yg__check_devices("flash_attention",
+                                         3,
+                                         (const yg_tensor *const[]){query, key, value},
+                                         (const char *const[]){"query", "key", "value"},
+                                         NULL, 0, NULL));
+    kernel = flash_attention_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "flash_attention: no kernel for device %s",
+                        yg__device_name(dev));
+    st = kernel(query, key, value, is_causal, scale, &result, &result1);
+    if (st != YG_OK)
+        return st;
+    if (yg__any_requires_grad(3, inputs)) {
+        st = flash_attention_record(query, key, value, is_causal, scale, result, result1);
+        if (st != YG_OK)
+            goto out;
+    }
+    *out_output = result;
+    result = NULL;
+    *out_logsumexp = result1;
+    result1 = NULL;
+out:
+    yg_release(result1);
+    yg_release(result);
+    return st;
+}
+
+yg_status yg_flash_attention_opt(const yg_tensor *query,
+                                 const yg_tensor *key,
+                                 const yg_tensor *value,
+                                 const yg_flash_attention_options *options,
+                                 yg_tensor **out_output,
+                                 yg_tensor **out_logsumexp)
+{
+    static const yg_flash_attention_options defaults = {0};
+    const yg_flash_attention_options *o = options != NULL ? options : &defaults;
+    return yg_flash_attention(
+        query,
+        key,
+        value,
+        o->is_causal.set ? o->is_causal.value : false,
+        o->scale.set ? &o->scale.value : NULL,
+        out_output,
+        out_logsumexp);
+}
+
+/* Runs yg_flash_attention_backward with tracing paused and records it as one node
+ * (core/observer.h). */
+static yg_status flash_attention_backward_traced(const yg_tensor *grad_output,
+                                                 const yg_tensor *query,
+                                                 const yg_tensor *key,
+                                                 const yg_tensor *value,
+                                                 const yg_tensor *output,
+                                                 const yg_tensor *logsumexp,
+                                                 bool is_causal,
+                                                 const double *scale,
+                                                 const bool *grad_input_mask,
+                                                 yg_tensor **out_grad_query,
+                                                 yg_tensor **out_grad_key,
+                                                 yg_tensor **out_grad_value)
+{
+    yg_status st;
+
+    yg__obs_pause();
+    st = yg_flash_attention_backward(grad_output,
+                                     query,
+                                     key,
+                                     value,
+                                     output,
+                                     logsumexp,
+                                     is_causal,
+                                     scale,
+                                     grad_input_mask,
+                                     out_grad_query,
+                                     out_grad_key,
+                                     out_grad_value);
+    yg__obs_resume();
+    if (st != YG_OK)
+        return st;
+    yg__obs_begin_node("flash_attention_backward");
+    yg__obs_input(grad_output);
+    yg__obs_input(query);
+    yg__obs_input(key);
+    yg__obs_input(value);
+    yg__obs_input(output);
+    yg__obs_input(logsumexp);
+    yg__obs_attr_int("is_causal", is_causal);
+    if (scale != NULL)
+        yg__obs_attr_float("scale", *scale);
+    yg__obs_attr_bools("grad_input_mask", grad_input_mask, 3);
+    yg__obs_output(out_grad_query, NULL);
+    yg__obs_output(out_grad_key, NULL);
+    yg__obs_output(out_grad_value, NULL);
+    return yg__obs_end_node();
+}
+
+/* flash_attention_backward(Tensor grad_output, Tensor query, Tensor key, Tensor value,
+ *   Tensor output, Tensor logsumexp, bool is_causal, float? scale,
+ *   bool[3] grad_input_mask) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value) */
+yg_status yg_flash_attention_backward(const yg_tensor *grad_output,
+                                      const yg_tensor *query,
+                                      const yg_tensor *key,
+                                      const yg_tensor *value,
+                                      const yg_tensor *output,
+                                      const yg_tensor *logsumexp,
+                                      bool is_causal,
+                                      const double *scale,
+                                      const bool *grad_input_mask,
+                                      yg_tensor **out_grad_query,
+                                      yg_tensor **out_grad_key,
+                                      yg_tensor **out_grad_value)
+{
+    yg_status st;
+
+    if (yg__obs_recording(true))
+        return flash_attention_backward_traced(grad_output,
+                                               query,
+                                               key,
+                                               value,
+                                               output,
+                                               logsumexp,
+                                               is_causal,
+                                               scale,
+                                               grad_input_mask,
+                                               out_grad_query,
+                                               out_grad_key,
+                                               out_grad_value);
+    YG_RETURN_IF_ERROR(yg__check_out("flash_attention_backward", "out_grad_query", out_grad_query));
+    YG_RETURN_IF_ERROR(yg__check_out("flash_attention_backward", "out_grad_key", out_grad_key));
+    YG_RETURN_IF_ERROR(yg__check_out("flash_attention_backward", "out_grad_value", out_grad_value));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward", "query", query));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward", "key", key));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward", "value", value));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward", "output", output));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward", "logsumexp", logsumexp));
+    st = yg__composite_flash_attention_backward(grad_output,
+                                                query,
+                                                key,
+                                                value,
+                                                output,
+                                                logsumexp,
+                                                is_causal,
+                                                scale,
+                                                grad_input_mask,
+                                                out_grad_query,
+                                                out_grad_key,
+                                                out_grad_value);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "flash_attention_backward");
+    return YG_OK;
+}
+
+typedef yg_status (*flash_attention_backward_fused_fn)(const yg_tensor *grad_output,
+                                                       const yg_tensor *query,
+                                                       const yg_tensor *key,
+                                                       const yg_tensor *value,
+                                                       const yg_tensor *output,
+                                                       const yg_tensor *logsumexp,
+                                                       bool is_causal,
+                                                       const double *scale,
+                                                       yg_tensor **out_grad_query,
+                                                       yg_tensor **out_grad_key,
+                                                       yg_tensor **out_grad_value);
+typedef yg_status (*flash_attention_backward_fused_impl_fn)(const yg_tensor *grad_output,
+                                                            const yg_tensor *query,
+                                                            const yg_tensor *key,
+                                                            const yg_tensor *value,
+                                                            const yg_tensor *output,
+                                                            const yg_tensor *logsumexp,
+                                                            bool is_causal,
+                                                            const double *scale,
+                                                            yg_tensor *out_grad_query,
+                                                            yg_tensor *out_grad_key,
+                                                            yg_tensor *out_grad_value);
+
+/* flash_attention_backward_fused is structured: yg__meta_flash_attention_backward_fused checks the arguments and makes the
+ * results once for every device; impl, the device's, fills them. */
+static yg_status flash_attention_backward_fused_structured(
+    flash_attention_backward_fused_impl_fn impl,
+    const yg_tensor *grad_output,
+    const yg_tensor *query,
+    const yg_tensor *key,
+    const yg_tensor *value,
+    const yg_tensor *output,
+    const yg_tensor *logsumexp,
+    bool is_causal,
+    const double *scale,
+    yg_tensor **out_grad_query,
+    yg_tensor **out_grad_key,
+    yg_tensor **out_grad_value)
+{
+    yg_tensor *result = NULL, *result1 = NULL, *result2 = NULL;
+    yg_status st = yg__meta_flash_attention_backward_fused(grad_output,
+                                                           query,
+                                                           key,
+                                                           value,
+                                                           output,
+                                                           logsumexp,
+                                                           is_causal,
+                                                           scale,
+                                                           &result,
+                                                           &result1,
+                                                           &result2);
+
+    if (st == YG_OK)
+        st = impl(grad_output,
+                  query,
+                  key,
+                  value,
+                  output,
+                  logsumexp,
+                  is_causal,
+                  scale,
+                  result,
+                  result1,
+                  result2);
+    if (st != YG_OK) {
+        yg_release(result);
+        yg_release(result1);
+        yg_release(result2);
+        return st;
+    }
+    *out_grad_query = result;
+    *out_grad_key = result1;
+    *out_grad_value = result2;
+    return YG_OK;
+}
+
+static yg_status flash_attention_backward_fused_cpu(const yg_tensor *grad_output,
+                                                    const yg_tensor *query,
+                                                    const yg_tensor *key,
+                                                    const yg_tensor *value,
+                                                    const yg_tensor *output,
+                                                    const yg_tensor *logsumexp,
+                                                    bool is_causal,
+                                                    const double *scale,
+                                                    yg_tensor **out_grad_query,
+                                                    yg_tensor **out_grad_key,
+                                                    yg_tensor **out_grad_value)
+{
+    return flash_attention_backward_fused_structured(yg__cpu_flash_attention_backward_fused_out, grad_output,
+                                                                                                 query,
+                                                                                                 key,
+                                                                                                 value,
+                                                                                                 output,
+                                                                                                 logsumexp,
+                                                                                                 is_causal,
+                                                                                                 scale,
+                                                                                                 out_grad_query,
+                                                                                                 out_grad_key,
+                                                                                                 out_grad_value);
+}
+
+static const flash_attention_backward_fused_fn flash_attention_backward_fused_kernels[YG_DEVICE_COUNT_] = {
+    [YG_CPU] = flash_attention_backward_fused_cpu,
+    [YG_CUDA] = NULL, /* reserved */
+};
+
+/* Runs yg_flash_attention_backward_fused with tracing paused and records it as one node
+ * (core/observer.h). */
+static yg_status flash_attention_backward_fused_traced(const yg_tensor *grad_output,
+                                                       const yg_tensor *query,
+                                                       const yg_tensor *key,
+                                                       const yg_tensor *value,
+                                                       const yg_tensor *output,
+                                                       const yg_tensor *logsumexp,
+                                                       bool is_causal,
+                                                       const double *scale,
+                                                       yg_tensor **out_grad_query,
+                                                       yg_tensor **out_grad_key,
+                                                       yg_tensor **out_grad_value)
+{
+    yg_status st;
+
+    yg__obs_pause();
+    st = yg_flash_attention_backward_fused(grad_output,
+                                           query,
+                                           key,
+                                           value,
+                                           output,
+                                           logsumexp,
+                                           is_causal,
+                                           scale,
+                                           out_grad_query,
+                                           out_grad_key,
+                                           out_grad_value);
+    yg__obs_resume();
+    if (st != YG_OK)
+        return st;
+    yg__obs_begin_node("flash_attention_backward_fused");
+    yg__obs_input(grad_output);
+    yg__obs_input(query);
+    yg__obs_input(key);
+    yg__obs_input(value);
+    yg__obs_input(output);
+    yg__obs_input(logsumexp);
+    yg__obs_attr_int("is_causal", is_causal);
+    if (scale != NULL)
+        yg__obs_attr_float("scale", *scale);
+    yg__obs_output(out_grad_query, NULL);
+    yg__obs_output(out_grad_key, NULL);
+    yg__obs_output(out_grad_value, NULL);
+    return yg__obs_end_node();
+}
+
+/* flash_attention_backward_fused(Tensor grad_output, Tensor query, Tensor key, Tensor value,
+ *   Tensor output, Tensor logsumexp, bool is_causal, float? scale) -> (Tensor grad_query,
+ *   Tensor grad_key, Tensor grad_value) */
+yg_status yg_flash_attention_backward_fused(const yg_tensor *grad_output,
+                                            const yg_tensor *query,
+                                            const yg_tensor *key,
+                                            const yg_tensor *value,
+                                            const yg_tensor *output,
+                                            const yg_tensor *logsumexp,
+                                            bool is_causal,
+                                            const double *scale,
+                                            yg_tensor **out_grad_query,
+                                            yg_tensor **out_grad_key,
+                                            yg_tensor **out_grad_value)
+{
+    const yg_tensor *inputs[6] = {grad_output, query, key, value, output, logsumexp};
+    yg_device dev;
+    flash_attention_backward_fused_fn kernel;
+
+    if (yg__obs_recording(false))
+        return flash_attention_backward_fused_traced(grad_output,
+                                                     query,
+                                                     key,
+                                                     value,
+                                                     output,
+                                                     logsumexp,
+                                                     is_causal,
+                                                     scale,
+                                                     out_grad_query,
+                                                     out_grad_key,
+                                                     out_grad_value);
+    YG_RETURN_IF_ERROR(yg__check_out("flash_attention_backward_fused", "out_grad_query", out_grad_query));
+    YG_RETURN_IF_ERROR(yg__check_out("flash_attention_backward_fused", "out_grad_key", out_grad_key));
+    YG_RETURN_IF_ERROR(yg__check_out("flash_attention_backward_fused", "out_grad_value", out_grad_value));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward_fused", "grad_output", grad_output));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward_fused", "query", query));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward_fused", "key", key));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward_fused", "value", value));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward_fused", "output", output));
+    YG_RETURN_IF_ERROR(yg__check_defined("flash_attention_backward_fused", "logsumexp", logsumexp));
+    if (yg__any_requires_grad(6, inputs))
+        return yg__fail(YG_ERR_NOT_IMPLEMENTED,
+                        "flash_attention_backward_fused: not differentiable (runs only when nothing records; a recording flash_attention_backward is differentiable ops), "
+                        "but an input requires grad");
+    dev = yg_tensor_device(grad_output);
+    YG_RETURN_IF_ERROR(yg__check_devices("flash_attention_backward_fused",
+                                         6,
+                                         (const yg_tensor *const[]){grad_output, query, key, value, output, logsumexp},
+                                         (const char *const[]){"grad_output", "query", "key", "value", "output", "logsumexp"},
+                                         NULL, 0, NULL));
+    kernel = flash_attention_backward_fused_kernels[dev];
+    if (kernel == NULL)
+        return yg__fail(YG_ERR_DEVICE, "flash_attention_backward_fused: no kernel for device %s",
+                        yg__device_name(dev));
+    return kernel(grad_output,
+                  query,
+                  key,
+                  value,
+                  output,
+                  logsumexp,
+                  is_causal,
+                  scale,
+                  out_grad_query,
+                  out_grad_key,
+                  out_grad_value);
+}

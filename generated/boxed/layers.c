@@ -138,3 +138,82 @@ yg_status yg__boxed_scaled_dot_product_attention(const yg_ir_node *node,
     YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scale", NULL, &scale_buf, &scale));
     return yg_scaled_dot_product_attention(in[0], in[1], in[2], in[3], is_causal, scale, &out[0]);
 }
+
+/* flash_attention(Tensor query, Tensor key, Tensor value, bool is_causal=False,
+ *   float? scale=None) -> (Tensor output, Tensor logsumexp) */
+yg_boxed_impl yg__boxed_flash_attention; /* listed in boxed/table.c */
+yg_status yg__boxed_flash_attention(const yg_ir_node *node,
+                                    yg_tensor *const *in,
+                                    int32_t n_in,
+                                    yg_tensor **out)
+{
+    bool is_causal = false;
+    double scale_buf = 0;
+    const double *scale = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "is_causal", &(const bool){false}, &is_causal));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scale", NULL, &scale_buf, &scale));
+    return yg_flash_attention(in[0], in[1], in[2], is_causal, scale, &out[0], &out[1]);
+}
+
+/* flash_attention_backward(Tensor grad_output, Tensor query, Tensor key, Tensor value,
+ *   Tensor output, Tensor logsumexp, bool is_causal, float? scale,
+ *   bool[3] grad_input_mask) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value) */
+yg_boxed_impl yg__boxed_flash_attention_backward; /* listed in boxed/table.c */
+yg_status yg__boxed_flash_attention_backward(const yg_ir_node *node,
+                                             yg_tensor *const *in,
+                                             int32_t n_in,
+                                             yg_tensor **out)
+{
+    bool is_causal = false;
+    double scale_buf = 0;
+    const double *scale = NULL;
+    bool grad_input_mask[3];
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "is_causal", NULL, &is_causal));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scale", NULL, &scale_buf, &scale));
+    YG_RETURN_IF_ERROR(yg__box_bools(node, "grad_input_mask", NULL, 3, grad_input_mask));
+    return yg_flash_attention_backward(in[0],
+                                       in[1],
+                                       in[2],
+                                       in[3],
+                                       in[4],
+                                       in[5],
+                                       is_causal,
+                                       scale,
+                                       grad_input_mask,
+                                       &out[0],
+                                       &out[1],
+                                       &out[2]);
+}
+
+/* flash_attention_backward_fused(Tensor grad_output, Tensor query, Tensor key, Tensor value,
+ *   Tensor output, Tensor logsumexp, bool is_causal, float? scale) -> (Tensor grad_query,
+ *   Tensor grad_key, Tensor grad_value) */
+yg_boxed_impl yg__boxed_flash_attention_backward_fused; /* listed in boxed/table.c */
+yg_status yg__boxed_flash_attention_backward_fused(const yg_ir_node *node,
+                                                   yg_tensor *const *in,
+                                                   int32_t n_in,
+                                                   yg_tensor **out)
+{
+    bool is_causal = false;
+    double scale_buf = 0;
+    const double *scale = NULL;
+
+    (void)n_in;
+    YG_RETURN_IF_ERROR(yg__box_bool(node, "is_causal", NULL, &is_causal));
+    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scale", NULL, &scale_buf, &scale));
+    return yg_flash_attention_backward_fused(in[0],
+                                             in[1],
+                                             in[2],
+                                             in[3],
+                                             in[4],
+                                             in[5],
+                                             is_causal,
+                                             scale,
+                                             &out[0],
+                                             &out[1],
+                                             &out[2]);
+}

@@ -135,4 +135,63 @@ yg_status yg__composite_scaled_dot_product_attention(const yg_tensor *query,
                                                      const double *scale,
                                                      yg_tensor **out);
 
+/* flash_attention(Tensor query, Tensor key, Tensor value, bool is_causal=False,
+ *   float? scale=None) -> (Tensor output, Tensor logsumexp) */
+yg_status yg__meta_flash_attention(const yg_tensor *query,
+                                   const yg_tensor *key,
+                                   const yg_tensor *value,
+                                   bool is_causal,
+                                   const double *scale,
+                                   yg_tensor **out_output,
+                                   yg_tensor **out_logsumexp);
+yg_status yg__cpu_flash_attention_out(const yg_tensor *query,
+                                      const yg_tensor *key,
+                                      const yg_tensor *value,
+                                      bool is_causal,
+                                      const double *scale,
+                                      yg_tensor *out_output,
+                                      yg_tensor *out_logsumexp);
+
+/* flash_attention_backward(Tensor grad_output, Tensor query, Tensor key, Tensor value,
+ *   Tensor output, Tensor logsumexp, bool is_causal, float? scale,
+ *   bool[3] grad_input_mask) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value) */
+yg_status yg__composite_flash_attention_backward(const yg_tensor *grad_output,
+                                                 const yg_tensor *query,
+                                                 const yg_tensor *key,
+                                                 const yg_tensor *value,
+                                                 const yg_tensor *output,
+                                                 const yg_tensor *logsumexp,
+                                                 bool is_causal,
+                                                 const double *scale,
+                                                 const bool *grad_input_mask,
+                                                 yg_tensor **out_grad_query,
+                                                 yg_tensor **out_grad_key,
+                                                 yg_tensor **out_grad_value);
+
+/* flash_attention_backward_fused(Tensor grad_output, Tensor query, Tensor key, Tensor value,
+ *   Tensor output, Tensor logsumexp, bool is_causal, float? scale) -> (Tensor grad_query,
+ *   Tensor grad_key, Tensor grad_value) */
+yg_status yg__meta_flash_attention_backward_fused(const yg_tensor *grad_output,
+                                                  const yg_tensor *query,
+                                                  const yg_tensor *key,
+                                                  const yg_tensor *value,
+                                                  const yg_tensor *output,
+                                                  const yg_tensor *logsumexp,
+                                                  bool is_causal,
+                                                  const double *scale,
+                                                  yg_tensor **out_grad_query,
+                                                  yg_tensor **out_grad_key,
+                                                  yg_tensor **out_grad_value);
+yg_status yg__cpu_flash_attention_backward_fused_out(const yg_tensor *grad_output,
+                                                     const yg_tensor *query,
+                                                     const yg_tensor *key,
+                                                     const yg_tensor *value,
+                                                     const yg_tensor *output,
+                                                     const yg_tensor *logsumexp,
+                                                     bool is_causal,
+                                                     const double *scale,
+                                                     yg_tensor *out_grad_query,
+                                                     yg_tensor *out_grad_key,
+                                                     yg_tensor *out_grad_value);
+
 #endif /* YAGRAD_GENERATED_DECLS_layers_H */

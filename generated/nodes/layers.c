@@ -229,3 +229,96 @@ const yg_node_vtable yg__lstm_cell_gates_backward_vtable = {
     .apply = lstm_cell_gates_backward_apply,
     .release_saved = lstm_cell_gates_backward_release_saved,
 };
+
+/* flash_attention(Tensor query, Tensor key, Tensor value, bool is_causal=False,
+ *   float? scale=None) -> (Tensor output, Tensor logsumexp) */
+static yg_status flash_attention_backward_apply(yg_node *base,
+                                                yg_tensor *const *grads,
+                                                yg_tensor **grad_inputs)
+{
+    flash_attention_backward *node = (flash_attention_backward *)base;
+    yg_tensor *grad = grads[0];
+    yg_tensor *query = NULL;
+    yg_tensor *key = NULL;
+    yg_tensor *value = NULL;
+    yg_tensor *result = NULL;
+    yg_tensor *result1 = NULL;
+    yg_tensor *grad_query = NULL;
+    yg_tensor *grad_key = NULL;
+    yg_tensor *grad_value = NULL;
+    yg_status st = YG_OK;
+
+    st = yg__saved_unpack(&node->query, base, &query);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->key, base, &key);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->value, base, &value);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->result, base, &result);
+    if (st != YG_OK)
+        goto out;
+    st = yg__saved_unpack(&node->result1, base, &result1);
+    if (st != YG_OK)
+        goto out;
+    if ((yg__node_needs_grad(base, 0) || yg__node_needs_grad(base, 1) || yg__node_needs_grad(base, 2)) && grad != NULL) {
+        /* query, key, value:
+         * flash_attention_backward(grads[0], query, key, value, results[0], results[1], is_causal,
+         * scale, grad_input_mask) */
+        bool grad_input_mask[3] = {yg__node_needs_grad(base, 0),
+                                   yg__node_needs_grad(base, 1),
+                                   yg__node_needs_grad(base, 2)};
+        st = yg_flash_attention_backward(grad,
+                                         query,
+                                         key,
+                                         value,
+                                         result,
+                                         result1,
+                                         node->is_causal,
+                                         node->has_scale ? &node->scale : NULL,
+                                         grad_input_mask,
+                                         &grad_query,
+                                         &grad_key,
+                                         &grad_value);
+        if (st != YG_OK)
+            goto out;
+    }
+    /* Every formula succeeded: hand the gradients over. */
+    grad_inputs[0] = grad_query;
+    grad_query = NULL;
+    grad_inputs[1] = grad_key;
+    grad_key = NULL;
+    grad_inputs[2] = grad_value;
+    grad_value = NULL;
+out:
+    yg_release(grad_value);
+    yg_release(grad_key);
+    yg_release(grad_query);
+    yg_release(result1);
+    yg_release(result);
+    yg_release(value);
+    yg_release(key);
+    yg_release(query);
+    if (st != YG_OK)
+        return yg__fail_prefix(st, "FlashAttentionBackward");
+    return YG_OK;
+}
+
+static void flash_attention_backward_release_saved(yg_node *base)
+{
+    flash_attention_backward *node = (flash_attention_backward *)base;
+
+    yg__saved_release(&node->query);
+    yg__saved_release(&node->key);
+    yg__saved_release(&node->value);
+    yg__saved_release(&node->result);
+    yg__saved_release(&node->result1);
+}
+
+const yg_node_vtable yg__flash_attention_backward_vtable = {
+    .name = "FlashAttentionBackward",
+    .apply = flash_attention_backward_apply,
+    .release_saved = flash_attention_backward_release_saved,
+};

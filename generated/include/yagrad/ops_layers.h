@@ -211,6 +211,107 @@ YG_NODISCARD yg_status yg_scaled_dot_product_attention_opt(
     const yg_scaled_dot_product_attention_options *options,  /* nullable, borrowed: NULL is all defaults */
     yg_tensor **out);                                        /* out: new ref */
 
+/* flash_attention(Tensor query, Tensor key, Tensor value, bool is_causal=False,
+ *   float? scale=None) -> (Tensor output, Tensor logsumexp)
+ *
+ * Attention without the [L, S] score matrix, in the manner of
+ * FlashAttention (Dao et al. 2022; the backward of FlashAttention-2):
+ * output = softmax(query key^T * scale) value, computed over tiles of
+ * queries and keys with a running maximum and sum per query row, so the
+ * memory it needs is the inputs, the output and logsumexp, linear in L
+ * and S.  query [..., L, E], key [..., S, E], value [..., S, Ev] with the
+ * same batch dims (no broadcasting) -> output [..., L, Ev] and logsumexp
+ * [..., L], each row's log(sum(exp(scores))) (scores scaled), which the
+ * gradient reads to recompute the probabilities tile by tile.  is_causal
+ * hides key j from query i when j > i (scaled_dot_product_attention's
+ * triu(1) mask, the same when L != S: query i sees keys 0 to min(i,
+ * S - 1), so every row keeps key 0); key tiles wholly above the diagonal
+ * are skipped.  With S == 0 the output is 0 and logsumexp -inf.
+ * scale defaults to 1/sqrt(E).  scaled_dot_product_attention runs it on
+ * the CPU for float32 and float64 without attn_mask.  CPU only (a CUDA
+ * tensor gets "no kernel for device cuda").
+ *
+ * Errors: fewer than 2 dims, batch dims that differ, E of key not E of
+ * query, S of value not S of key, dtypes that differ or are not floating.
+ *
+ * Dtypes: float32, float64.
+ */
+YG_NODISCARD yg_status yg_flash_attention(const yg_tensor *query,     /* borrowed */
+                                          const yg_tensor *key,       /* borrowed */
+                                          const yg_tensor *value,     /* borrowed */
+                                          bool is_causal,             /* default false */
+                                          const double *scale,        /* nullable; default NULL */
+                                          yg_tensor **out_output,     /* out: new ref */
+                                          yg_tensor **out_logsumexp); /* out: new ref */
+
+/* flash_attention with options
+ *
+ * As yg_flash_attention, with its defaulted arguments in *options: NULL, or a
+ * member left zero, means the argument's default (yagrad/options.h).
+ */
+typedef struct yg_flash_attention_options {
+    yg_opt_bool is_causal; /* default False */
+    yg_opt_float scale;    /* default None */
+} yg_flash_attention_options;
+YG_NODISCARD yg_status yg_flash_attention_opt(
+    const yg_tensor *query,                     /* borrowed */
+    const yg_tensor *key,                       /* borrowed */
+    const yg_tensor *value,                     /* borrowed */
+    const yg_flash_attention_options *options,  /* nullable, borrowed: NULL is all defaults */
+    yg_tensor **out_output,                     /* out: new ref */
+    yg_tensor **out_logsumexp);                 /* out: new ref */
+
+/* flash_attention_backward(Tensor grad_output, Tensor query, Tensor key, Tensor value,
+ *   Tensor output, Tensor logsumexp, bool is_causal, float? scale,
+ *   bool[3] grad_input_mask) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)
+ *
+ * The gradients of flash_attention's output in query, key and value
+ * (each computed when its grad_input_mask entry is set, else NULL), from
+ * grad_output [..., L, Ev], the forward's output and logsumexp.
+ * Composite: flash_attention_backward_fused when nothing records its
+ * parts, else differentiable ops that recompute the probabilities
+ * (materialising [..., L, S]; double backward)
+ *
+ * Dtypes: float32, float64.
+ */
+YG_NODISCARD yg_status yg_flash_attention_backward(
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *query,        /* borrowed */
+    const yg_tensor *key,          /* borrowed */
+    const yg_tensor *value,        /* borrowed */
+    const yg_tensor *output,       /* borrowed */
+    const yg_tensor *logsumexp,    /* borrowed */
+    bool is_causal,
+    const double *scale,           /* nullable */
+    const bool *grad_input_mask,   /* borrowed, 3 entries */
+    yg_tensor **out_grad_query,    /* out: new ref */
+    yg_tensor **out_grad_key,      /* out: new ref */
+    yg_tensor **out_grad_value);   /* out: new ref */
+
+/* flash_attention_backward_fused(Tensor grad_output, Tensor query, Tensor key, Tensor value,
+ *   Tensor output, Tensor logsumexp, bool is_causal, float? scale) -> (Tensor grad_query,
+ *   Tensor grad_key, Tensor grad_value)
+ *
+ * flash_attention_backward over tiles (FlashAttention-2): per key tile
+ * the probabilities are recomputed from logsumexp, D = rowsum(grad_output
+ * * output), dV += P^T dO, dS = P (dO V^T - D), dQ += scale dS K,
+ * dK += scale dS^T Q; memory linear in L and S
+ *
+ * Dtypes: float32, float64.
+ */
+YG_NODISCARD yg_status yg_flash_attention_backward_fused(
+    const yg_tensor *grad_output,  /* borrowed */
+    const yg_tensor *query,        /* borrowed */
+    const yg_tensor *key,          /* borrowed */
+    const yg_tensor *value,        /* borrowed */
+    const yg_tensor *output,       /* borrowed */
+    const yg_tensor *logsumexp,    /* borrowed */
+    bool is_causal,
+    const double *scale,           /* nullable */
+    yg_tensor **out_grad_query,    /* out: new ref */
+    yg_tensor **out_grad_key,      /* out: new ref */
+    yg_tensor **out_grad_value);   /* out: new ref */
+
 #ifdef __cplusplus
 }
 #endif
