@@ -11,6 +11,7 @@
 #include "yagrad/autograd.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_layers.h"
+#include "yagrad/ops_attention.h"
 #include "yagrad/ops_sums.h"
 
 #include <math.h>

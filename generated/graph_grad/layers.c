@@ -85,35 +85,3 @@ yg_status yg__graph_grad_lstm_cell_gates(yg_df *s, const yg_ir_node *node)
     }
     return yg__df_status(s);
 }
-
-/* flash_attention(Tensor query, Tensor key, Tensor value, bool is_causal=False,
- *   float? scale=None) -> (Tensor output, Tensor logsumexp) */
-yg_graph_grad_impl yg__graph_grad_flash_attention; /* listed in graph_grad/table.c */
-yg_status yg__graph_grad_flash_attention(yg_df *s, const yg_ir_node *node)
-{
-    bool is_causal = false;
-    double scale_buf = 0;
-    const double *scale = NULL;
-    yg_ir_node *n = NULL;
-
-    YG_RETURN_IF_ERROR(yg__box_bool(node, "is_causal", &(const bool){false}, &is_causal));
-    YG_RETURN_IF_ERROR(yg__box_double_opt(node, "scale", NULL, &scale_buf, &scale));
-    if (yg__df_needs(s, 0) || yg__df_needs(s, 1) || yg__df_needs(s, 2)) {
-        /* query: flash_attention_backward(grads[0], query, key, value, results[0], results[1], is_causal, scale, grad_input_mask) */
-        n = yg__df_op(s, "flash_attention_backward", 3);
-        yg__df_in(s, n, yg__df_grad(s, 0));
-        yg__df_in(s, n, yg__df_input(s, 0));
-        yg__df_in(s, n, yg__df_input(s, 1));
-        yg__df_in(s, n, yg__df_input(s, 2));
-        yg__df_in(s, n, yg__df_output(s, 0));
-        yg__df_in(s, n, yg__df_output(s, 1));
-        yg__df_int(s, n, "is_causal", is_causal);
-        if (scale != NULL)
-            yg__df_float(s, n, "scale", *scale);
-        yg__df_mask(s, n, "grad_input_mask", (const int[]){0, 1, 2}, 3);
-        yg__df_set_grad(s, 0, yg__df_out(s, n, 0));
-        yg__df_set_grad(s, 1, yg__df_out(s, n, 1));
-        yg__df_set_grad(s, 2, yg__df_out(s, n, 2));
-    }
-    return yg__df_status(s);
-}

@@ -40,19 +40,4 @@ typedef struct lstm_cell_gates_backward {
 } lstm_cell_gates_backward;
 extern const yg_node_vtable yg__lstm_cell_gates_backward_vtable;
 
-/* flash_attention(Tensor query, Tensor key, Tensor value, bool is_causal=False,
- *   float? scale=None) -> (Tensor output, Tensor logsumexp) */
-typedef struct flash_attention_backward {
-    yg_node base;
-    yg_saved_tensor query;
-    yg_saved_tensor key;
-    yg_saved_tensor value;
-    bool is_causal;
-    bool has_scale;
-    double scale;
-    yg_saved_tensor result;
-    yg_saved_tensor result1;
-} flash_attention_backward;
-extern const yg_node_vtable yg__flash_attention_backward_vtable;
-
 #endif /* YAGRAD_NODES_LAYERS_H */

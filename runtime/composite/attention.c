@@ -9,11 +9,11 @@
  * value, which it differentiates through directly.
  */
 #include "composite/composite.h"
-#include "decls/layers.h"
+#include "decls/attention.h"
 #include "yagrad/ops_arithmetic.h"
 #include "yagrad/ops_blend.h"
 #include "yagrad/ops_indexing.h"
-#include "yagrad/ops_layers.h"
+#include "yagrad/ops_attention.h"
 #include "yagrad/ops_linalg.h"
 #include "yagrad/ops_softmax.h"
 #include "yagrad/ops_views.h"

@@ -28,6 +28,7 @@
 #include "yagrad/ops_comparison.h"
 #include "yagrad/ops_indexing.h"
 #include "yagrad/ops_layers.h"
+#include "yagrad/ops_attention.h"
 #include "yagrad/ops_linalg.h"
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_softmax.h"

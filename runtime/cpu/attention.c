@@ -29,7 +29,7 @@
  */
 #include "cpu/cpu.h"
 #include "cpu/vec/kernels.h"
-#include "decls/layers.h"
+#include "decls/attention.h"
 
 #include <math.h>
 #include <omp.h>

@@ -8,7 +8,7 @@
  * broadcasts) and one floating dtype; output is [..., L, Ev] and
  * logsumexp [..., L], of that dtype, on the inputs' device.
  */
-#include "decls/layers.h"
+#include "decls/attention.h"
 #include "meta/meta.h"
 
 #include "core/core.h"
