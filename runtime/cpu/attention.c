@@ -3,7 +3,7 @@
  * attention over tiles of queries and keys with an online softmax
  * (FlashAttention, Dao et al. 2022; the backward as FlashAttention-2
  * orders it), so no [L, S] matrix is ever made: each thread holds a few
- * TILE x TILE blocks, and besides the inputs and results the memory is
+ * 128 x 128 blocks, and besides the inputs and results the memory is
  * one value per query row.
  *
  * The operands are made contiguous and walked as one flat batch of
@@ -35,10 +35,16 @@
 #include <omp.h>
 #include <string.h>
 
-/* 64 x 64 tiles: a score tile of float32 is 16 KiB, which stays in L1
- * with the gemm's panels; see docs/benchmarks.md ("attention") for the
- * sizes tried. */
-#define TILE 64
+/* Tile sizes.  128 x 128 everywhere (a float32 score tile is 64 KiB,
+ * L2-resident) took 0.77 s of CPU for 13 reps of bench_eager attention
+ * on one thread, 64 x 64 0.89 s, 32 x 32 1.04 s; mixed sizes (64 x 256,
+ * 256 x 128, 128 x 256, ...) 0.78-0.85 s (docs/benchmarks.md,
+ * "Attention").  Larger tiles make fewer, larger gemm calls; the causal
+ * diagonal tiles, half wasted, cost more. */
+#define FQ 128  /* forward: query rows per tile */
+#define FK 128  /* forward: keys per tile */
+#define BQ 128  /* backward: query rows per tile */
+#define BK 128  /* backward: keys per tile */
 
 typedef struct attn_geom {
     int64_t batch, L, S, E, Ev;
@@ -120,9 +126,9 @@ static void forward_item(const attn_geom *g,
                          char *o,
                          char *lse,
                          char *scratch) {
-    int64_t bq = g->L - q0 < TILE ? g->L - q0 : TILE, f = g->f64;
-    void *s = scratch, *acc = AT(scratch, TILE * TILE);
-    void *m = AT(acc, TILE * g->Ev), *l = AT(m, TILE);
+    int64_t bq = g->L - q0 < FQ ? g->L - q0 : FQ, f = g->f64;
+    void *s = scratch, *acc = AT(scratch, FQ * FK);
+    void *m = AT(acc, FQ * g->Ev), *l = AT(m, FQ);
     const void *qb = AT(q, (b * g->L + q0) * g->E);
 
     memset(acc, 0, (size_t)(bq * g->Ev) * g->esize);
@@ -136,12 +142,12 @@ static void forward_item(const attn_geom *g,
         }
     }
     int64_t end = key_end(g, q0, bq);
-    for (int64_t k0 = 0; k0 < end; k0 += TILE) {
-        int64_t bk = end - k0 < TILE ? end - k0 : TILE;
+    for (int64_t k0 = 0; k0 < end; k0 += FK) {
+        int64_t bk = end - k0 < FK ? end - k0 : FK;
         gemm(g, false, true, bq, bk, g->E, qb, g->E, AT(k, (b * g->S + k0) * g->E), g->E, 0, s,
-             TILE);
-        lp->fwd_tile[f](s, TILE, bq, bk, g->scale, q0, k0, g->causal, m, l, acc, g->Ev);
-        gemm(g, false, false, bq, g->Ev, bk, s, TILE, AT(v, (b * g->S + k0) * g->Ev), g->Ev, 1,
+             FK);
+        lp->fwd_tile[f](s, FK, bq, bk, g->scale, q0, k0, g->causal, m, l, acc, g->Ev);
+        gemm(g, false, false, bq, g->Ev, bk, s, FK, AT(v, (b * g->S + k0) * g->Ev), g->Ev, 1,
              acc, g->Ev);
     }
     for (int64_t i = 0; i < bq; i++) {
@@ -188,7 +194,7 @@ yg_status yg__cpu_flash_attention_out(const yg_tensor *query,
     if (st != YG_OK)
         goto out;
     nt = worth_threads(g) ? omp_get_max_threads() : 1;
-    per = (size_t)(TILE * TILE + TILE * g->Ev + 2 * TILE) * g->esize;
+    per = (size_t)(FQ * FK + FQ * g->Ev + 2 * FQ) * g->esize;
     scratch = yg__alloc(per * (size_t)nt);
     if (scratch == NULL) {
         st = yg__fail(YG_ERR_OUT_OF_MEMORY,
@@ -197,14 +203,14 @@ yg_status yg__cpu_flash_attention_out(const yg_tensor *query,
         goto out;
     }
     const yg_attention_loops *lp = yg__vec()->attention;
-    int64_t qtiles = (g->L + TILE - 1) / TILE, items = g->batch * qtiles;
+    int64_t qtiles = (g->L + FQ - 1) / FQ, items = g->batch * qtiles;
     const char *qp = yg__tensor_ptr(q), *kp = yg__tensor_ptr(k), *vp = yg__tensor_ptr(v);
     char *op = yg__tensor_ptr(out_output), *lp_out = yg__tensor_ptr(out_logsumexp);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int64_t it = 0; it < items; it++) {
         /* the last query tiles first: causal, they see the most keys */
         int64_t t = qtiles - 1 - it / g->batch, b = it % g->batch;
-        forward_item(g, lp, b, t * TILE, qp, kp, vp, op, lp_out,
+        forward_item(g, lp, b, t * FQ, qp, kp, vp, op, lp_out,
                      scratch + per * (size_t)omp_get_thread_num());
     }
 out:
@@ -231,8 +237,8 @@ static void backward_item(const attn_geom *g,
                           int64_t k0,
                           char *gq,
                           char *scratch) {
-    int64_t bk = g->S - k0 < TILE ? g->S - k0 : TILE, f = g->f64;
-    void *p = scratch, *dp = AT(scratch, TILE * TILE);
+    int64_t bk = g->S - k0 < BK ? g->S - k0 : BK, f = g->f64;
+    void *p = scratch, *dp = AT(scratch, BQ * BK);
     void *gk = AT(a->gk, (b * g->S + k0) * g->E), *gv = AT(a->gv, (b * g->S + k0) * g->Ev);
     const void *kb = AT(a->k, (b * g->S + k0) * g->E), *vb = AT(a->v, (b * g->S + k0) * g->Ev);
 
@@ -240,20 +246,20 @@ static void backward_item(const attn_geom *g,
     memset(gv, 0, (size_t)(bk * g->Ev) * g->esize);
     /* causal: query i sees key k0 when i >= k0, so the query tiles from
      * the one holding row k0 */
-    int64_t first = g->causal ? k0 / TILE * TILE : 0;
-    for (int64_t q0 = first; q0 < g->L; q0 += TILE) {
-        int64_t bq = g->L - q0 < TILE ? g->L - q0 : TILE, row = b * g->L + q0;
+    int64_t first = g->causal ? k0 / BQ * BQ : 0;
+    for (int64_t q0 = first; q0 < g->L; q0 += BQ) {
+        int64_t bq = g->L - q0 < BQ ? g->L - q0 : BQ, row = b * g->L + q0;
         const void *qb = AT(a->q, row * g->E), *gob = AT(a->go, row * g->Ev);
-        gemm(g, false, true, bq, bk, g->E, qb, g->E, kb, g->E, 0, p, TILE);
-        lp->probs[f](p, TILE, bq, bk, g->scale, q0, k0, g->causal, AT(a->lse, row));
+        gemm(g, false, true, bq, bk, g->E, qb, g->E, kb, g->E, 0, p, BK);
+        lp->probs[f](p, BK, bq, bk, g->scale, q0, k0, g->causal, AT(a->lse, row));
         /* grad_value += p^T grad_output */
-        gemm(g, true, false, bk, g->Ev, bq, p, TILE, gob, g->Ev, 1, gv, g->Ev);
+        gemm(g, true, false, bk, g->Ev, bq, p, BK, gob, g->Ev, 1, gv, g->Ev);
         /* dp = grad_output value^T, then scale p (dp - D) */
-        gemm(g, false, true, bq, bk, g->Ev, gob, g->Ev, vb, g->Ev, 0, dp, TILE);
-        lp->dscores[f](dp, p, TILE, bq, bk, g->scale, AT(a->d, row));
+        gemm(g, false, true, bq, bk, g->Ev, gob, g->Ev, vb, g->Ev, 0, dp, BK);
+        lp->dscores[f](dp, p, BK, bq, bk, g->scale, AT(a->d, row));
         /* grad_key += dS^T query, grad_query += dS key */
-        gemm(g, true, false, bk, g->E, bq, dp, TILE, qb, g->E, 1, gk, g->E);
-        gemm(g, false, false, bq, g->E, bk, dp, TILE, kb, g->E, 1, AT(gq, row * g->E), g->E);
+        gemm(g, true, false, bk, g->E, bq, dp, BK, qb, g->E, 1, gk, g->E);
+        gemm(g, false, false, bq, g->E, bk, dp, BK, kb, g->E, 1, AT(gq, row * g->E), g->E);
     }
 }
 
@@ -326,7 +332,7 @@ yg_status yg__cpu_flash_attention_backward_fused_out(const yg_tensor *grad_outpu
     if (st != YG_OK)
         goto out;
     nt = worth_threads(g) ? omp_get_max_threads() : 1;
-    size_t per = (size_t)(2 * TILE * TILE) * g->esize;
+    size_t per = (size_t)(2 * BQ * BK) * g->esize;
     size_t dbytes = (size_t)(g->batch * g->L) * g->esize;
     size_t gqbytes = nt > 1 ? (size_t)nq * g->esize : 0;
     nbytes = per * (size_t)nt + dbytes + gqbytes * (size_t)nt;
@@ -353,14 +359,14 @@ yg_status yg__cpu_flash_attention_backward_fused_out(const yg_tensor *grad_outpu
     };
     row_dots(g, a.go, yg__tensor_ptr(t[4]), dbuf, nt);
     const yg_attention_loops *lp = yg__vec()->attention;
-    int64_t ktiles = (g->S + TILE - 1) / TILE, items = g->batch * ktiles;
+    int64_t ktiles = (g->S + BK - 1) / BK, items = g->batch * ktiles;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int64_t it = 0; it < items; it++) {
         /* the first key tiles first: causal, every query tile sees them */
         int64_t kt = it / g->batch, b = it % g->batch;
         int th = omp_get_thread_num();
         char *gq = gqbytes > 0 ? gqs + gqbytes * (size_t)th : a.gq;
-        backward_item(g, lp, &a, b, kt * TILE, gq, buf + per * (size_t)th);
+        backward_item(g, lp, &a, b, kt * BK, gq, buf + per * (size_t)th);
     }
     if (gqbytes > 0) {
         /* sum the threads' grad_query in thread order, split over rows */

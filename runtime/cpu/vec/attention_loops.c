@@ -57,12 +57,13 @@ static int64_t visible(int64_t bk, int64_t q, int64_t k0, bool causal) {
                 continue;                                                                          \
             }                                                                                      \
             T sum = 0;                                                                             \
-            _Pragma("omp simd reduction(+ : sum)") for (int64_t j = 0; j < n; j++) {               \
-                row[j] = exp(row[j] - mx);                                                         \
+            /* over the whole row, hidden entries selected to 0: a loop                            \
+             * to n leaves a scalar remainder, SLEEF's scalar expf */                              \
+            _Pragma("omp simd reduction(+ : sum)") for (int64_t j = 0; j < bk; j++) {              \
+                const T e = exp(row[j] - mx);                                                      \
+                row[j] = j < n ? e : 0;                                                            \
                 sum += row[j];                                                                     \
             }                                                                                      \
-            for (int64_t j = n; j < bk; j++)                                                       \
-                row[j] = 0;                                                                        \
             const T alpha = exp(m[i] - mx);                                                        \
             if (alpha != 1) {                                                                      \
                 T *restrict a = acc + i * ev;                                                      \
@@ -92,10 +93,10 @@ static int64_t visible(int64_t bk, int64_t q, int64_t k0, bool causal) {
             T *restrict row = s + i * lds;                                                         \
             int64_t n = visible(bk, q0 + i, k0, causal);                                           \
             const T z = lse[i];                                                                    \
-            for (int64_t j = 0; j < n; j++)                                                        \
-                row[j] = exp(row[j] * scale - z);                                                  \
-            for (int64_t j = n; j < bk; j++)                                                       \
-                row[j] = 0;                                                                        \
+            for (int64_t j = 0; j < bk; j++) {                                                     \
+                const T e = exp(row[j] * scale - z);                                               \
+                row[j] = j < n ? e : 0;                                                            \
+            }                                                                                      \
         }                                                                                          \
     }                                                                                              \
                                                                                                    \

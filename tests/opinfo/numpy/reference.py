@@ -1072,7 +1072,7 @@ REFS = {
         "not causal, L 3 != S 5, E 4 != Ev 3": lambda x: sdpa(*x),
         "causal, L 6 > S 4, scale 0.5": lambda x: sdpa(*x, causal=True, scale=0.5),
         "causal, L 4 < S 6": lambda x: sdpa(*x, causal=True),
-        "causal, 67 rows: two tiles, the last ragged": lambda x: sdpa(*x, causal=True),
+        "causal, 130 rows: two tiles, the last ragged": lambda x: sdpa(*x, causal=True),
     },
     "flash_attention_backward": {
         "grad_query, causal, L 5 != S 6": lambda x: sdpa_backward(*x, 0, causal=True),
