@@ -14,6 +14,7 @@
 #include "yagrad/ops_attention.h"
 
 #include "autograd/node.h"
+#include "core/backend.h"
 #include "core/core.h"
 #include "core/observer.h"
 #include "cpu/cpu.h"
@@ -79,9 +80,32 @@ static yg_status flash_attention_cpu(const yg_tensor *query,
                                                                    out_logsumexp);
 }
 
+/* yg__cuda_flash_attention_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
+static yg_status flash_attention_cuda(const yg_tensor *query,
+                                      const yg_tensor *key,
+                                      const yg_tensor *value,
+                                      bool is_causal,
+                                      const double *scale,
+                                      yg_tensor **out_output,
+                                      yg_tensor **out_logsumexp)
+{
+    static yg_kernel_ref ref = {"yg__cuda_flash_attention_out", NULL};
+    yg_kernel_fn fn;
+
+    YG_RETURN_IF_ERROR(yg__backend_kernel("flash_attention", YG_CUDA, &ref, &fn));
+    return flash_attention_structured((flash_attention_impl_fn)fn, query,
+                                                                   key,
+                                                                   value,
+                                                                   is_causal,
+                                                                   scale,
+                                                                   out_output,
+                                                                   out_logsumexp);
+}
+
 static const flash_attention_fn flash_attention_kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = flash_attention_cpu,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CUDA] = flash_attention_cuda,
 };
 
 /* Records FlashAttentionBackward as the history of every differentiable floating
@@ -465,9 +489,40 @@ static yg_status flash_attention_backward_fused_cpu(const yg_tensor *grad_output
                                                                                                  out_grad_value);
 }
 
+/* yg__cuda_flash_attention_backward_fused_out is the CUDA module's: found there by name on first use,
+ * loading the module if no CUDA tensor has yet (core/backend.h). */
+static yg_status flash_attention_backward_fused_cuda(const yg_tensor *grad_output,
+                                                     const yg_tensor *query,
+                                                     const yg_tensor *key,
+                                                     const yg_tensor *value,
+                                                     const yg_tensor *output,
+                                                     const yg_tensor *logsumexp,
+                                                     bool is_causal,
+                                                     const double *scale,
+                                                     yg_tensor **out_grad_query,
+                                                     yg_tensor **out_grad_key,
+                                                     yg_tensor **out_grad_value)
+{
+    static yg_kernel_ref ref = {"yg__cuda_flash_attention_backward_fused_out", NULL};
+    yg_kernel_fn fn;
+
+    YG_RETURN_IF_ERROR(yg__backend_kernel("flash_attention_backward_fused", YG_CUDA, &ref, &fn));
+    return flash_attention_backward_fused_structured((flash_attention_backward_fused_impl_fn)fn, grad_output,
+                                                                                                 query,
+                                                                                                 key,
+                                                                                                 value,
+                                                                                                 output,
+                                                                                                 logsumexp,
+                                                                                                 is_causal,
+                                                                                                 scale,
+                                                                                                 out_grad_query,
+                                                                                                 out_grad_key,
+                                                                                                 out_grad_value);
+}
+
 static const flash_attention_backward_fused_fn flash_attention_backward_fused_kernels[YG_DEVICE_COUNT_] = {
     [YG_CPU] = flash_attention_backward_fused_cpu,
-    [YG_CUDA] = NULL, /* reserved */
+    [YG_CUDA] = flash_attention_backward_fused_cuda,
 };
 
 /* Runs yg_flash_attention_backward_fused with tracing paused and records it as one node

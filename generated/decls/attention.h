@@ -30,6 +30,13 @@ yg_status yg__cpu_flash_attention_out(const yg_tensor *query,
                                       const double *scale,
                                       yg_tensor *out_output,
                                       yg_tensor *out_logsumexp);
+yg_status yg__cuda_flash_attention_out(const yg_tensor *query,
+                                       const yg_tensor *key,
+                                       const yg_tensor *value,
+                                       bool is_causal,
+                                       const double *scale,
+                                       yg_tensor *out_output,
+                                       yg_tensor *out_logsumexp);
 
 /* flash_attention_backward(Tensor grad_output, Tensor query, Tensor key, Tensor value,
  *   Tensor output, Tensor logsumexp, bool is_causal, float? scale,
@@ -72,5 +79,16 @@ yg_status yg__cpu_flash_attention_backward_fused_out(const yg_tensor *grad_outpu
                                                      yg_tensor *out_grad_query,
                                                      yg_tensor *out_grad_key,
                                                      yg_tensor *out_grad_value);
+yg_status yg__cuda_flash_attention_backward_fused_out(const yg_tensor *grad_output,
+                                                      const yg_tensor *query,
+                                                      const yg_tensor *key,
+                                                      const yg_tensor *value,
+                                                      const yg_tensor *output,
+                                                      const yg_tensor *logsumexp,
+                                                      bool is_causal,
+                                                      const double *scale,
+                                                      yg_tensor *out_grad_query,
+                                                      yg_tensor *out_grad_key,
+                                                      yg_tensor *out_grad_value);
 
 #endif /* YAGRAD_GENERATED_DECLS_attention_H */

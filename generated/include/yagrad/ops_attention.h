@@ -37,8 +37,9 @@ extern "C" {
  * S - 1), so every row keeps key 0); key tiles wholly above the diagonal
  * are skipped.  With S == 0 the output is 0 and logsumexp -inf.
  * scale defaults to 1/sqrt(E).  scaled_dot_product_attention runs it on
- * the CPU for float32 and float64 without attn_mask.  CPU only (a CUDA
- * tensor gets "no kernel for device cuda").
+ * the CPU for float32 and float64 without attn_mask.  On a GPU a plain
+ * kernel (a thread per query row, no tiles in shared memory) computes
+ * it, correct but slow: scaled_dot_product_attention keeps its ops there.
  *
  * Errors: fewer than 2 dims, batch dims that differ, E of key not E of
  * query, S of value not S of key, dtypes that differ or are not floating.
