@@ -4819,7 +4819,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1897",
+        .location = "specs/native_functions.yaml:1900",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = scaled_dot_product_attention_args,
@@ -4832,7 +4832,7 @@ const yg_op_info yg__ops[] = {
         .schema = "flash_attention(Tensor query, Tensor key, Tensor value,"
                   " bool is_causal=False, float? scale=None) -> (Tensor output,"
                   " Tensor logsumexp)",
-        .location = "specs/native_functions.yaml:1924",
+        .location = "specs/native_functions.yaml:1927",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = flash_attention_args,
@@ -4846,7 +4846,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor key, Tensor value, Tensor output, Tensor logsumexp,"
                   " bool is_causal, float? scale, bool[3] grad_input_mask) -> (Tensor grad_query,"
                   " Tensor grad_key, Tensor grad_value)",
-        .location = "specs/native_functions.yaml:1936",
+        .location = "specs/native_functions.yaml:1939",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = flash_attention_backward_args,
@@ -4860,7 +4860,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor key, Tensor value, Tensor output, Tensor logsumexp,"
                   " bool is_causal, float? scale) -> (Tensor grad_query,"
                   " Tensor grad_key, Tensor grad_value)",
-        .location = "specs/native_functions.yaml:1943",
+        .location = "specs/native_functions.yaml:1946",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = flash_attention_backward_fused_args,
@@ -4873,7 +4873,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1956",
+        .location = "specs/native_functions.yaml:1959",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv1d_args,
@@ -4886,7 +4886,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, ConvPadding padding=valid, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1966",
+        .location = "specs/native_functions.yaml:1969",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv1d_padding_args,
@@ -4899,7 +4899,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1979",
+        .location = "specs/native_functions.yaml:1982",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv2d_args,
@@ -4912,7 +4912,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, ConvPadding padding=valid, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1983",
+        .location = "specs/native_functions.yaml:1986",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv2d_padding_args,
@@ -4925,7 +4925,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1987",
+        .location = "specs/native_functions.yaml:1990",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv3d_args,
@@ -4938,7 +4938,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, ConvPadding padding=valid, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1991",
+        .location = "specs/native_functions.yaml:1994",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv3d_padding_args,
@@ -4951,7 +4951,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
                   " int groups=1, int[1] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1997",
+        .location = "specs/native_functions.yaml:2000",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose1d_args,
@@ -4964,7 +4964,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
                   " int groups=1, int[2] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:2002",
+        .location = "specs/native_functions.yaml:2005",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose2d_args,
@@ -4977,7 +4977,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
                   " int groups=1, int[3] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:2008",
+        .location = "specs/native_functions.yaml:2011",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose3d_args,
@@ -4990,7 +4990,7 @@ const yg_op_info yg__ops[] = {
         .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2018",
+        .location = "specs/native_functions.yaml:2021",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = convolution_args,
@@ -5004,7 +5004,7 @@ const yg_op_info yg__ops[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/native_functions.yaml:2027",
+        .location = "specs/native_functions.yaml:2030",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = convolution_dispatch_args,
@@ -5018,7 +5018,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor weight, int[] stride, int[] padding, int[] dilation,"
                   " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:2038",
+        .location = "specs/native_functions.yaml:2041",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = convolution_backward_args,
@@ -5030,7 +5030,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2047",
+        .location = "specs/native_functions.yaml:2050",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool2d_args,
@@ -5043,7 +5043,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2054",
+        .location = "specs/native_functions.yaml:2057",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool2d_with_indices_args,
@@ -5055,7 +5055,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2061",
+        .location = "specs/native_functions.yaml:2064",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = max_pool2d_with_indices_backward_args,
@@ -5069,7 +5069,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2068",
+        .location = "specs/native_functions.yaml:2071",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool1d_with_indices_args,
@@ -5081,7 +5081,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2073",
+        .location = "specs/native_functions.yaml:2076",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool1d_args,
@@ -5094,7 +5094,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2081",
+        .location = "specs/native_functions.yaml:2084",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool3d_with_indices_args,
@@ -5106,7 +5106,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d",
         .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2087",
+        .location = "specs/native_functions.yaml:2090",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool3d_args,
@@ -5118,7 +5118,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d_with_indices_backward",
         .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2093",
+        .location = "specs/native_functions.yaml:2096",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = max_pool3d_with_indices_backward_args,
@@ -5131,7 +5131,7 @@ const yg_op_info yg__ops[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:2100",
+        .location = "specs/native_functions.yaml:2103",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_max_pool2d_args,
@@ -5143,7 +5143,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2117",
+        .location = "specs/native_functions.yaml:2120",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool2d_args,
@@ -5156,7 +5156,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:2124",
+        .location = "specs/native_functions.yaml:2127",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = avg_pool2d_backward_args,
@@ -5168,7 +5168,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool1d",
         .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2132",
+        .location = "specs/native_functions.yaml:2135",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool1d_args,
@@ -5181,7 +5181,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int? divisor_override=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2138",
+        .location = "specs/native_functions.yaml:2141",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool3d_args,
@@ -5194,7 +5194,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int? divisor_override) -> Tensor",
-        .location = "specs/native_functions.yaml:2145",
+        .location = "specs/native_functions.yaml:2148",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = avg_pool3d_backward_args,
@@ -5205,7 +5205,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2156",
+        .location = "specs/native_functions.yaml:2159",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool2d_args,
@@ -5216,7 +5216,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2163",
+        .location = "specs/native_functions.yaml:2166",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = adaptive_avg_pool2d_backward_args,
@@ -5227,7 +5227,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2172",
+        .location = "specs/native_functions.yaml:2175",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = adaptive_avg_pool2d_to_args,
@@ -5238,7 +5238,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool1d",
         .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2176",
+        .location = "specs/native_functions.yaml:2179",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool1d_args,
@@ -5249,7 +5249,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2181",
+        .location = "specs/native_functions.yaml:2184",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool3d_args,
@@ -5260,7 +5260,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2187",
+        .location = "specs/native_functions.yaml:2190",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = adaptive_avg_pool3d_backward_args,
@@ -5271,7 +5271,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d_to",
         .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2194",
+        .location = "specs/native_functions.yaml:2197",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = adaptive_avg_pool3d_to_args,
@@ -5282,7 +5282,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2201",
+        .location = "specs/native_functions.yaml:2204",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_nearest2d_args,
@@ -5293,7 +5293,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2208",
+        .location = "specs/native_functions.yaml:2211",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_nearest2d_backward_args,
@@ -5304,7 +5304,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2215",
+        .location = "specs/native_functions.yaml:2218",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = upsample_nearest2d_to_args,
@@ -5316,7 +5316,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2223",
+        .location = "specs/native_functions.yaml:2226",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_bilinear2d_args,
@@ -5328,7 +5328,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2230",
+        .location = "specs/native_functions.yaml:2233",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_bilinear2d_backward_args,
@@ -5340,7 +5340,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_to",
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2237",
+        .location = "specs/native_functions.yaml:2240",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = upsample_bilinear2d_to_args,
@@ -5352,7 +5352,7 @@ const yg_op_info yg__ops[] = {
         .name = "interpolate",
         .schema = "interpolate(Tensor self, int[] size=[], float? scale_factor=None,"
                   " InterpolationMode mode=nearest, bool align_corners=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2255",
+        .location = "specs/native_functions.yaml:2258",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = interpolate_args,
@@ -5363,7 +5363,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2260",
+        .location = "specs/native_functions.yaml:2263",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = pixel_shuffle_args,
@@ -5376,7 +5376,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2265",
+        .location = "specs/native_functions.yaml:2268",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = pixel_unshuffle_args,
@@ -5389,7 +5389,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2271",
+        .location = "specs/native_functions.yaml:2274",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = channel_shuffle_args,
@@ -5402,7 +5402,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2284",
+        .location = "specs/native_functions.yaml:2287",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = zeros_args,
@@ -5413,7 +5413,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2290",
+        .location = "specs/native_functions.yaml:2293",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = ones_args,
@@ -5425,7 +5425,7 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2297",
+        .location = "specs/native_functions.yaml:2300",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = full_args,
@@ -5436,7 +5436,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2304",
+        .location = "specs/native_functions.yaml:2307",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = empty_args,
@@ -5447,7 +5447,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2314",
+        .location = "specs/native_functions.yaml:2317",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = arange_args,
@@ -5459,7 +5459,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2321",
+        .location = "specs/native_functions.yaml:2324",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = arange_start_args,
@@ -5471,7 +5471,7 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2330",
+        .location = "specs/native_functions.yaml:2333",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = linspace_args,
@@ -5482,7 +5482,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2336",
+        .location = "specs/native_functions.yaml:2339",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = eye_args,
@@ -5493,7 +5493,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2342",
+        .location = "specs/native_functions.yaml:2345",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = eye_m_args,
@@ -5504,7 +5504,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2348",
+        .location = "specs/native_functions.yaml:2351",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = zeros_like_args,
@@ -5517,7 +5517,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2353",
+        .location = "specs/native_functions.yaml:2356",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = ones_like_args,
@@ -5531,7 +5531,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2359",
+        .location = "specs/native_functions.yaml:2362",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = full_like_args,
@@ -5544,7 +5544,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2365",
+        .location = "specs/native_functions.yaml:2368",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = empty_like_args,
@@ -5558,7 +5558,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2376",
+        .location = "specs/native_functions.yaml:2379",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = rand_args,
@@ -5570,7 +5570,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2387",
+        .location = "specs/native_functions.yaml:2390",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = randn_args,
@@ -5582,7 +5582,7 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2397",
+        .location = "specs/native_functions.yaml:2400",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = randint_args,
@@ -5593,7 +5593,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2404",
+        .location = "specs/native_functions.yaml:2407",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = bernoulli_args,
@@ -5604,7 +5604,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2411",
+        .location = "specs/native_functions.yaml:2414",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = bernoulli_p_args,
@@ -5618,7 +5618,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2419",
+        .location = "specs/native_functions.yaml:2422",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = rand_like_args,
@@ -5630,7 +5630,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2423",
+        .location = "specs/native_functions.yaml:2426",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = randn_like_args,
@@ -5641,7 +5641,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2428",
+        .location = "specs/native_functions.yaml:2431",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = dropout_args,
@@ -5652,7 +5652,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:2436",
+        .location = "specs/native_functions.yaml:2439",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = to_copy_args,
@@ -5665,7 +5665,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2444",
+        .location = "specs/native_functions.yaml:2447",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = to_dtype_args,
@@ -5678,7 +5678,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_device",
         .schema = "to_device(Tensor self, Device device, int index=0) -> Tensor",
-        .location = "specs/native_functions.yaml:2453",
+        .location = "specs/native_functions.yaml:2456",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = to_device_args,
@@ -5691,7 +5691,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:2460",
+        .location = "specs/native_functions.yaml:2463",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = type_as_args,
