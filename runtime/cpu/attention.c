@@ -37,10 +37,10 @@
 
 /* Tile sizes.  128 x 128 everywhere (a float32 score tile is 64 KiB,
  * L2-resident) took 0.77 s of CPU for 13 reps of bench_eager attention
- * on one thread, 64 x 64 0.89 s, 32 x 32 1.04 s; mixed sizes (64 x 256,
- * 256 x 128, 128 x 256, ...) 0.78-0.85 s (docs/benchmarks.md,
- * "Attention").  Larger tiles make fewer, larger gemm calls; the causal
- * diagonal tiles, half wasted, cost more. */
+ * on one thread, 64 x 64 0.89 s, 32 x 32 1.04 s; 256 x 256 and mixed
+ * sizes were no better (docs/benchmarks.md, "Causal attention").  Larger
+ * tiles make fewer, larger gemm calls; the causal diagonal tiles, half
+ * wasted, cost more. */
 #define FQ 128  /* forward: query rows per tile */
 #define FK 128  /* forward: keys per tile */
 #define BQ 128  /* backward: query rows per tile */
