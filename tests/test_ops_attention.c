@@ -112,6 +112,17 @@ static void test_flash_attention_matches_ops_float32(void **state) {
     compare_paths(YG_FLOAT32, false, 70, 260, 24, 40, 2e-5);
 }
 
+/* Empty sizes: no key (output 0), no query, E = 0 (every score 0: the
+ * mean of the values seen), Ev = 0; as the ops compute them. */
+static void test_flash_attention_matches_ops_on_empty_sizes(void **state) {
+    (void)state;
+    compare_paths(YG_FLOAT64, true, 5, 0, 4, 3, 1e-12);
+    compare_paths(YG_FLOAT64, false, 5, 0, 4, 3, 1e-12);
+    compare_paths(YG_FLOAT64, false, 0, 5, 4, 3, 1e-12);
+    compare_paths(YG_FLOAT64, true, 6, 6, 0, 3, 1e-12);
+    compare_paths(YG_FLOAT64, false, 4, 5, 3, 0, 1e-12);
+}
+
 /* flash_attention's logsumexp is each row's log(sum(exp(scores))). */
 static void test_flash_attention_logsumexp_is_the_rows_log_sum_exp(void **state) {
     const int64_t qs[] = {1, 3, 2}, ks[] = {1, 4, 2}, vs[] = {1, 4, 1}, ls[] = {1, 3};
@@ -210,6 +221,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flash_attention_matches_ops_float64),
         cmocka_unit_test(test_flash_attention_matches_ops_float32),
+        cmocka_unit_test(test_flash_attention_matches_ops_on_empty_sizes),
         cmocka_unit_test(test_flash_attention_logsumexp_is_the_rows_log_sum_exp),
         cmocka_unit_test(test_flash_attention_rejects_bad_inputs),
         cmocka_unit_test(test_scaled_dot_product_attention_still_broadcasts_batch_dims),
