@@ -66,7 +66,9 @@ static yg_status run(const char *op,
     int index = in[0]->storage->device_index, prev;
     yg_status st = YG_OK;
 
-    if (g.batch * g.L == 0)
+    /* with no query the gradient still writes grad_key and grad_value's
+     * zeros (the kernels take empty ranges) */
+    if (g.batch == 0 || (g.L == 0 && (!backward || g.S == 0)))
         return YG_OK;
     for (int i = 0; i < n_in && st == YG_OK; i++)
         st = yg__tensor_contiguous_as(in[i], in[0]->dtype, true, &c[i]);

@@ -128,7 +128,8 @@ __global__ void __launch_bounds__(kThreads)
 /* flash_attention (is_backward 0: p0 = output, p1 = logsumexp; go, o,
  * lse NULL) or its gradient (p0 = grad_query, p1 = grad_key, p2 =
  * grad_value) in float32 (f64 0) or float64 on the current device; batch
- * * L > 0.  Returns the first launch's failing cudaError_t, else 0. */
+ * > 0 (L or S may be 0).  Returns the first launch's failing cudaError_t,
+ * else 0. */
 extern "C" int yg__cuda_flash_attention_launch(int f64, int is_backward, void *p0, void *p1,
                                                void *p2, const void *go, const void *q,
                                                const void *k, const void *v, const void *o,
