@@ -10,8 +10,8 @@
 #include "testutil.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_arithmetic.h"
-#include "yagrad/ops_layers.h"
 #include "yagrad/ops_attention.h"
+#include "yagrad/ops_layers.h"
 #include "yagrad/ops_sums.h"
 
 #include <math.h>
@@ -48,13 +48,8 @@ static void expect_near(const char *what, const yg_tensor *a, const yg_tensor *b
  * (scaled_dot_product_attention without a mask) and through the ops
  * (the same with an all-true mask), for q [2, 3, L, E], k [2, 3, S, E],
  * v [2, 3, S, Ev]. */
-static void compare_paths(yg_dtype dt,
-                          bool causal,
-                          int64_t L,
-                          int64_t S,
-                          int64_t E,
-                          int64_t Ev,
-                          double tol) {
+static void
+compare_paths(yg_dtype dt, bool causal, int64_t L, int64_t S, int64_t E, int64_t Ev, double tol) {
     const int64_t qs[] = {2, 3, L, E}, ks[] = {2, 3, S, E}, vs[] = {2, 3, S, Ev},
                   os[] = {2, 3, L, Ev}, ms[] = {L, S};
     yg_tensor *in[3] = {yg_test_rand(dt, qs, 4, -2, 2, 11),
@@ -71,16 +66,27 @@ static void compare_paths(yg_dtype dt,
         YG_CHECK(yg_scaled_dot_product_attention(
             in[0], in[1], in[2], path == 0 ? NULL : mask, causal, NULL, &y[path]));
         const yg_tensor *outs[1] = {y[path]}, *gos[1] = {w};
-        YG_CHECK(yg_grad(outs, 1, gos, (const yg_tensor *const *)in, 3, false, false, false,
-                         g[path]));
+        YG_CHECK(
+            yg_grad(outs, 1, gos, (const yg_tensor *const *)in, 3, false, false, false, g[path]));
     }
-    snprintf(what, sizeof what, "%s L=%lld S=%lld causal=%d output", yg_dtype_name(dt),
-             (long long)L, (long long)S, causal);
+    snprintf(what,
+             sizeof what,
+             "%s L=%lld S=%lld causal=%d output",
+             yg_dtype_name(dt),
+             (long long)L,
+             (long long)S,
+             causal);
     expect_near(what, y[0], y[1], tol);
     const char *names[3] = {"grad_query", "grad_key", "grad_value"};
     for (int i = 0; i < 3; i++) {
-        snprintf(what, sizeof what, "%s L=%lld S=%lld causal=%d %s", yg_dtype_name(dt),
-                 (long long)L, (long long)S, causal, names[i]);
+        snprintf(what,
+                 sizeof what,
+                 "%s L=%lld S=%lld causal=%d %s",
+                 yg_dtype_name(dt),
+                 (long long)L,
+                 (long long)S,
+                 causal,
+                 names[i]);
         expect_near(what, g[0][i], g[1][i], tol);
     }
     for (int p = 0; p < 2; p++) {

@@ -8,12 +8,13 @@
  * neither output nor logsumexp: both are functions of query, key and
  * value, which it differentiates through directly.
  */
-#include "composite/composite.h"
 #include "decls/attention.h"
+
+#include "composite/composite.h"
 #include "yagrad/ops_arithmetic.h"
+#include "yagrad/ops_attention.h"
 #include "yagrad/ops_blend.h"
 #include "yagrad/ops_indexing.h"
-#include "yagrad/ops_attention.h"
 #include "yagrad/ops_linalg.h"
 #include "yagrad/ops_softmax.h"
 #include "yagrad/ops_views.h"
@@ -116,8 +117,17 @@ yg_status yg__composite_flash_attention_backward(const yg_tensor *grad_output,
     *out_grad_key = NULL;
     *out_grad_value = NULL;
     if (!yg__composite_needs_parts(inputs, 6))
-        st = yg_flash_attention_backward_fused(
-            grad_output, query, key, value, output, logsumexp, is_causal, scale, &r[0], &r[1], &r[2]);
+        st = yg_flash_attention_backward_fused(grad_output,
+                                               query,
+                                               key,
+                                               value,
+                                               output,
+                                               logsumexp,
+                                               is_causal,
+                                               scale,
+                                               &r[0],
+                                               &r[1],
+                                               &r[2]);
     else
         st = backward_parts(grad_output, query, key, value, is_causal, scale, grad_input_mask, r);
     for (int i = 0; i < 3; i++) {

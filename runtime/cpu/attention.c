@@ -27,9 +27,10 @@
  * collects from every key tile, so each thread adds into its own zeroed
  * copy, summed at the end (none when one thread runs).
  */
+#include "decls/attention.h"
+
 #include "cpu/cpu.h"
 #include "cpu/vec/kernels.h"
-#include "decls/attention.h"
 
 #include <math.h>
 #include <omp.h>
@@ -41,10 +42,10 @@
  * sizes were no better (docs/benchmarks.md, "Causal attention").  Larger
  * tiles make fewer, larger gemm calls; the causal diagonal tiles, half
  * wasted, cost more. */
-#define FQ 128  /* forward: query rows per tile */
-#define FK 128  /* forward: keys per tile */
-#define BQ 128  /* backward: query rows per tile */
-#define BK 128  /* backward: keys per tile */
+#define FQ 128 /* forward: query rows per tile */
+#define FK 128 /* forward: keys per tile */
+#define BQ 128 /* backward: query rows per tile */
+#define BK 128 /* backward: keys per tile */
 
 typedef struct attn_geom {
     int64_t batch, L, S, E, Ev;
@@ -114,7 +115,7 @@ static bool worth_threads(const attn_geom *g) {
     return work >= YG_VEC_PARALLEL_MIN * 16.0 && omp_get_max_threads() > 1;
 }
 
-#define AT(base, off) ((void *)((char *)(base) + (size_t)(off) * g->esize))
+#define AT(base, off) ((void *)((char *)(base) + (size_t)(off)*g->esize))
 
 static void forward_item(const attn_geom *g,
                          const yg_attention_loops *lp,
@@ -144,11 +145,21 @@ static void forward_item(const attn_geom *g,
     int64_t end = key_end(g, q0, bq);
     for (int64_t k0 = 0; k0 < end; k0 += FK) {
         int64_t bk = end - k0 < FK ? end - k0 : FK;
-        gemm(g, false, true, bq, bk, g->E, qb, g->E, AT(k, (b * g->S + k0) * g->E), g->E, 0, s,
-             FK);
+        gemm(g, false, true, bq, bk, g->E, qb, g->E, AT(k, (b * g->S + k0) * g->E), g->E, 0, s, FK);
         lp->fwd_tile[f](s, FK, bq, bk, g->scale, q0, k0, g->causal, m, l, acc, g->Ev);
-        gemm(g, false, false, bq, g->Ev, bk, s, FK, AT(v, (b * g->S + k0) * g->Ev), g->Ev, 1,
-             acc, g->Ev);
+        gemm(g,
+             false,
+             false,
+             bq,
+             g->Ev,
+             bk,
+             s,
+             FK,
+             AT(v, (b * g->S + k0) * g->Ev),
+             g->Ev,
+             1,
+             acc,
+             g->Ev);
     }
     for (int64_t i = 0; i < bq; i++) {
         int64_t row = b * g->L + q0 + i;
@@ -197,9 +208,8 @@ yg_status yg__cpu_flash_attention_out(const yg_tensor *query,
     per = (size_t)(FQ * FK + FQ * g->Ev + 2 * FQ) * g->esize;
     scratch = yg__alloc(per * (size_t)nt);
     if (scratch == NULL) {
-        st = yg__fail(YG_ERR_OUT_OF_MEMORY,
-                      "flash_attention: out of memory for %zu bytes",
-                      per * (size_t)nt);
+        st = yg__fail(
+            YG_ERR_OUT_OF_MEMORY, "flash_attention: out of memory for %zu bytes", per * (size_t)nt);
         goto out;
     }
     const yg_attention_loops *lp = yg__vec()->attention;
@@ -210,8 +220,8 @@ yg_status yg__cpu_flash_attention_out(const yg_tensor *query,
     for (int64_t it = 0; it < items; it++) {
         /* the last query tiles first: causal, they see the most keys */
         int64_t t = qtiles - 1 - it / g->batch, b = it % g->batch;
-        forward_item(g, lp, b, t * FQ, qp, kp, vp, op, lp_out,
-                     scratch + per * (size_t)omp_get_thread_num());
+        forward_item(
+            g, lp, b, t * FQ, qp, kp, vp, op, lp_out, scratch + per * (size_t)omp_get_thread_num());
     }
 out:
     yg__free(scratch, per * (size_t)nt);
@@ -374,7 +384,9 @@ yg_status yg__cpu_flash_attention_backward_fused_out(const yg_tensor *grad_outpu
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (int64_t r = 0; r < rows; r++)
             for (int th = 0; th < nt; th++)
-                add_into(g, AT(a.gq, r * g->E), gqs + gqbytes * (size_t)th + (size_t)(r * g->E) * g->esize,
+                add_into(g,
+                         AT(a.gq, r * g->E),
+                         gqs + gqbytes * (size_t)th + (size_t)(r * g->E) * g->esize,
                          g->E);
     }
 out:

@@ -5,10 +5,10 @@
  * thread per query row or key, the CPU's online softmax; a correct path,
  * not a fast one: scaled_dot_product_attention keeps its ops on the GPU).
  */
-#include "cuda/cuda.h"
 #include "decls/attention.h"
 
 #include "core/core.h"
+#include "cuda/cuda.h"
 
 #include <math.h>
 

@@ -9,19 +9,17 @@
  * logsumexp [..., L], of that dtype, on the inputs' device.
  */
 #include "decls/attention.h"
-#include "meta/meta.h"
 
 #include "core/core.h"
+#include "meta/meta.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 /* Checks query, key and value (of op, forward or gradient). */
-static yg_status check_qkv(const char *op,
-                           const yg_tensor *q,
-                           const yg_tensor *k,
-                           const yg_tensor *v) {
+static yg_status
+check_qkv(const char *op, const yg_tensor *q, const yg_tensor *k, const yg_tensor *v) {
     const yg_tensor *ts[3] = {q, k, v};
     const char *names[3] = {"query", "key", "value"};
     char a[128], b[128], c[128];
@@ -159,14 +157,14 @@ yg_status yg__meta_flash_attention_backward_fused(const yg_tensor *grad_output,
                             yg_dtype_name(g->dtype),
                             yg__format_sizes(g->sizes, g->ndim, b, sizeof b));
     }
-    YG_RETURN_IF_ERROR(yg__check_devices(
-        op,
-        4,
-        (const yg_tensor *const[]){query, grad_output, output, logsumexp},
-        (const char *const[]){"query", "grad_output", "output", "logsumexp"},
-        NULL,
-        0,
-        NULL));
+    YG_RETURN_IF_ERROR(
+        yg__check_devices(op,
+                          4,
+                          (const yg_tensor *const[]){query, grad_output, output, logsumexp},
+                          (const char *const[]){"query", "grad_output", "output", "logsumexp"},
+                          NULL,
+                          0,
+                          NULL));
     st = yg__tensor_empty_like(query, query->dtype, &r[0]);
     if (st == YG_OK)
         st = yg__tensor_empty_like(key, query->dtype, &r[1]);

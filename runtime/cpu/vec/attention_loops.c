@@ -1,8 +1,10 @@
 /*
  * attention_loops.c - the softmax parts of flash_attention's tiles
- * (kernels.h: attn_fwd_tile, attn_probs, attn_dscores; cpu/attention.c
- * runs the products through yg__cpu_gemm), compiled once per CPU
- * capability so that exp is SLEEF's vector function (vecmath.h).
+ * (kernels.h: yg_attention_loops' fwd_tile, probs and dscores;
+ * cpu/attention.c runs the products through yg__cpu_gemm), compiled once
+ * per CPU capability so that exp is SLEEF's vector function (vecmath.h).
+ * Each loop runs over the whole tile row, hidden keys selected to 0, so
+ * a causal diagonal tile does not end in a scalar tail of expf calls.
  *
  * A tile holds the raw products q . k of bq query rows and bk keys
  * (row stride lds).  Query row i is global row q0 + i and key column j
@@ -23,12 +25,18 @@ static int64_t visible(int64_t bk, int64_t q, int64_t k0, bool causal) {
     return n < 0 ? 0 : (n > bk ? bk : n);
 }
 
+/* fwd_tile: the online softmax step of one tile (FlashAttention's
+ * forward): the tile becomes exp(scale s - m_new) (0 where hidden), m and
+ * l (the running maximum of the scaled scores and the running sum of
+ * their exponentials) move to the new maximum, and the bq x ev
+ * accumulator rows are rescaled by exp(m_old - m_new) before the caller
+ * adds P V; a row that has seen no key yet stays as it is.
+ * probs: the probabilities of a tile from each row's logsumexp lse,
+ * exp(scale s - lse), 0 where hidden.
+ * dscores: dp (the tile of grad_output value^T) becomes scale p (dp - d),
+ * the gradient of the scaled scores times scale, d being each row's
+ * rowsum(grad_output * output). */
 #define DEFINE_ATTENTION_LOOPS(SUFFIX, T)                                                          \
-    /* The online softmax step of one tile (FlashAttention's forward): the                         \
-     * tile becomes exp(scale s - m_new) (0 where hidden), m and l (the                            \
-     * running maximum of the scaled scores and the running sum of their                           \
-     * exponentials) move to the new maximum, and the bq x ev accumulator                          \
-     * rows are rescaled by exp(m_old - m_new) before the caller adds P V. */                      \
     static void fwd_tile_##SUFFIX(void *sv,                                                        \
                                   int64_t lds,                                                     \
                                   int64_t bq,                                                      \
@@ -51,14 +59,12 @@ static int64_t visible(int64_t bk, int64_t q, int64_t k0, bool causal) {
                 row[j] *= scale;                                                                   \
             _Pragma("omp simd reduction(max : mx)") for (int64_t j = 0; j < n; j++) mx =           \
                 row[j] > mx ? row[j] : mx;                                                         \
-            if (mx == -INFINITY) { /* no key seen yet: nothing to add */                           \
+            if (mx == -INFINITY) {                                                                 \
                 for (int64_t j = 0; j < bk; j++)                                                   \
                     row[j] = 0;                                                                    \
                 continue;                                                                          \
             }                                                                                      \
             T sum = 0;                                                                             \
-            /* over the whole row, hidden entries selected to 0: a loop                            \
-             * to n leaves a scalar remainder, SLEEF's scalar expf */                              \
             _Pragma("omp simd reduction(+ : sum)") for (int64_t j = 0; j < bk; j++) {              \
                 const T e = exp(row[j] - mx);                                                      \
                 row[j] = j < n ? e : 0;                                                            \
@@ -75,8 +81,6 @@ static int64_t visible(int64_t bk, int64_t q, int64_t k0, bool causal) {
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    /* The probabilities of a tile from each row's logsumexp lse:                                  \
-     * exp(scale s - lse), 0 where hidden. */                                                      \
     static void probs_##SUFFIX(void *sv,                                                           \
                                int64_t lds,                                                        \
                                int64_t bq,                                                         \
@@ -100,9 +104,6 @@ static int64_t visible(int64_t bk, int64_t q, int64_t k0, bool causal) {
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    /* dp (the tile of grad_output value^T) becomes scale p (dp - d), the                          \
-     * gradient of the scaled scores times scale, d being each row's                               \
-     * rowsum(grad_output * output). */                                                            \
     static void dscores_##SUFFIX(void *dpv,                                                        \
                                  const void *pv,                                                   \
                                  int64_t ld,                                                       \
