@@ -1036,6 +1036,42 @@ static void wl_conv_transpose2d_fwd(bench *b) {
     wl_conv(b, &conv_transpose, false);
 }
 
+/* ---- causal attention ---------------------------------------------------- */
+
+/* scaled_dot_product_attention, causal, of q, k, v [1, 12, T, 64] (GPT-2
+ * small's heads): yagrad runs flash_attention (tiles, memory linear in
+ * T), PyTorch 1.13 its _scaled_dot_product_attention (the [T, T] scores
+ * materialised).  attention is T = 1024; attention_long, T = 4096, is for
+ * the peak RSS figure (docs/benchmarks.md).  flops: the products a causal
+ * forward and backward need, 6 gemms of 2 T^2 E over half the matrix. */
+static yg_tensor *attention_forward(yg_tensor *const *in) {
+    yg_tensor *y = NULL;
+    ok(yg_scaled_dot_product_attention(in[0], in[1], in[2], NULL, true, NULL, &y), "sdpa");
+    return y;
+}
+
+static void wl_attention_t(bench *b, int64_t t) {
+    const int64_t s[] = {1, 12, t, 64};
+    const char *names[] = {"q.grad", "k.grad", "v.grad"};
+    yg_tensor *in[3] = {leaf(fill_pattern(s, 4, 1, 2, 0), true),
+                        leaf(fill_pattern(s, 4, 2, 2, 0), true),
+                        leaf(fill_pattern(s, 4, 3, 2, 0), true)};
+    yg_tensor *g = fill_pattern(s, 4, 4, 2, 0);
+    b->flops = 6.0 * (double)t * (double)t * 64 * 12;
+    run_fwd_or_fwdbwd(b, attention_forward, in, names, 3, g);
+    for (int i = 0; i < 3; i++)
+        yg_release(in[i]);
+    yg_release(g);
+}
+
+static void wl_attention(bench *b) {
+    wl_attention_t(b, 1024);
+}
+
+static void wl_attention_long(bench *b) {
+    wl_attention_t(b, 4096);
+}
+
 /* ---- fma_peak: the compute reference ----------------------------------- */
 
 /* FMA_CHAINS independent accumulators per thread: more than the FMA
@@ -1152,6 +1188,8 @@ static const workload workloads[] = {
     {"conv1x1_fwd", wl_conv1x1_fwd, 10},
     {"depthwise3x3_fwd", wl_depthwise3x3_fwd, 10},
     {"conv_transpose2d_fwd", wl_conv_transpose2d_fwd, 10},
+    {"attention", wl_attention, 20},
+    {"attention_long", wl_attention_long, 3},
     {"fma_peak", wl_fma_peak, 20},
 };
 

@@ -490,6 +490,33 @@ def wl_conv_transpose2d_fwd(b):
     wl_conv(b, CONV_TRANSPOSE, False)
 
 
+# ---- causal attention -----------------------------------------------------------
+
+def attention_forward(inp):
+    # PyTorch 1.13's attention, (output, weights), the [T, T] weights made;
+    # its arguments are (q, k, v, attn_mask, dropout_p, need_attn_weights,
+    # is_causal): (..., None, 0.0, True) would ask for the weights and not
+    # be causal
+    return F._scaled_dot_product_attention(inp[0], inp[1], inp[2], None, 0.0, False, True)[0]
+
+
+def wl_attention_t(b, t):
+    s = [1, 12, t, 64]
+    inp = [fill_pattern(s, 1, 2, 0, True), fill_pattern(s, 2, 2, 0, True),
+           fill_pattern(s, 3, 2, 0, True)]
+    g = fill_pattern(s, 4, 2, 0)
+    b.flops = 6.0 * t * t * 64 * 12
+    run_fwd_or_fwdbwd(b, attention_forward, inp, ["q.grad", "k.grad", "v.grad"], g)
+
+
+def wl_attention(b):
+    wl_attention_t(b, 1024)
+
+
+def wl_attention_long(b):
+    wl_attention_t(b, 4096)
+
+
 # fma_peak has no twin here: it is a C loop (bench_eager.c), run on the
 # yagrad side only.
 WORKLOADS = {
@@ -536,6 +563,8 @@ WORKLOADS = {
     "conv1x1_fwd": (wl_conv1x1_fwd, 10),
     "depthwise3x3_fwd": (wl_depthwise3x3_fwd, 10),
     "conv_transpose2d_fwd": (wl_conv_transpose2d_fwd, 10),
+    "attention": (wl_attention, 20),
+    "attention_long": (wl_attention_long, 3),
 }
 
 

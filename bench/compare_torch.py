@@ -68,6 +68,7 @@ WORKLOADS = [
     "max_pool_fwd", "max_pool_fwdbwd", "embedding_bwd", "index_add",
     "triad",
     "conv3x3_fwd", "conv3x3_fwdbwd", "conv1x1_fwd", "depthwise3x3_fwd", "conv_transpose2d_fwd",
+    "attention",
     "fma_peak",
 ]
 # Workloads whose lines carry gbps; the triad is run first when any is asked for.
@@ -80,7 +81,7 @@ MEMORY_BOUND = {"chain_fwd", "chain_fwdbwd", "chain_fused_fwd", "chain_fused_fwd
 # Workloads whose lines carry gflops; fma_peak, the compute reference, is
 # run first when any is asked for.
 COMPUTE_BOUND = {"conv3x3_fwd", "conv3x3_fwdbwd", "conv1x1_fwd", "depthwise3x3_fwd",
-                 "conv_transpose2d_fwd"}
+                 "conv_transpose2d_fwd", "attention"}
 # References without a PyTorch twin (a register-resident C loop): one side.
 C_ONLY = {"fma_peak"}
 TOL = 1e-3

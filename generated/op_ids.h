@@ -256,6 +256,9 @@ typedef enum yg_op_id {
     YG_OP_lstm_cell_gates_backward_fused, /* lstm_cell_gates_backward_fused */
     YG_OP_gru_cell, /* gru_cell */
     YG_OP_scaled_dot_product_attention, /* scaled_dot_product_attention */
+    YG_OP_flash_attention, /* flash_attention */
+    YG_OP_flash_attention_backward, /* flash_attention_backward */
+    YG_OP_flash_attention_backward_fused, /* flash_attention_backward_fused */
     YG_OP_conv1d, /* conv1d */
     YG_OP_conv1d_padding, /* conv1d.padding */
     YG_OP_conv2d, /* conv2d */
@@ -324,7 +327,7 @@ typedef enum yg_op_id {
     YG_OP_to_dtype, /* to.dtype */
     YG_OP_to_device, /* to_device */
     YG_OP_type_as, /* type_as */
-    YG_OP_COUNT_ /* 312 */
+    YG_OP_COUNT_ /* 315 */
 } yg_op_id;
 
 /* The id of op, an entry of yg__ops[].  Cannot fail. */

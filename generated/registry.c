@@ -168,6 +168,7 @@ static const char *const native_batch_norm_derivative_inputs[] = {"input", "weig
 static const char *const embedding_derivative_inputs[] = {"weight"};
 static const char *const embedding_backward_derivative_inputs[] = {"grad_output"};
 static const char *const lstm_cell_gates_derivative_inputs[] = {"input_gates", "hidden_gates", "cx"};
+static const char *const flash_attention_derivative_inputs[] = {"query", "key", "value"};
 static const char *const convolution_dispatch_derivative_inputs[] = {"input", "weight", "bias"};
 static const char *const max_pool2d_with_indices_derivative_inputs[] = {"self"};
 static const char *const max_pool3d_with_indices_derivative_inputs[] = {"self"};
@@ -1356,6 +1357,34 @@ static const yg_op_arg scaled_dot_product_attention_args[] = {
     {"key", YG_OP_ARG_TENSOR},
     {"value", YG_OP_ARG_TENSOR},
     {"attn_mask", YG_OP_ARG_TENSOR | YG_OP_ARG_OPTIONAL},
+    {"is_causal", 0},
+    {"scale", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg flash_attention_args[] = {
+    {"query", YG_OP_ARG_TENSOR},
+    {"key", YG_OP_ARG_TENSOR},
+    {"value", YG_OP_ARG_TENSOR},
+    {"is_causal", 0},
+    {"scale", YG_OP_ARG_OPTIONAL},
+};
+static const yg_op_arg flash_attention_backward_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"query", YG_OP_ARG_TENSOR},
+    {"key", YG_OP_ARG_TENSOR},
+    {"value", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+    {"logsumexp", YG_OP_ARG_TENSOR},
+    {"is_causal", 0},
+    {"scale", YG_OP_ARG_OPTIONAL},
+    {"grad_input_mask", 0},
+};
+static const yg_op_arg flash_attention_backward_fused_args[] = {
+    {"grad_output", YG_OP_ARG_TENSOR},
+    {"query", YG_OP_ARG_TENSOR},
+    {"key", YG_OP_ARG_TENSOR},
+    {"value", YG_OP_ARG_TENSOR},
+    {"output", YG_OP_ARG_TENSOR},
+    {"logsumexp", YG_OP_ARG_TENSOR},
     {"is_causal", 0},
     {"scale", YG_OP_ARG_OPTIONAL},
 };
@@ -4790,7 +4819,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1897",
+        .location = "specs/native_functions.yaml:1900",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = scaled_dot_product_attention_args,
@@ -4799,11 +4828,52 @@ const yg_op_info yg__ops[] = {
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
     },
     {
+        .name = "flash_attention",
+        .schema = "flash_attention(Tensor query, Tensor key, Tensor value,"
+                  " bool is_causal=False, float? scale=None) -> (Tensor output,"
+                  " Tensor logsumexp)",
+        .location = "specs/native_functions.yaml:1927",
+        .kind = YG_OP_KIND_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = flash_attention_args,
+        .n_args = 5,
+        .n_returns = 2,
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "flash_attention_backward",
+        .schema = "flash_attention_backward(Tensor grad_output, Tensor query,"
+                  " Tensor key, Tensor value, Tensor output, Tensor logsumexp,"
+                  " bool is_causal, float? scale, bool[3] grad_input_mask) -> (Tensor grad_query,"
+                  " Tensor grad_key, Tensor grad_value)",
+        .location = "specs/native_functions.yaml:1939",
+        .kind = YG_OP_KIND_COMPOSITE,
+        .tags = 0,
+        .args = flash_attention_backward_args,
+        .n_args = 9,
+        .n_returns = 3,
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
+        .name = "flash_attention_backward_fused",
+        .schema = "flash_attention_backward_fused(Tensor grad_output, Tensor query,"
+                  " Tensor key, Tensor value, Tensor output, Tensor logsumexp,"
+                  " bool is_causal, float? scale) -> (Tensor grad_query,"
+                  " Tensor grad_key, Tensor grad_value)",
+        .location = "specs/native_functions.yaml:1946",
+        .kind = YG_OP_KIND_KERNEL,
+        .tags = YG_OP_TAG_OPAQUE,
+        .args = flash_attention_backward_fused_args,
+        .n_args = 8,
+        .n_returns = 3,
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+    },
+    {
         .name = "conv1d",
         .schema = "conv1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1906",
+        .location = "specs/native_functions.yaml:1959",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv1d_args,
@@ -4816,7 +4886,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, ConvPadding padding=valid, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1916",
+        .location = "specs/native_functions.yaml:1969",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv1d_padding_args,
@@ -4829,7 +4899,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1929",
+        .location = "specs/native_functions.yaml:1982",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv2d_args,
@@ -4842,7 +4912,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, ConvPadding padding=valid, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1933",
+        .location = "specs/native_functions.yaml:1986",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv2d_padding_args,
@@ -4855,7 +4925,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1937",
+        .location = "specs/native_functions.yaml:1990",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv3d_args,
@@ -4868,7 +4938,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, ConvPadding padding=valid, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1941",
+        .location = "specs/native_functions.yaml:1994",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv3d_padding_args,
@@ -4881,7 +4951,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
                   " int groups=1, int[1] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1947",
+        .location = "specs/native_functions.yaml:2000",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose1d_args,
@@ -4894,7 +4964,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
                   " int groups=1, int[2] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1952",
+        .location = "specs/native_functions.yaml:2005",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose2d_args,
@@ -4907,7 +4977,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
                   " int groups=1, int[3] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1958",
+        .location = "specs/native_functions.yaml:2011",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose3d_args,
@@ -4920,7 +4990,7 @@ const yg_op_info yg__ops[] = {
         .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:1968",
+        .location = "specs/native_functions.yaml:2021",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = convolution_args,
@@ -4934,7 +5004,7 @@ const yg_op_info yg__ops[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/native_functions.yaml:1977",
+        .location = "specs/native_functions.yaml:2030",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = convolution_dispatch_args,
@@ -4948,7 +5018,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor weight, int[] stride, int[] padding, int[] dilation,"
                   " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1988",
+        .location = "specs/native_functions.yaml:2041",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = convolution_backward_args,
@@ -4960,7 +5030,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1997",
+        .location = "specs/native_functions.yaml:2050",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool2d_args,
@@ -4973,7 +5043,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2004",
+        .location = "specs/native_functions.yaml:2057",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool2d_with_indices_args,
@@ -4985,7 +5055,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2011",
+        .location = "specs/native_functions.yaml:2064",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = max_pool2d_with_indices_backward_args,
@@ -4999,7 +5069,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2018",
+        .location = "specs/native_functions.yaml:2071",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool1d_with_indices_args,
@@ -5011,7 +5081,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2023",
+        .location = "specs/native_functions.yaml:2076",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool1d_args,
@@ -5024,7 +5094,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2031",
+        .location = "specs/native_functions.yaml:2084",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool3d_with_indices_args,
@@ -5036,7 +5106,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d",
         .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2037",
+        .location = "specs/native_functions.yaml:2090",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool3d_args,
@@ -5048,7 +5118,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d_with_indices_backward",
         .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2043",
+        .location = "specs/native_functions.yaml:2096",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = max_pool3d_with_indices_backward_args,
@@ -5061,7 +5131,7 @@ const yg_op_info yg__ops[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:2050",
+        .location = "specs/native_functions.yaml:2103",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_max_pool2d_args,
@@ -5073,7 +5143,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2067",
+        .location = "specs/native_functions.yaml:2120",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool2d_args,
@@ -5086,7 +5156,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:2074",
+        .location = "specs/native_functions.yaml:2127",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = avg_pool2d_backward_args,
@@ -5098,7 +5168,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool1d",
         .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2082",
+        .location = "specs/native_functions.yaml:2135",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool1d_args,
@@ -5111,7 +5181,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int? divisor_override=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2088",
+        .location = "specs/native_functions.yaml:2141",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool3d_args,
@@ -5124,7 +5194,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int? divisor_override) -> Tensor",
-        .location = "specs/native_functions.yaml:2095",
+        .location = "specs/native_functions.yaml:2148",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = avg_pool3d_backward_args,
@@ -5135,7 +5205,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2106",
+        .location = "specs/native_functions.yaml:2159",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool2d_args,
@@ -5146,7 +5216,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2113",
+        .location = "specs/native_functions.yaml:2166",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = adaptive_avg_pool2d_backward_args,
@@ -5157,7 +5227,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2122",
+        .location = "specs/native_functions.yaml:2175",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = adaptive_avg_pool2d_to_args,
@@ -5168,7 +5238,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool1d",
         .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2126",
+        .location = "specs/native_functions.yaml:2179",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool1d_args,
@@ -5179,7 +5249,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2131",
+        .location = "specs/native_functions.yaml:2184",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool3d_args,
@@ -5190,7 +5260,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2137",
+        .location = "specs/native_functions.yaml:2190",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = adaptive_avg_pool3d_backward_args,
@@ -5201,7 +5271,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d_to",
         .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2144",
+        .location = "specs/native_functions.yaml:2197",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = adaptive_avg_pool3d_to_args,
@@ -5212,7 +5282,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2151",
+        .location = "specs/native_functions.yaml:2204",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_nearest2d_args,
@@ -5223,7 +5293,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2158",
+        .location = "specs/native_functions.yaml:2211",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_nearest2d_backward_args,
@@ -5234,7 +5304,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2165",
+        .location = "specs/native_functions.yaml:2218",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = upsample_nearest2d_to_args,
@@ -5246,7 +5316,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2173",
+        .location = "specs/native_functions.yaml:2226",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_bilinear2d_args,
@@ -5258,7 +5328,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2180",
+        .location = "specs/native_functions.yaml:2233",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_bilinear2d_backward_args,
@@ -5270,7 +5340,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_to",
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2187",
+        .location = "specs/native_functions.yaml:2240",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = upsample_bilinear2d_to_args,
@@ -5282,7 +5352,7 @@ const yg_op_info yg__ops[] = {
         .name = "interpolate",
         .schema = "interpolate(Tensor self, int[] size=[], float? scale_factor=None,"
                   " InterpolationMode mode=nearest, bool align_corners=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2205",
+        .location = "specs/native_functions.yaml:2258",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = interpolate_args,
@@ -5293,7 +5363,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2210",
+        .location = "specs/native_functions.yaml:2263",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = pixel_shuffle_args,
@@ -5306,7 +5376,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2215",
+        .location = "specs/native_functions.yaml:2268",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = pixel_unshuffle_args,
@@ -5319,7 +5389,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2221",
+        .location = "specs/native_functions.yaml:2274",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = channel_shuffle_args,
@@ -5332,7 +5402,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2234",
+        .location = "specs/native_functions.yaml:2287",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = zeros_args,
@@ -5343,7 +5413,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2240",
+        .location = "specs/native_functions.yaml:2293",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = ones_args,
@@ -5355,7 +5425,7 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2247",
+        .location = "specs/native_functions.yaml:2300",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = full_args,
@@ -5366,7 +5436,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2254",
+        .location = "specs/native_functions.yaml:2307",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = empty_args,
@@ -5377,7 +5447,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2264",
+        .location = "specs/native_functions.yaml:2317",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = arange_args,
@@ -5389,7 +5459,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2271",
+        .location = "specs/native_functions.yaml:2324",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = arange_start_args,
@@ -5401,7 +5471,7 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2280",
+        .location = "specs/native_functions.yaml:2333",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = linspace_args,
@@ -5412,7 +5482,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2286",
+        .location = "specs/native_functions.yaml:2339",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = eye_args,
@@ -5423,7 +5493,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2292",
+        .location = "specs/native_functions.yaml:2345",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = eye_m_args,
@@ -5434,7 +5504,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2298",
+        .location = "specs/native_functions.yaml:2351",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = zeros_like_args,
@@ -5447,7 +5517,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2303",
+        .location = "specs/native_functions.yaml:2356",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = ones_like_args,
@@ -5461,7 +5531,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2309",
+        .location = "specs/native_functions.yaml:2362",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = full_like_args,
@@ -5474,7 +5544,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2315",
+        .location = "specs/native_functions.yaml:2368",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = empty_like_args,
@@ -5488,7 +5558,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2326",
+        .location = "specs/native_functions.yaml:2379",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = rand_args,
@@ -5500,7 +5570,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2337",
+        .location = "specs/native_functions.yaml:2390",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = randn_args,
@@ -5512,7 +5582,7 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2347",
+        .location = "specs/native_functions.yaml:2400",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = randint_args,
@@ -5523,7 +5593,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2354",
+        .location = "specs/native_functions.yaml:2407",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = bernoulli_args,
@@ -5534,7 +5604,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2361",
+        .location = "specs/native_functions.yaml:2414",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = bernoulli_p_args,
@@ -5548,7 +5618,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2369",
+        .location = "specs/native_functions.yaml:2422",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = rand_like_args,
@@ -5560,7 +5630,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2373",
+        .location = "specs/native_functions.yaml:2426",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = randn_like_args,
@@ -5571,7 +5641,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2378",
+        .location = "specs/native_functions.yaml:2431",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = dropout_args,
@@ -5582,7 +5652,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:2386",
+        .location = "specs/native_functions.yaml:2439",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = to_copy_args,
@@ -5595,7 +5665,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2394",
+        .location = "specs/native_functions.yaml:2447",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = to_dtype_args,
@@ -5608,7 +5678,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_device",
         .schema = "to_device(Tensor self, Device device, int index=0) -> Tensor",
-        .location = "specs/native_functions.yaml:2403",
+        .location = "specs/native_functions.yaml:2456",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = to_device_args,
@@ -5621,7 +5691,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:2410",
+        .location = "specs/native_functions.yaml:2463",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = type_as_args,
@@ -5632,8 +5702,8 @@ const yg_op_info yg__ops[] = {
                   YG_DTYPE_BIT(YG_BFLOAT16),
     },
 };
-const int32_t yg__ops_count = 312;
-_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 312, "op table size");
+const int32_t yg__ops_count = 315;
+_Static_assert(sizeof(yg__ops) / sizeof(yg__ops[0]) == 315, "op table size");
 
 const yg_derivative_info yg__derivatives[] = {
     {
@@ -6974,12 +7044,21 @@ const yg_derivative_info yg__derivatives[] = {
         .inputs = lstm_cell_gates_derivative_inputs,
     },
     {
+        .name = "flash_attention",
+        .schema = "flash_attention(Tensor query, Tensor key, Tensor value,"
+                  " bool is_causal=False, float? scale=None) -> (Tensor output,"
+                  " Tensor logsumexp)",
+        .location = "specs/derivatives.yaml:824",
+        .n_inputs = 3,
+        .inputs = flash_attention_derivative_inputs,
+    },
+    {
         .name = "convolution_dispatch",
         .schema = "convolution_dispatch(Tensor input, Tensor weight, Tensor? bias,"
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/derivatives.yaml:823",
+        .location = "specs/derivatives.yaml:832",
         .n_inputs = 3,
         .inputs = convolution_dispatch_derivative_inputs,
     },
@@ -6988,7 +7067,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:830",
+        .location = "specs/derivatives.yaml:839",
         .n_inputs = 1,
         .inputs = max_pool2d_with_indices_derivative_inputs,
     },
@@ -6997,7 +7076,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/derivatives.yaml:835",
+        .location = "specs/derivatives.yaml:844",
         .n_inputs = 1,
         .inputs = max_pool3d_with_indices_derivative_inputs,
     },
@@ -7005,7 +7084,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/derivatives.yaml:840",
+        .location = "specs/derivatives.yaml:849",
         .n_inputs = 1,
         .inputs = adaptive_max_pool2d_derivative_inputs,
     },
@@ -7013,7 +7092,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/derivatives.yaml:846",
+        .location = "specs/derivatives.yaml:855",
         .n_inputs = 1,
         .inputs = avg_pool2d_derivative_inputs,
     },
@@ -7022,7 +7101,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/derivatives.yaml:850",
+        .location = "specs/derivatives.yaml:859",
         .n_inputs = 1,
         .inputs = avg_pool2d_backward_derivative_inputs,
     },
@@ -7031,7 +7110,7 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int? divisor_override=None) -> Tensor",
-        .location = "specs/derivatives.yaml:853",
+        .location = "specs/derivatives.yaml:862",
         .n_inputs = 1,
         .inputs = avg_pool3d_derivative_inputs,
     },
@@ -7040,49 +7119,49 @@ const yg_derivative_info yg__derivatives[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int? divisor_override) -> Tensor",
-        .location = "specs/derivatives.yaml:857",
+        .location = "specs/derivatives.yaml:866",
         .n_inputs = 1,
         .inputs = avg_pool3d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:862",
+        .location = "specs/derivatives.yaml:871",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:869",
+        .location = "specs/derivatives.yaml:878",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool2d_backward_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:872",
+        .location = "specs/derivatives.yaml:881",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool3d_derivative_inputs,
     },
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:875",
+        .location = "specs/derivatives.yaml:884",
         .n_inputs = 1,
         .inputs = adaptive_avg_pool3d_backward_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/derivatives.yaml:880",
+        .location = "specs/derivatives.yaml:889",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_derivative_inputs,
     },
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/derivatives.yaml:883",
+        .location = "specs/derivatives.yaml:892",
         .n_inputs = 1,
         .inputs = upsample_nearest2d_backward_derivative_inputs,
     },
@@ -7090,7 +7169,7 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/derivatives.yaml:886",
+        .location = "specs/derivatives.yaml:895",
         .n_inputs = 1,
         .inputs = upsample_bilinear2d_derivative_inputs,
     },
@@ -7098,39 +7177,39 @@ const yg_derivative_info yg__derivatives[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/derivatives.yaml:891",
+        .location = "specs/derivatives.yaml:900",
         .n_inputs = 1,
         .inputs = upsample_bilinear2d_backward_derivative_inputs,
     },
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:899",
+        .location = "specs/derivatives.yaml:908",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/derivatives.yaml:903",
+        .location = "specs/derivatives.yaml:912",
         .n_inputs = 0,
         .inputs = NULL,
     },
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/derivatives.yaml:913",
+        .location = "specs/derivatives.yaml:922",
         .n_inputs = 1,
         .inputs = to_copy_derivative_inputs,
     },
     {
         .name = "to_device",
         .schema = "to_device(Tensor self, Device device, int index=0) -> Tensor",
-        .location = "specs/derivatives.yaml:917",
+        .location = "specs/derivatives.yaml:926",
         .n_inputs = 1,
         .inputs = to_device_derivative_inputs,
     },
 };
-const int32_t yg__derivatives_count = 206;
-_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 206,
+const int32_t yg__derivatives_count = 207;
+_Static_assert(sizeof(yg__derivatives) / sizeof(yg__derivatives[0]) == 207,
                "derivative table size");

@@ -23,6 +23,7 @@
 #include "yagrad/ops_indexing.h"
 #include "yagrad/ops_join_split.h"
 #include "yagrad/ops_layers.h"
+#include "yagrad/ops_attention.h"
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_padding.h"
 #include "yagrad/ops_pooling.h"
@@ -494,6 +495,51 @@ static void test_shape_propagation_recomputes_traced_attention(void **state) {
     release_all(in, 5);
 }
 
+/* flash_attention (both outputs) and its fused gradient; inputs: query
+ * [2, 4, 3], key [2, 5, 3], value [2, 5, 6], grad_output [2, 4, 6]. */
+static yg_status flash_attends(void *ctx,
+                               yg_tensor *const *inputs,
+                               int64_t n_inputs,
+                               yg_tensor **outputs,
+                               int64_t n_outputs) {
+    yg_tensor *o = NULL, *lse = NULL, *g[3] = {NULL, NULL, NULL};
+    yg_status st;
+    (void)ctx;
+    (void)n_inputs;
+    (void)n_outputs;
+    st = yg_flash_attention(inputs[0], inputs[1], inputs[2], true, NULL, &o, &lse);
+    if (st == YG_OK)
+        st = yg_flash_attention_backward_fused(
+            inputs[3], inputs[0], inputs[1], inputs[2], o, lse, true, NULL, &g[0], &g[1], &g[2]);
+    if (st == YG_OK) {
+        outputs[0] = yg_retain(lse);
+        outputs[1] = yg_retain(g[1]);
+    }
+    yg_release(o);
+    yg_release(lse);
+    for (int i = 0; i < 3; i++)
+        yg_release(g[i]);
+    return st;
+}
+
+static void test_shape_propagation_recomputes_traced_flash_attention(void **state) {
+    (void)state;
+    const int64_t qs[] = {2, 4, 3}, ks[] = {2, 5, 3}, vs[] = {2, 5, 6}, gs[] = {2, 4, 6};
+    yg_tensor *in[4] = {
+        rand_tensor(qs, 3, 1), rand_tensor(ks, 3, 2), rand_tensor(vs, 3, 3), rand_tensor(gs, 3, 4)};
+    yg_trace_result *r = NULL;
+    YG_CHECK(yg_trace(flash_attends, NULL, in, 4, 2, NULL, &r));
+    char *text = NULL;
+    YG_CHECK(yg_graph_print(r->graph, &text));
+    assert_non_null(strstr(text, "sizes=[2, 4, 6]"));
+    assert_non_null(strstr(text, "sizes=[2, 4]"));
+    yg_string_release(text);
+    expect_kinds(r->graph, "flash_attention,flash_attention_backward_fused");
+    expect_types_recomputed(r->graph, 0);
+    yg_trace_result_release(r);
+    release_all(in, 4);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shape_propagation_recomputes_traced_creation_random_and_conversion),
@@ -503,6 +549,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_shape_propagation_recomputes_pointwise_dtypes_of_every_pair),
         cmocka_unit_test(test_shape_propagation_recomputes_traced_recurrent_cells),
         cmocka_unit_test(test_shape_propagation_recomputes_traced_attention),
+        cmocka_unit_test(test_shape_propagation_recomputes_traced_flash_attention),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

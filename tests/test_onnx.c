@@ -1478,6 +1478,14 @@ static const sym_case sym_cases[] = {
      "  return (%y)\n",
      false,
      0},
+    {"flash_attention",
+     "graph(%q : Tensor(dtype=float32, sizes=[2, 3, 4]), %k : Tensor(dtype=float32, sizes=[2, 5, "
+     "4]),"
+     " %v : Tensor(dtype=float32, sizes=[2, 5, 2])):\n"
+     "  %y : Tensor, %l : Tensor = flash_attention[is_causal=1, scale=0.7](%q, %k, %v)\n"
+     "  return (%y, %l)\n",
+     false,
+     0},
 };
 
 static void fill_bool(yg_tensor *t, uint64_t seed) {

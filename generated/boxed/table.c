@@ -250,6 +250,9 @@ yg_boxed_impl yg__boxed_lstm_cell_gates_backward;
 yg_boxed_impl yg__boxed_lstm_cell_gates_backward_fused;
 yg_boxed_impl yg__boxed_gru_cell;
 yg_boxed_impl yg__boxed_scaled_dot_product_attention;
+yg_boxed_impl yg__boxed_flash_attention;
+yg_boxed_impl yg__boxed_flash_attention_backward;
+yg_boxed_impl yg__boxed_flash_attention_backward_fused;
 yg_boxed_impl yg__boxed_conv1d;
 yg_boxed_impl yg__boxed_conv1d_padding;
 yg_boxed_impl yg__boxed_conv2d;
@@ -564,6 +567,9 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "lstm_cell_gates_backward_fused", .fn = yg__boxed_lstm_cell_gates_backward_fused},
     {.name = "gru_cell", .fn = yg__boxed_gru_cell},
     {.name = "scaled_dot_product_attention", .fn = yg__boxed_scaled_dot_product_attention},
+    {.name = "flash_attention", .fn = yg__boxed_flash_attention},
+    {.name = "flash_attention_backward", .fn = yg__boxed_flash_attention_backward},
+    {.name = "flash_attention_backward_fused", .fn = yg__boxed_flash_attention_backward_fused},
     {.name = "conv1d", .fn = yg__boxed_conv1d},
     {.name = "conv1d.padding", .fn = yg__boxed_conv1d_padding},
     {.name = "conv2d", .fn = yg__boxed_conv2d},
@@ -633,6 +639,6 @@ const yg_boxed_op yg__boxed_ops[] = {
     {.name = "to_device", .fn = yg__boxed_to_device},
     {.name = "type_as", .fn = yg__boxed_type_as},
 };
-const int32_t yg__boxed_ops_count = 312;
-_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 312,
+const int32_t yg__boxed_ops_count = 315;
+_Static_assert(sizeof(yg__boxed_ops) / sizeof(yg__boxed_ops[0]) == 315,
                "boxed table size");

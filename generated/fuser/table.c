@@ -729,6 +729,9 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* lstm_cell_gates_backward_fused */
     {.n_inputs = 0}, /* gru_cell */
     {.n_inputs = 0}, /* scaled_dot_product_attention */
+    {.n_inputs = 0}, /* flash_attention */
+    {.n_inputs = 0}, /* flash_attention_backward */
+    {.n_inputs = 0}, /* flash_attention_backward_fused */
     {.n_inputs = 0}, /* conv1d */
     {.n_inputs = 0}, /* conv1d.padding */
     {.n_inputs = 0}, /* conv2d */
@@ -798,6 +801,6 @@ const yg_fuse_op yg__fuse_ops[] = {
     {.n_inputs = 0}, /* to_device */
     {.n_inputs = 0}, /* type_as */
 };
-const int32_t yg__fuse_ops_count = 312;
-_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 312,
+const int32_t yg__fuse_ops_count = 315;
+_Static_assert(sizeof(yg__fuse_ops) / sizeof(yg__fuse_ops[0]) == 315,
                "fuser table size");

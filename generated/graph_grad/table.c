@@ -147,6 +147,7 @@ yg_graph_grad_impl yg__graph_grad_native_layer_norm;
 yg_graph_grad_impl yg__graph_grad_embedding;
 yg_graph_grad_impl yg__graph_grad_embedding_backward;
 yg_graph_grad_impl yg__graph_grad_lstm_cell_gates;
+yg_graph_grad_impl yg__graph_grad_flash_attention;
 yg_graph_grad_impl yg__graph_grad_convolution_dispatch;
 yg_graph_grad_impl yg__graph_grad_max_pool2d_with_indices;
 yg_graph_grad_impl yg__graph_grad_max_pool3d_with_indices;
@@ -410,6 +411,9 @@ const yg_graph_grad_op yg__graph_grad_ops[] = {
     {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* lstm_cell_gates_backward_fused */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* gru_cell */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* scaled_dot_product_attention */
+    {.fn = yg__graph_grad_flash_attention}, /* flash_attention */
+    {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* flash_attention_backward */
+    {.fn = NULL, .no_grad = true, .unsupported = "no entry in specs/derivatives.yaml"}, /* flash_attention_backward_fused */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* conv1d */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* conv1d.padding */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* conv2d */
@@ -479,6 +483,6 @@ const yg_graph_grad_op yg__graph_grad_ops[] = {
     {.fn = NULL, .no_grad = false, .unsupported = "graph_grad: not_implemented: IR values carry no device"}, /* to_device */
     {.fn = NULL, .no_grad = false, .unsupported = "no entry in specs/derivatives.yaml"}, /* type_as */
 };
-const int32_t yg__graph_grad_ops_count = 312;
-_Static_assert(sizeof(yg__graph_grad_ops) / sizeof(yg__graph_grad_ops[0]) == 312,
+const int32_t yg__graph_grad_ops_count = 315;
+_Static_assert(sizeof(yg__graph_grad_ops) / sizeof(yg__graph_grad_ops[0]) == 315,
                "graph_grad table size");

@@ -89,6 +89,7 @@ yg_onnx_symbolic_fn yg__onnx_sym_lstm_cell; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_lstm_cell_gates; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_gru_cell; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_scaled_dot_product_attention; /* handwritten */
+yg_onnx_symbolic_fn yg__onnx_sym_flash_attention; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_conv1d; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_conv1d_padding; /* handwritten */
 yg_onnx_symbolic_fn yg__onnx_sym_conv2d; /* handwritten */

@@ -343,6 +343,10 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
      "a gradient op (export inference graphs)"},
     {"gru_cell", yg__onnx_sym_gru_cell, 0, "custom", NULL},
     {"scaled_dot_product_attention", yg__onnx_sym_scaled_dot_product_attention, 0, "custom", NULL},
+    {"flash_attention", yg__onnx_sym_flash_attention, 0, "custom", NULL},
+    {"flash_attention_backward", NULL, 0, NULL, "a gradient op (export inference graphs)"},
+    {"flash_attention_backward_fused", NULL, 0, NULL,
+     "a gradient op (export inference graphs)"},
     {"conv1d", yg__onnx_sym_conv1d, 0, "custom", NULL},
     {"conv1d.padding", yg__onnx_sym_conv1d_padding, 0, "custom", NULL},
     {"conv2d", yg__onnx_sym_conv2d, 0, "custom", NULL},
@@ -425,4 +429,4 @@ const yg_onnx_symbolic yg__onnx_symbolics[] = {
     {"type_as", yg__onnx_sym_type_as, 0, "custom", NULL},
 };
 
-const int32_t yg__onnx_symbolics_count = 312;
+const int32_t yg__onnx_symbolics_count = 315;

@@ -1,6 +1,7 @@
 /*
  * composite/nn.c - layers and gradients written with other ops:
- * layer_norm, group_norm, scaled_dot_product_attention, and
+ * layer_norm, group_norm, scaled_dot_product_attention (flash_attention,
+ * the tiled kernel, when it applies; else its ops), and
  * softmax_backward (the gradient of softmax: softmax_backward_fused when
  * nothing records its parts, the parts when they must stay differentiable for
  * double backward).
@@ -26,6 +27,8 @@
 #include "yagrad/ops_blend.h"
 #include "yagrad/ops_comparison.h"
 #include "yagrad/ops_indexing.h"
+#include "yagrad/ops_layers.h"
+#include "yagrad/ops_attention.h"
 #include "yagrad/ops_linalg.h"
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_softmax.h"
@@ -145,6 +148,33 @@ yg_status yg__composite_layer_norm(const yg_tensor *input,
     return st;
 }
 
+/* Whether scaled_dot_product_attention without a mask can run as
+ * flash_attention (the tiled kernel, memory linear in L and S): a CPU
+ * kernel of float32 or float64, for query, key and value of one dtype
+ * whose batch dims are the same (flash_attention does not broadcast).
+ * Anything else (a CUDA tensor, another dtype, broadcast batch dims)
+ * keeps the ops below. */
+static bool flash_applies(const yg_tensor *q, const yg_tensor *k, const yg_tensor *v) {
+    yg_dtype dt = yg_tensor_dtype(q);
+    int64_t nd = yg_tensor_ndim(q);
+    if (dt != YG_FLOAT32 && dt != YG_FLOAT64)
+        return false;
+    if (yg_tensor_dtype(k) != dt || yg_tensor_dtype(v) != dt)
+        return false;
+    if (yg_tensor_device(q) != YG_CPU || yg_tensor_device(k) != YG_CPU ||
+        yg_tensor_device(v) != YG_CPU)
+        return false;
+    if (yg_tensor_ndim(k) != nd || yg_tensor_ndim(v) != nd)
+        return false;
+    for (int64_t d = 0; d < nd - 2; d++) {
+        if (yg_tensor_size(k, d) != yg_tensor_size(q, d) ||
+            yg_tensor_size(v, d) != yg_tensor_size(q, d))
+            return false;
+    }
+    return yg_tensor_size(k, -1) == yg_tensor_size(q, -1) &&
+           yg_tensor_size(v, -2) == yg_tensor_size(k, -2);
+}
+
 yg_status yg__composite_scaled_dot_product_attention(const yg_tensor *query,
                                                      const yg_tensor *key,
                                                      const yg_tensor *value,
@@ -166,6 +196,12 @@ yg_status yg__composite_scaled_dot_product_attention(const yg_tensor *query,
             "and key %s",
             yg_tensor_format_sizes(query, qbuf, sizeof qbuf),
             yg_tensor_format_sizes(key, kbuf, sizeof kbuf));
+    if (attn_mask == NULL && flash_applies(query, key, value)) {
+        yg_tensor *lse = NULL;
+        st = yg_flash_attention(query, key, value, is_causal, scale, out, &lse);
+        yg_release(lse);
+        return st;
+    }
     int64_t L = yg_tensor_size(query, -2), S = yg_tensor_size(key, -2),
             E = yg_tensor_size(query, -1);
     double s = scale != NULL ? *scale : 1 / sqrt((double)(E > 0 ? E : 1));

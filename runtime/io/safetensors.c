@@ -21,10 +21,11 @@
  * does) and streams each tensor's bytes into a temporary file that is
  * renamed over the target once complete.
  */
+#include "yagrad/safetensors.h"
+
 #include "core/core.h"
 #include "yagrad/autograd.h"
 #include "yagrad/ops_inplace_fill.h"
-#include "yagrad/safetensors.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,18 +53,28 @@ typedef struct st_dtype {
 } st_dtype;
 
 static const st_dtype dtypes[] = {
-    {"F64", 64, true, YG_FLOAT64},   {"F32", 32, true, YG_FLOAT32},
-    {"F16", 16, true, YG_FLOAT16},   {"BF16", 16, true, YG_BFLOAT16},
-    {"I64", 64, true, YG_INT64},     {"I32", 32, true, YG_INT32},
-    {"BOOL", 8, true, YG_BOOL},      {"U8", 8, false, YG_DTYPE_COUNT_},
-    {"I8", 8, false, YG_DTYPE_COUNT_}, {"I16", 16, false, YG_DTYPE_COUNT_},
-    {"U16", 16, false, YG_DTYPE_COUNT_}, {"U32", 32, false, YG_DTYPE_COUNT_},
-    {"U64", 64, false, YG_DTYPE_COUNT_}, {"C64", 64, false, YG_DTYPE_COUNT_},
-    {"F8_E4M3", 8, false, YG_DTYPE_COUNT_}, {"F8_E5M2", 8, false, YG_DTYPE_COUNT_},
-    {"F8_E8M0", 8, false, YG_DTYPE_COUNT_}, {"F6_E2M3", 6, false, YG_DTYPE_COUNT_},
-    {"F6_E3M2", 6, false, YG_DTYPE_COUNT_}, {"F4", 4, false, YG_DTYPE_COUNT_},
+    {"F64", 64, true, YG_FLOAT64},
+    {"F32", 32, true, YG_FLOAT32},
+    {"F16", 16, true, YG_FLOAT16},
+    {"BF16", 16, true, YG_BFLOAT16},
+    {"I64", 64, true, YG_INT64},
+    {"I32", 32, true, YG_INT32},
+    {"BOOL", 8, true, YG_BOOL},
+    {"U8", 8, false, YG_DTYPE_COUNT_},
+    {"I8", 8, false, YG_DTYPE_COUNT_},
+    {"I16", 16, false, YG_DTYPE_COUNT_},
+    {"U16", 16, false, YG_DTYPE_COUNT_},
+    {"U32", 32, false, YG_DTYPE_COUNT_},
+    {"U64", 64, false, YG_DTYPE_COUNT_},
+    {"C64", 64, false, YG_DTYPE_COUNT_},
+    {"F8_E4M3", 8, false, YG_DTYPE_COUNT_},
+    {"F8_E5M2", 8, false, YG_DTYPE_COUNT_},
+    {"F8_E8M0", 8, false, YG_DTYPE_COUNT_},
+    {"F6_E2M3", 6, false, YG_DTYPE_COUNT_},
+    {"F6_E3M2", 6, false, YG_DTYPE_COUNT_},
+    {"F4", 4, false, YG_DTYPE_COUNT_},
 };
-#define N_DTYPES ((int)(sizeof dtypes / sizeof dtypes[0]))
+#define N_DTYPES       ((int)(sizeof dtypes / sizeof dtypes[0]))
 #define SUPPORTED_LIST "F64, F32, F16, BF16, I64, I32, BOOL"
 
 typedef struct st_tensor {
@@ -76,9 +87,9 @@ typedef struct st_tensor {
 } st_tensor;
 
 struct yg_safetensors {
-    int fd;             /* the file; -1 over a buffer */
-    const uint8_t *buf; /* the caller's bytes; NULL over a file */
-    char *source;       /* "'path'" or "buffer", for messages */
+    int fd;              /* the file; -1 over a buffer */
+    const uint8_t *buf;  /* the caller's bytes; NULL over a file */
+    char *source;        /* "'path'" or "buffer", for messages */
     uint64_t data_start; /* 8 + header length */
     uint64_t data_len;
     int64_t n;
@@ -166,8 +177,8 @@ static bool json_u64(const json_t *v, uint64_t *out) {
 /* "__metadata__": an object of strings, kept in header order. */
 static yg_status parse_metadata(yg_safetensors *f, json_t *meta, const char *op) {
     if (!json_is_object(meta))
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s: \"__metadata__\" is not an object",
-                        op, f->source);
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "%s: %s: \"__metadata__\" is not an object", op, f->source);
     size_t n = json_object_size(meta);
     f->meta_keys = calloc(n ? n : 1, sizeof *f->meta_keys);
     f->meta_values = calloc(n ? n : 1, sizeof *f->meta_values);
@@ -178,8 +189,10 @@ static yg_status parse_metadata(yg_safetensors *f, json_t *meta, const char *op)
     json_object_foreach(meta, key, value) {
         if (!json_is_string(value))
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                            "%s: %s: \"__metadata__\" entry \"%s\" is not a string", op,
-                            f->source, key);
+                            "%s: %s: \"__metadata__\" entry \"%s\" is not a string",
+                            op,
+                            f->source,
+                            key);
         f->meta_keys[f->n_meta] = dup_string(key);
         f->meta_values[f->n_meta] = dup_string(json_string_value(value));
         f->n_meta++; /* counted before the check: close frees what was made */
@@ -198,24 +211,38 @@ static yg_status parse_entry(const yg_safetensors *f,
                              const char *op) {
     char shape[256];
     if (!json_is_object(entry))
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s: tensor \"%s\": entry is not an object",
-                        op, f->source, name);
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: %s: tensor \"%s\": entry is not an object",
+                        op,
+                        f->source,
+                        name);
     json_t *dtype = json_object_get(entry, "dtype");
     json_t *sizes = json_object_get(entry, "shape");
     json_t *offsets = json_object_get(entry, "data_offsets");
     if (!json_is_string(dtype))
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s: tensor \"%s\": %s", op, f->source,
-                        name, dtype == NULL ? "no \"dtype\"" : "\"dtype\" is not a string");
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: %s: tensor \"%s\": %s",
+                        op,
+                        f->source,
+                        name,
+                        dtype == NULL ? "no \"dtype\"" : "\"dtype\" is not a string");
     t->dtype = dtype_by_name(json_string_value(dtype));
     if (t->dtype == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "%s: %s: tensor \"%s\": unknown dtype \"%s\" (the format's dtypes: "
                         "BOOL, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64, C64, "
                         "F8_E4M3, F8_E5M2, F8_E8M0, F6_E2M3, F6_E3M2, F4)",
-                        op, f->source, name, json_string_value(dtype));
+                        op,
+                        f->source,
+                        name,
+                        json_string_value(dtype));
     if (!json_is_array(sizes))
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s: tensor \"%s\": %s", op, f->source,
-                        name, sizes == NULL ? "no \"shape\"" : "\"shape\" is not an array");
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: %s: tensor \"%s\": %s",
+                        op,
+                        f->source,
+                        name,
+                        sizes == NULL ? "no \"shape\"" : "\"shape\" is not an array");
     t->ndim = (int64_t)json_array_size(sizes);
     if (t->ndim > 0) {
         t->sizes = malloc((size_t)t->ndim * sizeof *t->sizes);
@@ -229,9 +256,11 @@ static yg_status parse_entry(const yg_safetensors *f,
         uint64_t s;
         if (!json_u64(v, &s))
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                            "%s: %s: tensor \"%s\": shape entry %" PRId64
-                            " is not an integer >= 0",
-                            op, f->source, name, d);
+                            "%s: %s: tensor \"%s\": shape entry %" PRId64 " is not an integer >= 0",
+                            op,
+                            f->source,
+                            name,
+                            d);
         t->sizes[d] = (int64_t)s;
         /* With a zero anywhere the tensor is empty whatever the others are. */
         if (s != 0 && numel > INT64_MAX / s)
@@ -243,26 +272,41 @@ static yg_status parse_entry(const yg_safetensors *f,
         overflow = false;
     if (overflow)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: %s: tensor \"%s\": shape %s has more than 2^63 elements", op,
-                        f->source, name, yg__format_sizes(t->sizes, t->ndim, shape, sizeof shape));
+                        "%s: %s: tensor \"%s\": shape %s has more than 2^63 elements",
+                        op,
+                        f->source,
+                        name,
+                        yg__format_sizes(t->sizes, t->ndim, shape, sizeof shape));
     t->numel = (int64_t)numel;
     if (!json_is_array(offsets) || json_array_size(offsets) != 2 ||
         !json_u64(json_array_get(offsets, 0), &t->begin) ||
         !json_u64(json_array_get(offsets, 1), &t->end))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: %s: tensor \"%s\": %s", op, f->source, name,
+                        "%s: %s: tensor \"%s\": %s",
+                        op,
+                        f->source,
+                        name,
                         offsets == NULL ? "no \"data_offsets\""
                                         : "\"data_offsets\" is not [begin, end] of integers >= 0");
     if (t->end < t->begin)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "%s: %s: tensor \"%s\": data_offsets [%" PRIu64 ", %" PRIu64
                         "] end before they begin",
-                        op, f->source, name, t->begin, t->end);
+                        op,
+                        f->source,
+                        name,
+                        t->begin,
+                        t->end);
     if (t->end > f->data_len)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "%s: %s: tensor \"%s\": data_offsets [%" PRIu64 ", %" PRIu64
                         "] run past the end of the data (%" PRIu64 " bytes after the header)",
-                        op, f->source, name, t->begin, t->end, f->data_len);
+                        op,
+                        f->source,
+                        name,
+                        t->begin,
+                        t->end,
+                        f->data_len);
     /* numel < 2^63 and bits <= 64, so numel * bits fits in 70 bits: test
      * before multiplying. */
     uint64_t bits = (uint64_t)t->dtype->bits, held = t->end - t->begin;
@@ -270,15 +314,24 @@ static yg_status parse_entry(const yg_safetensors *f,
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "%s: %s: tensor \"%s\": shape %s of %s is not a whole number of bytes "
                         "below 2^64",
-                        op, f->source, name,
-                        yg__format_sizes(t->sizes, t->ndim, shape, sizeof shape), t->dtype->name);
+                        op,
+                        f->source,
+                        name,
+                        yg__format_sizes(t->sizes, t->ndim, shape, sizeof shape),
+                        t->dtype->name);
     if (numel * bits / 8 != held)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "%s: %s: tensor \"%s\": data_offsets [%" PRIu64 ", %" PRIu64
                         "] hold %" PRIu64 " bytes, but shape %s of %s needs %" PRIu64,
-                        op, f->source, name, t->begin, t->end, held,
+                        op,
+                        f->source,
+                        name,
+                        t->begin,
+                        t->end,
+                        held,
                         yg__format_sizes(t->sizes, t->ndim, shape, sizeof shape),
-                        t->dtype->name, numel * bits / 8);
+                        t->dtype->name,
+                        numel * bits / 8);
     return YG_OK;
 }
 
@@ -313,14 +366,26 @@ static yg_status check_tiling(const yg_safetensors *f, const char *op) {
             st = yg__fail(YG_ERR_INVALID_ARGUMENT,
                           "%s: %s: tensor \"%s\": data_offsets [%" PRIu64 ", %" PRIu64
                           "] overlap tensor \"%s\" [%" PRIu64 ", %" PRIu64 "]",
-                          op, f->source, t->name, t->begin, t->end, prev->name, prev->begin,
+                          op,
+                          f->source,
+                          t->name,
+                          t->begin,
+                          t->end,
+                          prev->name,
+                          prev->begin,
                           prev->end);
         else if (t->begin > at)
             st = yg__fail(YG_ERR_INVALID_ARGUMENT,
                           "%s: %s: tensor \"%s\": data_offsets [%" PRIu64 ", %" PRIu64
                           "] leave a hole: bytes [%" PRIu64 ", %" PRIu64
                           ") of the data belong to no tensor",
-                          op, f->source, t->name, t->begin, t->end, at, t->begin);
+                          op,
+                          f->source,
+                          t->name,
+                          t->begin,
+                          t->end,
+                          at,
+                          t->begin);
         at = t->end;
         prev = t;
     }
@@ -329,12 +394,19 @@ static yg_status check_tiling(const yg_safetensors *f, const char *op) {
             st = yg__fail(YG_ERR_INVALID_ARGUMENT,
                           "%s: %s: the data is %" PRIu64 " bytes, but the last tensor, \"%s\", "
                           "ends at %" PRIu64 ": the %" PRIu64 " bytes after it belong to no tensor",
-                          op, f->source, f->data_len, prev->name, at, f->data_len - at);
+                          op,
+                          f->source,
+                          f->data_len,
+                          prev->name,
+                          at,
+                          f->data_len - at);
         else
             st = yg__fail(YG_ERR_INVALID_ARGUMENT,
                           "%s: %s: the header lists no tensor, but %" PRIu64
                           " bytes of data follow it",
-                          op, f->source, f->data_len);
+                          op,
+                          f->source,
+                          f->data_len);
     }
     free(order);
     return st;
@@ -354,19 +426,31 @@ static yg_status parse_header(yg_safetensors *f, const char *text, size_t n, con
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
                             "%s: %s: header: duplicate key %.*s (a tensor name or a field given "
                             "twice) at line %d, column %d",
-                            op, f->source, len > 0 ? len : 0, key, err.line, err.column);
+                            op,
+                            f->source,
+                            len > 0 ? len : 0,
+                            key,
+                            err.line,
+                            err.column);
         }
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: %s: header is not valid JSON: %s (line %d, column %d)", op,
-                        f->source, err.text, err.line, err.column);
+                        "%s: %s: header is not valid JSON: %s (line %d, column %d)",
+                        op,
+                        f->source,
+                        err.text,
+                        err.line,
+                        err.column);
     }
     yg_status st = YG_OK;
     if (!json_is_object(root)) {
-        static const char *const kinds[] = {"an object", "an array", "a string", "an integer",
-                                            "a real", "true", "false", "null"};
+        static const char *const kinds[] = {
+            "an object", "an array", "a string", "an integer", "a real", "true", "false", "null"};
         int k = (int)json_typeof(root);
-        st = yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s: header is not a JSON object (it is %s)",
-                      op, f->source, k >= 0 && k < 8 ? kinds[k] : "something else");
+        st = yg__fail(YG_ERR_INVALID_ARGUMENT,
+                      "%s: %s: header is not a JSON object (it is %s)",
+                      op,
+                      f->source,
+                      k >= 0 && k < 8 ? kinds[k] : "something else");
         goto out;
     }
     size_t n_keys = json_object_size(root);
@@ -418,13 +502,16 @@ static yg_status pread_all(const yg_safetensors *f,
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
-            return yg__fail(YG_ERR_IO, "%s: %s: cannot read %s: %s", op, f->source, what,
-                            strerror(errno));
+            return yg__fail(
+                YG_ERR_IO, "%s: %s: cannot read %s: %s", op, f->source, what, strerror(errno));
         if (got == 0)
             return yg__fail(YG_ERR_IO,
                             "%s: %s: cannot read %s: the file ends at byte %" PRIu64
                             " (it changed since it was opened)",
-                            op, f->source, what, offset);
+                            op,
+                            f->source,
+                            what,
+                            offset);
         p += got;
         offset += (uint64_t)got;
         len -= (uint64_t)got;
@@ -434,23 +521,31 @@ static yg_status pread_all(const yg_safetensors *f,
 
 /* Checks the 8-byte length against the size and parses the header; text
  * is the header's bytes (NULL: read them from the file). */
-static yg_status open_common(yg_safetensors *f, const uint8_t *first8, uint64_t size,
-                             const char *op) {
+static yg_status
+open_common(yg_safetensors *f, const uint8_t *first8, uint64_t size, const char *op) {
     if (size < 8)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "%s: %s: %" PRIu64 " bytes, too short for the 8-byte header length "
                         "(truncated or not a safetensors file)",
-                        op, f->source, size);
+                        op,
+                        f->source,
+                        size);
     uint64_t n = load_u64_le(first8);
     if (n > MAX_HEADER_BYTES)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: %s: header length %" PRIu64 " is over the limit of %u bytes", op,
-                        f->source, n, MAX_HEADER_BYTES);
+                        "%s: %s: header length %" PRIu64 " is over the limit of %u bytes",
+                        op,
+                        f->source,
+                        n,
+                        MAX_HEADER_BYTES);
     if (n > size - 8)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "%s: %s: header length %" PRIu64 " runs past the end of the file (%" PRIu64
                         " bytes; truncated?)",
-                        op, f->source, n, size);
+                        op,
+                        f->source,
+                        n,
+                        size);
     f->data_start = 8 + n;
     f->data_len = size - 8 - n;
     if (f->buf != NULL)
@@ -484,8 +579,8 @@ yg_status yg_safetensors_open(const char *path, yg_safetensors **out) {
     if (out != NULL)
         *out = NULL;
     if (path == NULL || out == NULL)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op,
-                        path == NULL ? "path" : "out");
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, path == NULL ? "path" : "out");
     YG_RETURN_IF_ERROR(check_host(op));
     size_t len = strlen(path);
     char *source = malloc(len + 3);
@@ -499,7 +594,9 @@ yg_status yg_safetensors_open(const char *path, yg_safetensors **out) {
         return st;
     struct stat sb;
     uint8_t first8[8] = {0};
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is
+     * refused below); it changes nothing for a regular file. */
+    f->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (f->fd < 0) {
         st = yg__fail(YG_ERR_IO, "%s: %s: cannot open: %s", op, f->source, strerror(errno));
     } else if (fstat(f->fd, &sb) != 0) {
@@ -526,8 +623,8 @@ yg_status yg_safetensors_open_buffer(const void *data, size_t len, yg_safetensor
     if (out != NULL)
         *out = NULL;
     if ((data == NULL && len > 0) || out == NULL)
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op,
-                        out == NULL ? "out" : "data");
+        return yg__fail(
+            YG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, out == NULL ? "out" : "data");
     YG_RETURN_IF_ERROR(check_host(op));
     yg_safetensors *f = NULL;
     YG_RETURN_IF_ERROR(new_handle(op, "buffer", &f));
@@ -572,22 +669,26 @@ const char *yg_safetensors_metadata(const yg_safetensors *f, const char *key) {
 }
 
 /* The tensor name, or a failure naming op. */
-static yg_status find(const yg_safetensors *f, const char *name, const char *op,
-                      const st_tensor **out) {
+static yg_status
+find(const yg_safetensors *f, const char *name, const char *op, const st_tensor **out) {
     *out = NULL;
     if (f == NULL || name == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s is NULL", op, f == NULL ? "f" : "name");
     st_tensor key = {.name = (char *)name};
     *out = bsearch(&key, f->tensors, (size_t)f->n, sizeof *f->tensors, by_name);
     if (*out == NULL)
-        return yg__fail(YG_ERR_INDEX, "%s: no tensor \"%s\" in %s (%" PRId64 " tensors)", op,
-                        name, f->source, f->n);
+        return yg__fail(YG_ERR_INDEX,
+                        "%s: no tensor \"%s\" in %s (%" PRId64 " tensor%s)",
+                        op,
+                        name,
+                        f->source,
+                        f->n,
+                        f->n == 1 ? "" : "s");
     return YG_OK;
 }
 
-yg_status yg_safetensors_info_of(const yg_safetensors *f,
-                                 const char *name,
-                                 yg_safetensors_info *out) {
+yg_status
+yg_safetensors_info_of(const yg_safetensors *f, const char *name, yg_safetensors_info *out) {
     const st_tensor *t;
     if (out == NULL)
         return yg__fail(YG_ERR_INVALID_ARGUMENT, "safetensors_info: out is NULL");
@@ -609,12 +710,19 @@ static yg_status check_readable(const yg_safetensors *f, const st_tensor *t, con
         return yg__fail(YG_ERR_DTYPE,
                         "%s: %s: tensor \"%s\" has dtype %s, which yagrad does not have (it "
                         "reads " SUPPORTED_LIST ")",
-                        op, f->source, t->name, t->dtype->name);
+                        op,
+                        f->source,
+                        t->name,
+                        t->dtype->name);
     if (t->ndim > YG_MAX_DIMS)
         return yg__fail(YG_ERR_SHAPE,
                         "%s: %s: tensor \"%s\" has %" PRId64
                         " dims; yagrad tensors have at most %d",
-                        op, f->source, t->name, t->ndim, YG_MAX_DIMS);
+                        op,
+                        f->source,
+                        t->name,
+                        t->ndim,
+                        YG_MAX_DIMS);
     return YG_OK;
 }
 
@@ -639,8 +747,7 @@ static yg_status read_data(const yg_safetensors *f, const st_tensor *t, void *ds
     return YG_OK;
 }
 
-static yg_status get(const yg_safetensors *f, const st_tensor *t, const char *op,
-                     yg_tensor **out) {
+static yg_status get(const yg_safetensors *f, const st_tensor *t, const char *op, yg_tensor **out) {
     yg_tensor *r = NULL;
     YG_RETURN_IF_ERROR(check_readable(f, t, op));
     YG_RETURN_IF_ERROR(yg__tensor_new(op, t->sizes, t->ndim, t->dtype->dtype, &r));
@@ -670,27 +777,42 @@ yg_status yg_safetensors_read_into(const yg_safetensors *f, const char *name, yg
     YG_RETURN_IF_ERROR(check_readable(f, t, op));
     if (dst->dtype != t->dtype->dtype)
         return yg__fail(YG_ERR_DTYPE,
-                        "%s: %s: tensor \"%s\" is %s (%s) in the file, but dst is %s", op,
-                        f->source, t->name, t->dtype->name, yg_dtype_name(t->dtype->dtype),
+                        "%s: %s: tensor \"%s\" is %s (%s) in the file, but dst is %s",
+                        op,
+                        f->source,
+                        t->name,
+                        t->dtype->name,
+                        yg_dtype_name(t->dtype->dtype),
                         yg_dtype_name(dst->dtype));
-    if (dst->ndim != t->ndim || memcmp(dst->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t)))
-        return yg__fail(YG_ERR_SHAPE, "%s: %s: tensor \"%s\" is %s in the file, but dst is %s",
-                        op, f->source, t->name, yg__format_sizes(t->sizes, t->ndim, a, sizeof a),
+    if (dst->ndim != t->ndim ||
+        (t->ndim > 0 && memcmp(dst->sizes, t->sizes, (size_t)t->ndim * sizeof(int64_t)) != 0))
+        return yg__fail(YG_ERR_SHAPE,
+                        "%s: %s: tensor \"%s\" is %s in the file, but dst is %s",
+                        op,
+                        f->source,
+                        t->name,
+                        yg__format_sizes(t->sizes, t->ndim, a, sizeof a),
                         yg__format_sizes(dst->sizes, dst->ndim, b, sizeof b));
     if (yg_tensor_device(dst) == YG_CPU && yg_tensor_is_contiguous(dst)) {
         yg_status st = read_data(f, t, yg_tensor_data(dst), op);
         yg__tensor_bump_version(dst);
         return st;
     }
-    /* A view or a GPU tensor: through a contiguous host copy. */
-    yg_tensor *tmp = NULL, *same = NULL;
+    /* A view or a GPU tensor: read into a contiguous host tensor, take it
+     * to dst's device (copy_ takes tensors of one device only), and copy_
+     * it into dst's layout. */
+    yg_tensor *tmp = NULL, *there = NULL, *same = NULL;
     YG_RETURN_IF_ERROR(get(f, t, op, &tmp));
-    bool prev = yg_set_grad_enabled(false);
-    yg_status st = yg_copy_(dst, tmp, &same);
-    yg_set_grad_enabled(prev);
+    yg_status st = yg__tensor_to(tmp, yg_tensor_device(dst), yg_tensor_device_index(dst), &there);
+    if (st == YG_OK) {
+        bool prev = yg_set_grad_enabled(false);
+        st = yg_copy_(dst, there, &same);
+        yg_set_grad_enabled(prev);
+    }
     if (st != YG_OK)
         st = yg__fail_prefix(st, op);
     yg_release(same);
+    yg_release(there);
     yg_release(tmp);
     return st;
 }
@@ -763,12 +885,16 @@ static yg_status build_header(const save_item *items,
             if (v == NULL) {
                 st = yg__fail(YG_ERR_INVALID_ARGUMENT,
                               "%s: metadata value %" PRId64 " (of key \"%s\") is not valid UTF-8",
-                              op, i, keys[i]);
+                              op,
+                              i,
+                              keys[i]);
                 goto out;
             }
             if (json_object_set_new(meta, keys[i], v) != 0) {
                 st = yg__fail(YG_ERR_INVALID_ARGUMENT,
-                              "%s: metadata key %" PRId64 " is not valid UTF-8", op, i);
+                              "%s: metadata key %" PRId64 " is not valid UTF-8",
+                              op,
+                              i);
                 goto out;
             }
         }
@@ -786,16 +912,21 @@ static yg_status build_header(const save_item *items,
             goto out;
         }
         /* "o" hands shape to the entry, or frees it on failure. */
-        json_t *entry = json_pack("{s:s, s:o, s:[I, I]}", "dtype", it->dtype->name, "shape", shape,
-                                  "data_offsets", (json_int_t)offset,
+        json_t *entry = json_pack("{s:s, s:o, s:[I, I]}",
+                                  "dtype",
+                                  it->dtype->name,
+                                  "shape",
+                                  shape,
+                                  "data_offsets",
+                                  (json_int_t)offset,
                                   (json_int_t)(offset + it->nbytes));
         if (entry == NULL) {
             st = oom(op);
             goto out;
         }
         if (json_object_set_new(root, it->name, entry) != 0) {
-            st = yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: tensor name \"%s\" is not valid UTF-8",
-                          op, it->name);
+            st = yg__fail(
+                YG_ERR_INVALID_ARGUMENT, "%s: tensor name \"%s\" is not valid UTF-8", op, it->name);
             goto out;
         }
         offset += it->nbytes;
@@ -834,30 +965,44 @@ static yg_status check_save_args(const char *path,
     if (n < 0 || n_meta < 0)
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
                         "%s: negative length (tensors_len %" PRId64 ", metadata_len %" PRId64 ")",
-                        op, n, n_meta);
+                        op,
+                        n,
+                        n_meta);
     if (n > 0 && (names == NULL || tensors == NULL))
-        return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: %s is NULL with tensors_len %" PRId64, op,
-                        names == NULL ? "names" : "tensors", n);
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: %s is NULL with tensors_len %" PRId64,
+                        op,
+                        names == NULL ? "names" : "tensors",
+                        n);
     if (n_meta > 0 && (keys == NULL || values == NULL))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "%s: %s is NULL with metadata_len %" PRId64, op,
-                        keys == NULL ? "metadata_keys" : "metadata_values", n_meta);
+                        "%s: %s is NULL with metadata_len %" PRId64,
+                        op,
+                        keys == NULL ? "metadata_keys" : "metadata_values",
+                        n_meta);
     for (int64_t i = 0; i < n; i++) {
         if (names[i] == NULL)
             return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: names[%" PRId64 "] is NULL", op, i);
         if (tensors[i] == NULL)
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                            "%s: tensors[%" PRId64 "] (\"%s\") is NULL", op, i, names[i]);
+                            "%s: tensors[%" PRId64 "] (\"%s\") is NULL",
+                            op,
+                            i,
+                            names[i]);
         if (strcmp(names[i], "__metadata__") == 0)
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
                             "%s: tensors[%" PRId64 "] is named \"__metadata__\", the format's "
                             "key for metadata",
-                            op, i);
+                            op,
+                            i);
     }
     for (int64_t i = 0; i < n_meta; i++)
         if (keys[i] == NULL || values[i] == NULL)
-            return yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: metadata_%s[%" PRId64 "] is NULL", op,
-                            keys[i] == NULL ? "keys" : "values", i);
+            return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                            "%s: metadata_%s[%" PRId64 "] is NULL",
+                            op,
+                            keys[i] == NULL ? "keys" : "values",
+                            i);
     if (n_meta > 1) {
         const char **sorted = malloc((size_t)n_meta * sizeof *sorted);
         if (sorted == NULL)
@@ -867,7 +1012,9 @@ static yg_status check_save_args(const char *path,
         for (int64_t i = 1; i < n_meta; i++)
             if (strcmp(sorted[i - 1], sorted[i]) == 0) {
                 yg_status st = yg__fail(YG_ERR_INVALID_ARGUMENT,
-                                        "%s: metadata key \"%s\" is given twice", op, sorted[i]);
+                                        "%s: metadata key \"%s\" is given twice",
+                                        op,
+                                        sorted[i]);
                 free(sorted);
                 return st;
             }
@@ -898,8 +1045,12 @@ static yg_status write_file(int fd,
         int e = errno;
         yg_release(c);
         if (!ok)
-            return yg__fail(YG_ERR_IO, "%s: cannot write '%s' (tensor \"%s\"): %s", op, path,
-                            items[i].name, strerror(e));
+            return yg__fail(YG_ERR_IO,
+                            "%s: cannot write '%s' (tensor \"%s\"): %s",
+                            op,
+                            path,
+                            items[i].name,
+                            strerror(e));
     }
     if (fsync(fd) != 0)
         return yg__fail(YG_ERR_IO, "%s: cannot write '%s': %s", op, path, strerror(errno));
@@ -915,8 +1066,7 @@ static yg_status create_temp(const char *path, char **out_name, int *out_fd) {
     if (name == NULL)
         return oom("safetensors_save");
     for (int tries = 0; tries < 100; tries++) {
-        snprintf(name, cap, "%s.tmp.%ld.%u", path, (long)getpid(),
-                 atomic_fetch_add(&counter, 1u));
+        snprintf(name, cap, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&counter, 1u));
         int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd >= 0) {
             *out_name = name;
@@ -926,8 +1076,8 @@ static yg_status create_temp(const char *path, char **out_name, int *out_fd) {
         if (errno != EEXIST)
             break;
     }
-    yg_status st = yg__fail(YG_ERR_IO, "safetensors_save: cannot create '%s': %s", name,
-                            strerror(errno));
+    yg_status st =
+        yg__fail(YG_ERR_IO, "safetensors_save: cannot create '%s': %s", name, strerror(errno));
     free(name);
     return st;
 }
@@ -941,8 +1091,8 @@ yg_status yg_safetensors_save(const char *path,
                               int64_t metadata_len) {
     static const char op[] = "safetensors_save";
     YG_RETURN_IF_ERROR(check_host(op));
-    YG_RETURN_IF_ERROR(check_save_args(path, names, tensors, tensors_len, metadata_keys,
-                                       metadata_values, metadata_len));
+    YG_RETURN_IF_ERROR(check_save_args(
+        path, names, tensors, tensors_len, metadata_keys, metadata_values, metadata_len));
     save_item *items = calloc((size_t)(tensors_len ? tensors_len : 1), sizeof *items);
     char *header = NULL, *tmp = NULL;
     size_t header_len = 0;
@@ -955,8 +1105,12 @@ yg_status yg_safetensors_save(const char *path,
         items[i].t = tensors[i];
         items[i].dtype = dtype_of(yg_tensor_dtype(tensors[i]));
         if (items[i].dtype == NULL) {
-            st = yg__fail(YG_ERR_DTYPE, "%s: tensor \"%s\" has dtype %s, which has no safetensors "
-                          "dtype", op, names[i], yg_dtype_name(yg_tensor_dtype(tensors[i])));
+            st = yg__fail(YG_ERR_DTYPE,
+                          "%s: tensor \"%s\" has dtype %s, which has no safetensors "
+                          "dtype",
+                          op,
+                          names[i],
+                          yg_dtype_name(yg_tensor_dtype(tensors[i])));
             goto out;
         }
         items[i].nbytes = (uint64_t)yg_tensor_numel(tensors[i]) *
@@ -965,13 +1119,15 @@ yg_status yg_safetensors_save(const char *path,
     qsort(items, (size_t)tensors_len, sizeof *items, by_item_name);
     for (int64_t i = 1; i < tensors_len; i++)
         if (strcmp(items[i - 1].name, items[i].name) == 0) {
-            st = yg__fail(YG_ERR_INVALID_ARGUMENT, "%s: tensor name \"%s\" is given twice", op,
+            st = yg__fail(YG_ERR_INVALID_ARGUMENT,
+                          "%s: tensor name \"%s\" is given twice",
+                          op,
                           items[i].name);
             goto out;
         }
     qsort(items, (size_t)tensors_len, sizeof *items, by_alignment_then_name);
-    st = build_header(items, tensors_len, metadata_keys, metadata_values, metadata_len, &header,
-                      &header_len);
+    st = build_header(
+        items, tensors_len, metadata_keys, metadata_values, metadata_len, &header, &header_len);
     if (st != YG_OK)
         goto out;
     st = create_temp(path, &tmp, &fd);
@@ -981,8 +1137,8 @@ yg_status yg_safetensors_save(const char *path,
     if (close(fd) != 0 && st == YG_OK)
         st = yg__fail(YG_ERR_IO, "%s: cannot write '%s': %s", op, path, strerror(errno));
     if (st == YG_OK && rename(tmp, path) != 0)
-        st = yg__fail(YG_ERR_IO, "%s: cannot rename '%s' to '%s': %s", op, tmp, path,
-                      strerror(errno));
+        st = yg__fail(
+            YG_ERR_IO, "%s: cannot rename '%s' to '%s': %s", op, tmp, path, strerror(errno));
     if (st != YG_OK)
         unlink(tmp);
 out:

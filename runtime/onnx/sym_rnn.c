@@ -1,6 +1,7 @@
 /*
- * sym_rnn.c - lstm_cell, lstm_cell_gates, gru_cell and
- * scaled_dot_product_attention decomposed into ONNX operators, as the
+ * sym_rnn.c - lstm_cell, lstm_cell_gates, gru_cell,
+ * scaled_dot_product_attention and flash_attention decomposed into ONNX
+ * operators, as the
  * composites of runtime/composite/ compute them (PyTorch's gate orders:
  * LSTM [i f g o], GRU [r z n]).  Not ONNX's LSTM/GRU operators: those run
  * whole sequences with their own weight layouts, and a cell traced as one
@@ -131,10 +132,11 @@ static yg_status causal_where(yg_onnx_ctx *cx,
     return yg__onnx_output_fresh(cx, o, node, "causal", scores);
 }
 
-/* softmax(q k^T scale [+ mask]) v; a causal mask is a constant [L, S]
- * of 0 and -inf added to the scores, or, when L or S is dynamic, a Where
- * over a mask computed from their Ranges. */
-yg_status yg__onnx_sym_scaled_dot_product_attention(yg_onnx_ctx *cx, const yg_ir_node *node) {
+/* softmax(q k^T scale [+ mask]) v into the node's output 0 (the mask:
+ * input 3 when there is one); a causal mask is a constant [L, S] of 0
+ * and -inf added to the scores, or, when L or S is dynamic, a Where over
+ * a mask computed from their Ranges.  *scores_out: the masked scores. */
+static yg_status attention(yg_onnx_ctx *cx, const yg_ir_node *node, const char **scores_out) {
     bool causal = false;
     double scale_buf = 0;
     const double *scale = NULL;
@@ -206,6 +208,27 @@ yg_status yg__onnx_sym_scaled_dot_product_attention(yg_onnx_ctx *cx, const yg_ir
     YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, scores));
     YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "axis", -1));
     YG_RETURN_IF_ERROR(yg__onnx_output_fresh(cx, o, node, "attn", &attn));
+    *scores_out = scores;
     return yg__onnx_binary(
         cx, node, "MatMul", attn, in(cx, node, 2), yg__onnx_output_name_of(node, 0), NULL);
+}
+
+yg_status yg__onnx_sym_scaled_dot_product_attention(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    const char *scores = NULL;
+    return attention(cx, node, &scores);
+}
+
+/* flash_attention as scaled_dot_product_attention without a mask (ONNX
+ * has no tiles to keep; onnxruntime fuses the pattern itself where it
+ * can), and its logsumexp as ReduceLogSumExp of the masked scores over
+ * the last axis. */
+yg_status yg__onnx_sym_flash_attention(yg_onnx_ctx *cx, const yg_ir_node *node) {
+    const char *scores = NULL;
+    yg_onnx_node *o = NULL;
+    YG_RETURN_IF_ERROR(attention(cx, node, &scores));
+    YG_RETURN_IF_ERROR(yg__onnx_node_new(cx, node, "ReduceLogSumExp", &o));
+    YG_RETURN_IF_ERROR(yg__onnx_input_name(cx, o, scores));
+    YG_RETURN_IF_ERROR(yg__onnx_attr_ints(cx, o, "axes", (const int64_t[]){-1}, 1));
+    YG_RETURN_IF_ERROR(yg__onnx_attr_int(cx, o, "keepdims", 0));
+    return yg__onnx_output(cx, o, node, 1);
 }

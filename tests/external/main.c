@@ -14,7 +14,9 @@
  * GPU.  In a build with MPI, the MPI backend is a module too: linked
  * with libyagrad.so, no MPI library is mapped until the first call of
  * yagrad/distributed.h, which loads the module from libyagrad.so's
- * folder; linked with libyagrad.a, the backend is in the program.  Exit
+ * folder; linked with libyagrad.a, the backend is in the program.  And
+ * it reads a tensor from a safetensors file in memory, which needs
+ * jansson: linked with libyagrad.a, the package files must name it.  Exit
  * status 0 when all of that holds.
  */
 #include <yagrad/cuda.h>
@@ -91,6 +93,27 @@ static int check_mpi_module(void)
     return available && module[0] == '\0'; /* linked static: built in */
 }
 
+/* A one-tensor safetensors file, built in memory, read back. */
+static int check_safetensors(void)
+{
+    static const char header[] = "{\"w\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}";
+    unsigned char file[8 + sizeof header - 1 + 8];
+    double value = 2.5, got = 0;
+    yg_safetensors *f = NULL;
+    yg_tensor *t = NULL;
+    size_t n = sizeof header - 1;
+    for (int i = 0; i < 8; i++)
+        file[i] = (unsigned char)((unsigned long long)n >> (8 * i));
+    memcpy(file + 8, header, n);
+    memcpy(file + 8 + n, &value, 8); /* little-endian hosts only, as yagrad */
+    int ok = check(yg_safetensors_open_buffer(file, sizeof file, &f), "safetensors_open") &&
+             check(yg_safetensors_get(f, "w", &t), "safetensors_get") &&
+             check(yg_tensor_item(t, &got), "item") && got == value;
+    yg_release(t);
+    yg_safetensors_close(f);
+    return ok;
+}
+
 int main(void)
 {
     double x[N][D], w[D], y[N], expected[D] = {0}, got[D] = {0};
@@ -106,6 +129,10 @@ int main(void)
     }
     if (!check_mpi_module()) {
         fprintf(stderr, "the MPI backend was not where it should be\n");
+        return 1;
+    }
+    if (!check_safetensors()) {
+        fprintf(stderr, "a safetensors file in memory did not read back\n");
         return 1;
     }
     if (strcmp(yg_version(), YG_VERSION_STRING) != 0) {

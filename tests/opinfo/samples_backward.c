@@ -24,6 +24,7 @@
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_norms_backward.h"
 #include "yagrad/ops_layers.h"
+#include "yagrad/ops_attention.h"
 #include "yagrad/ops_convolution.h"
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_pooling.h"
@@ -280,6 +281,36 @@ static yg_status lstm_gates_bw_fused(yg_tensor *const *x, yg_tensor **o, int whi
 }
 static yg_status f_lstm_gates_bw_fused_gates(yg_tensor *const *x, yg_tensor **o) { return lstm_gates_bw_fused(x, o, 0); }
 static yg_status f_lstm_gates_bw_fused_cx(yg_tensor *const *x, yg_tensor **o) { return lstm_gates_bw_fused(x, o, 1); }
+/* flash_attention_backward(_fused): x = grad_output, query, key, value;
+ * output and logsumexp are flash_attention's of them, computed without a
+ * graph (query itself stands in where that fails, so that the op under
+ * test reports a refused dtype); which picks grad_query (0), grad_key
+ * (1) or grad_value (2). */
+static yg_status flash_bw(yg_tensor *const *x, yg_tensor **o, int which, bool causal, bool fused)
+{
+    const bool mask[3] = {true, true, true};
+    yg_tensor *y = NULL, *lse = NULL, *g[3] = {NULL, NULL, NULL};
+    bool prev = yg_set_grad_enabled(false);
+    yg_status st = yg_flash_attention(x[1], x[2], x[3], causal, NULL, &y, &lse);
+    yg_set_grad_enabled(prev);
+    if (st != YG_OK) {
+        y = yg_retain(x[1]);
+        lse = yg_retain(x[1]);
+    }
+    if (fused)
+        st = yg_flash_attention_backward_fused(x[0], x[1], x[2], x[3], y, lse, causal, NULL, &g[0], &g[1], &g[2]);
+    else
+        st = yg_flash_attention_backward(x[0], x[1], x[2], x[3], y, lse, causal, NULL, mask, &g[0], &g[1], &g[2]);
+    yg_release(y);
+    yg_release(lse);
+    return norm_bw_pick(st, g, which, o);
+}
+static yg_status f_flash_bw_q(yg_tensor *const *x, yg_tensor **o) { return flash_bw(x, o, 0, true, false); }
+static yg_status f_flash_bw_k(yg_tensor *const *x, yg_tensor **o) { return flash_bw(x, o, 1, true, false); }
+static yg_status f_flash_bw_v(yg_tensor *const *x, yg_tensor **o) { return flash_bw(x, o, 2, false, false); }
+static yg_status f_flash_bw_fused_q(yg_tensor *const *x, yg_tensor **o) { return flash_bw(x, o, 0, true, true); }
+static yg_status f_flash_bw_fused_k(yg_tensor *const *x, yg_tensor **o) { return flash_bw(x, o, 1, true, true); }
+static yg_status f_flash_bw_fused_v(yg_tensor *const *x, yg_tensor **o) { return flash_bw(x, o, 2, false, true); }
 static yg_status ln_bw(yg_tensor *const *x, yg_tensor **o, int which, bool fused)
 {
     const bool mask[3] = {true, true, true};
@@ -451,6 +482,12 @@ const sample opinfo_backward_samples[] = {
     {"lstm_cell_gates_backward", "grad of cx", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(-2, 2, 2, 2, 12), F64(-2, 2, 2, 2, 12), F64(-1, 1, 2, 2, 3)}, f_lstm_gates_bw_cx},
     {"lstm_cell_gates_backward_fused", "grad of the gates", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(-2, 2, 2, 2, 12), F64(-2, 2, 2, 2, 12), F64(-1, 1, 2, 2, 3)}, f_lstm_gates_bw_fused_gates},
     {"lstm_cell_gates_backward_fused", "grad of cx", 5, {F64(-1, 1, 2, 2, 3), F64(-1, 1, 2, 2, 3), F64(-2, 2, 2, 2, 12), F64(-2, 2, 2, 2, 12), F64(-1, 1, 2, 2, 3)}, f_lstm_gates_bw_fused_cx},
+    {"flash_attention_backward", "grad_query, causal, L 5 != S 6", 4, {F64(-1, 1, 3, 2, 5, 3), F64(-1, 1, 3, 2, 5, 4), F64(-1, 1, 3, 2, 6, 4), F64(-1, 1, 3, 2, 6, 3)}, f_flash_bw_q},
+    {"flash_attention_backward", "grad_key, causal, L 5 != S 6", 4, {F64(-1, 1, 3, 2, 5, 3), F64(-1, 1, 3, 2, 5, 4), F64(-1, 1, 3, 2, 6, 4), F64(-1, 1, 3, 2, 6, 3)}, f_flash_bw_k},
+    {"flash_attention_backward", "grad_value, L 5 != S 6", 4, {F64(-1, 1, 3, 2, 5, 3), F64(-1, 1, 3, 2, 5, 4), F64(-1, 1, 3, 2, 6, 4), C64(-1, 1, 3, 2, 6, 3)}, f_flash_bw_v},
+    {"flash_attention_backward_fused", "grad_query, causal, L 5 != S 6", 4, {F64(-1, 1, 3, 2, 5, 3), F64(-1, 1, 3, 2, 5, 4), F64(-1, 1, 3, 2, 6, 4), F64(-1, 1, 3, 2, 6, 3)}, f_flash_bw_fused_q},
+    {"flash_attention_backward_fused", "grad_key, causal, L 5 != S 6", 4, {F64(-1, 1, 3, 2, 5, 3), F64(-1, 1, 3, 2, 5, 4), F64(-1, 1, 3, 2, 6, 4), F64(-1, 1, 3, 2, 6, 3)}, f_flash_bw_fused_k},
+    {"flash_attention_backward_fused", "grad_value, L 5 != S 6", 4, {F64(-1, 1, 3, 2, 5, 3), F64(-1, 1, 3, 2, 5, 4), F64(-1, 1, 3, 2, 6, 4), C64(-1, 1, 3, 2, 6, 3)}, f_flash_bw_fused_v},
     {"native_batch_norm_backward", "grad_input, training", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 3)}, f_bn_bw_input},
     {"native_batch_norm_backward", "grad_weight, training", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 3)}, f_bn_bw_weight},
     {"native_batch_norm_backward", "grad_bias, training", 3, {F64(-1, 1, 3, 2, 3, 4), C64(-1, 1, 3, 2, 3, 4), C64(0.5, 1.5, 1, 3)}, f_bn_bw_bias},

@@ -14,6 +14,7 @@
 #include "yagrad/ops_advanced_indexing.h"
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_layers.h"
+#include "yagrad/ops_attention.h"
 #include "yagrad/ops_convolution.h"
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_pooling.h"
@@ -255,6 +256,20 @@ static yg_status f_lstm_gates(yg_tensor *const *x, yg_tensor **o)
     return st;
 }
 
+/* flash_attention's output (logsumexp carries no gradient; its values are
+ * test_ops_attention's) */
+static yg_status flash(yg_tensor *const *x, bool causal, const double *scale, yg_tensor **o)
+{
+    yg_tensor *lse = NULL;
+    yg_status st = yg_flash_attention(x[0], x[1], x[2], causal, scale, o, &lse);
+    yg_release(lse);
+    return st;
+}
+static const double flash_half = 0.5;
+static yg_status f_flash(yg_tensor *const *x, yg_tensor **o) { return flash(x, false, NULL, o); }
+static yg_status f_flash_causal(yg_tensor *const *x, yg_tensor **o) { return flash(x, true, NULL, o); }
+static yg_status f_flash_causal_half(yg_tensor *const *x, yg_tensor **o) { return flash(x, true, &flash_half, o); }
+
 static const int64_t norm_last[] = {4}, norm_last2[] = {3, 4};
 static yg_status native_ln(yg_tensor *const *x, const int64_t *ns, int64_t len, const yg_tensor *b, yg_tensor **o)
 {
@@ -463,6 +478,11 @@ const sample opinfo_derivative_more_samples[] = {
     /* ---- norms: the fused kernels ---- */
     {"native_layer_norm", "last dim, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 4), F64(-1, 1, 1, 4)}, f_native_ln},
     {"native_layer_norm", "last two dims, weight only", 2, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 2, 3, 4)}, f_native_ln2},
+    {"flash_attention", "causal, 2 heads, L = S = 5", 3, {F64(-1, 1, 4, 2, 2, 5, 4), F64(-1, 1, 4, 2, 2, 5, 4), F64(-1, 1, 4, 2, 2, 5, 4)}, f_flash_causal},
+    {"flash_attention", "not causal, L 3 != S 5, E 4 != Ev 3", 3, {F64(-1, 1, 3, 2, 3, 4), F64(-1, 1, 3, 2, 5, 4), F64(-1, 1, 3, 2, 5, 3)}, f_flash},
+    {"flash_attention", "causal, L 6 > S 4, scale 0.5", 3, {F64(-1, 1, 3, 1, 6, 3), F64(-1, 1, 3, 1, 4, 3), F64(-1, 1, 3, 1, 4, 2)}, f_flash_causal_half},
+    {"flash_attention", "causal, L 4 < S 6", 3, {F64(-1, 1, 2, 4, 3), F64(-1, 1, 2, 6, 3), F64(-1, 1, 2, 6, 2)}, f_flash_causal},
+    {"flash_attention", "causal, 130 rows: two tiles, the last ragged", 3, {F64(-1, 1, 2, 130, 2), F64(-1, 1, 2, 130, 2), F64(-1, 1, 2, 130, 1)}, f_flash_causal},
     {"lstm_cell_gates", "batch of 2, H 3", 3, {F64(-2, 2, 2, 2, 12), F64(-2, 2, 2, 2, 12), F64(-1, 1, 2, 2, 3)}, f_lstm_gates},
     {"lstm_cell_gates", "unbatched, H 2", 3, {F64(-2, 2, 1, 8), F64(-2, 2, 1, 8), F64(-1, 1, 1, 2)}, f_lstm_gates},
     {"native_batch_norm", "training, affine", 3, {F64(-1, 1, 3, 2, 3, 4), F64(0.5, 1.5, 1, 3), F64(-1, 1, 1, 3)}, f_native_bn_train},

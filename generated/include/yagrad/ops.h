@@ -68,6 +68,7 @@
 #include "yagrad/ops_norms.h"
 #include "yagrad/ops_norms_backward.h"
 #include "yagrad/ops_layers.h"
+#include "yagrad/ops_attention.h"
 #include "yagrad/ops_convolution.h"
 #include "yagrad/ops_convolution_general.h"
 #include "yagrad/ops_pooling.h"

@@ -181,7 +181,10 @@ YG_NODISCARD yg_status yg_gru_cell_opt(
  * softmax(query key^T * scale + mask) value over the last two dims
  * (batch dims broadcast).  attn_mask: bool (true = attend) or floating
  * (added); is_causal masks key positions after the query's; scale
- * defaults to 1/sqrt(E), E the last dim of query.
+ * defaults to 1/sqrt(E), E the last dim of query.  Without attn_mask, on
+ * the CPU, in float32 or float64 and with equal batch dims it runs
+ * flash_attention (tiles; memory linear in L and S, no [L, S] scores);
+ * otherwise matmul, masked_fill, softmax and matmul.
  *
  * Dtypes: float32, float64.
  */

@@ -89,6 +89,39 @@ typedef struct yg_depthwise_geom {
 typedef void (*yg_depthwise_rows_fn)(
     const yg_depthwise_geom *g, void *x, const void *w, void *y, void *gw, double bias, int mode);
 
+/* attention_loops.c: the softmax steps of flash_attention's tiles
+ * (cpu/attention.c), each [0] float32, [1] float64. */
+typedef struct yg_attention_loops {
+    void (*fwd_tile[2])(void *s,
+                        int64_t lds,
+                        int64_t bq,
+                        int64_t bk,
+                        double scale,
+                        int64_t q0,
+                        int64_t k0,
+                        bool causal,
+                        void *m,
+                        void *l,
+                        void *acc,
+                        int64_t ev);
+    void (*probs[2])(void *s,
+                     int64_t lds,
+                     int64_t bq,
+                     int64_t bk,
+                     double scale,
+                     int64_t q0,
+                     int64_t k0,
+                     bool causal,
+                     const void *lse);
+    void (*dscores[2])(void *dp,
+                       const void *p,
+                       int64_t ld,
+                       int64_t bq,
+                       int64_t bk,
+                       double scale,
+                       const void *d);
+} yg_attention_loops;
+
 typedef struct yg_vec_kernels {
     /* y = softmax(x) or, when log, log_softmax(x); max and sum per row
      * (sums of exponentials in double for float32 too). */
@@ -109,6 +142,7 @@ typedef struct yg_vec_kernels {
     yg_lstm_gates_backward_fn lstm_gates_backward[2];
     yg_max_pool_fn max_pool[2]; /* [0] float32, [1] float64 */
     yg_depthwise_rows_fn depthwise_rows[2];
+    const yg_attention_loops *attention;
 } yg_vec_kernels;
 
 extern const yg_vec_kernels yg__vec_kernels_baseline;
@@ -149,6 +183,7 @@ void YG_ISA_NAME(yg__softmax_backward_f64)(void *grad_input,
                                            int64_t inner,
                                            bool is_log);
 extern const yg_norm_loops YG_ISA_NAME(yg__norm_loops);
+extern const yg_attention_loops YG_ISA_NAME(yg__attention_loops);
 void YG_ISA_NAME(
     yg__sgd_step_f32)(void *p, const void *g, void *buf, int64_t n, const yg_sgd_step *a);
 void YG_ISA_NAME(

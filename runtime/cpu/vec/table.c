@@ -18,4 +18,5 @@ const yg_vec_kernels YG_ISA_NAME(yg__vec_kernels) = {
                             YG_ISA_NAME(yg__lstm_gates_backward_f64)},
     .max_pool = {YG_ISA_NAME(yg__max_pool_f32), YG_ISA_NAME(yg__max_pool_f64)},
     .depthwise_rows = {YG_ISA_NAME(yg__depthwise_rows_f32), YG_ISA_NAME(yg__depthwise_rows_f64)},
+    .attention = &YG_ISA_NAME(yg__attention_loops),
 };

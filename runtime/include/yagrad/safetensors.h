@@ -21,8 +21,9 @@
  *
  * dtypes: F64, F32, F16, BF16, I64, I32 and BOOL are yagrad's float64,
  * float32, float16, bfloat16, int64, int32 and bool.  A file may also hold
- * the format's other dtypes (U8, I8, I16, U16, U32, U64, F8_E4M3,
- * F8_E5M2): it opens, they are listed, and reading one of them fails with
+ * the format's other dtypes (U8, I8, I16, U16, U32, U64, C64, F8_E4M3,
+ * F8_E5M2, F8_E8M0, F6_E2M3, F6_E3M2, F4): it opens, they are listed
+ * (yg_safetensors_info_of), and reading one of them fails with
  * YG_ERR_DTYPE naming the tensor and its dtype.  A dtype the format does
  * not define fails the open.
  *
@@ -38,23 +39,25 @@
  * between them or do not end where the file ends; a "__metadata__" that
  * is not an object of strings.  I/O failures give YG_ERR_IO.
  *
- * Byte order: the format is little-endian; on a big-endian host every
- * function here fails with YG_ERR_NOT_IMPLEMENTED (nothing is swapped).
+ * Byte order: the format is little-endian; on a big-endian host
+ * yg_safetensors_save, _open and _open_buffer fail with
+ * YG_ERR_NOT_IMPLEMENTED (nothing is swapped).
  *
  * Thread safety: a handle does not change after open, so several threads
- * may read tensors from one handle at once; close it once, after them.
+ * may read tensors from one handle at once (each into its own
+ * destination); close it once, after them.
  *
  * Errors: see status.h.  Anything not declared here is not API.
  */
 #ifndef YAGRAD_SAFETENSORS_H
 #define YAGRAD_SAFETENSORS_H
 
+#include "yagrad/status.h"
+#include "yagrad/tensor.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include "yagrad/status.h"
-#include "yagrad/tensor.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -159,7 +162,9 @@ YG_NODISCARD yg_status yg_safetensors_info_of(const yg_safetensors *f,
  *          no such tensor; YG_ERR_DTYPE for a dtype yagrad does not have
  *          ("safetensors_get: tensor \"mask\" has dtype U8, which yagrad
  *          does not have (it reads F64, F32, F16, BF16, I64, I32, BOOL)");
- *          YG_ERR_SHAPE for more than YG_MAX_DIMS dims; YG_ERR_IO when
+ *          YG_ERR_SHAPE for more than YG_MAX_DIMS dims or an empty shape
+ *          whose contiguous strides overflow int64 ([0, 2^62, 4], which
+ *          no yagrad tensor can have); YG_ERR_IO when
  *          the file cannot be read (it changed since open);
  *          YG_ERR_OUT_OF_MEMORY.  On failure *out is NULL. */
 YG_NODISCARD yg_status yg_safetensors_get(const yg_safetensors *f,

@@ -836,6 +836,28 @@ static bool rule_sdpa(shape_ctx *c) {
     return batched_mm(c, &scores, v, false, &c->out[0]);
 }
 
+/* flash_attention (query, key, value): output as scaled_dot_product_attention
+ * without a mask, [..., L, Ev], and logsumexp [..., L], output's sizes
+ * but the last.  flash_attention_backward_fused: the gradients have the
+ * sizes of query, key and value. */
+static bool rule_flash_attention(shape_ctx *c) {
+    if (!rule_sdpa(c))
+        return false;
+    if (c->out[0].ndim != YG_IR_UNKNOWN) {
+        copy_sizes(&c->out[1], &c->out[0]);
+        c->out[1].ndim = c->out[0].ndim - 1;
+    }
+    return true;
+}
+
+static bool rule_flash_attention_backward(shape_ctx *c) {
+    const yg_ir_type *q = in(c, 1);
+    set_all(c, q->dtype, q->device);
+    for (int32_t i = 0; i < 3; i++)
+        copy_sizes(&c->out[i], in(c, 1 + i));
+    return true;
+}
+
 /* ---- advanced indexing ---- */
 
 /* index(self, indices...): inputs after self are the indices (None keeps
@@ -1027,6 +1049,9 @@ const shape_rule yg__shape_rules_nn[] = {
     {YG_OP_lstm_cell_gates, rule_lstm_cell_gates, DT_RULE},
     {YG_OP_gru_cell, rule_gru_cell, DT_RULE},
     {YG_OP_scaled_dot_product_attention, rule_sdpa, DT_RULE},
+    {YG_OP_flash_attention, rule_flash_attention, DT_RULE},
+    {YG_OP_flash_attention_backward, rule_flash_attention_backward, DT_RULE},
+    {YG_OP_flash_attention_backward_fused, rule_flash_attention_backward, DT_RULE},
 };
 
 const size_t yg__shape_rules_nn_len = sizeof yg__shape_rules_nn / sizeof yg__shape_rules_nn[0];

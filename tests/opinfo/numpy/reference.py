@@ -256,6 +256,20 @@ def sdpa(q, k, v, causal=False, scale=None):
     return softmax(scores, -1) @ v
 
 
+def sdpa_backward(go, q, k, v, which, causal=False, scale=None):
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        mask = np.triu(np.ones(scores.shape[-2:], dtype=bool), 1)
+        scores = np.where(mask, -np.inf, scores)
+    p = softmax(scores, -1)
+    if which == 2:
+        return np.swapaxes(p, -1, -2) @ go
+    dp = go @ np.swapaxes(v, -1, -2)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * scale
+    return ds @ k if which == 0 else np.swapaxes(ds, -1, -2) @ q
+
+
 def layer_norm(x, w, b, eps=1e-5):
     mu = x.mean(axis=-1, keepdims=True)
     return (x - mu) / np.sqrt(x.var(axis=-1, keepdims=True) + eps) * w + b
@@ -1053,6 +1067,18 @@ REFS = {
         "grad of the gates": lambda x: lstm_gates_backward(*x, 0),
         "grad of cx": lambda x: lstm_gates_backward(*x, 2),
     },
+    "flash_attention": {
+        "causal, 2 heads, L = S = 5": lambda x: sdpa(*x, causal=True),
+        "not causal, L 3 != S 5, E 4 != Ev 3": lambda x: sdpa(*x),
+        "causal, L 6 > S 4, scale 0.5": lambda x: sdpa(*x, causal=True, scale=0.5),
+        "causal, L 4 < S 6": lambda x: sdpa(*x, causal=True),
+        "causal, 130 rows: two tiles, the last ragged": lambda x: sdpa(*x, causal=True),
+    },
+    "flash_attention_backward": {
+        "grad_query, causal, L 5 != S 6": lambda x: sdpa_backward(*x, 0, causal=True),
+        "grad_key, causal, L 5 != S 6": lambda x: sdpa_backward(*x, 1, causal=True),
+        "grad_value, L 5 != S 6": lambda x: sdpa_backward(*x, 2),
+    },
     "gru_cell": lambda x: gru_cell(*x),
     "scaled_dot_product_attention": {
         "no mask": lambda x: sdpa(*x),
@@ -1309,6 +1335,7 @@ _PHILOX = "values from yagrad's Philox generator, which NumPy does not have"
 REFS["native_layer_norm_backward_fused"] = REFS["native_layer_norm_backward"]
 REFS["native_batch_norm_backward_fused"] = REFS["native_batch_norm_backward"]
 REFS["softmax_backward_fused"] = REFS["softmax_backward"]
+REFS["flash_attention_backward_fused"] = REFS["flash_attention_backward"]
 
 NAIVE_LOOPS = {
     op: ("tests/test_ops_random.c", _PHILOX)
