@@ -564,6 +564,67 @@ static void test_clip_grad_norm_of_large_gradients(void **state) {
     }
 }
 
+/* yg_grad_norm, then a step reading the gradients scaled, equals
+ * clipping then stepping, bit for bit (the fused float32 and float64
+ * updates, SGD with momentum and AdamW); the gradients stay as they were. */
+static void test_grad_scale_in_the_step_equals_clipping_first(void **state) {
+    const int64_t n = 50001;
+    const int64_t s[1] = {n};
+    (void)state;
+    for (int k = 0; k < 4; k++) {
+        yg_dtype dt = k & 1 ? YG_FLOAT64 : YG_FLOAT32;
+        yg_tensor *p[2], *w = yg_test_rand(dt, s, 1, -1, 1, 9), *g0 = NULL, *gb = NULL;
+        yg_optimizer *opt[2];
+        yg_adam_options ao = {.lr = 0.01, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1};
+        yg_sgd_options so = {.lr = 0.1, .momentum = 0.9};
+        double total[2];
+        for (int j = 0; j < 2; j++) {
+            p[j] = yg_test_rand(dt, s, 1, -1, 1, 10);
+            YG_CHECK(yg_tensor_set_requires_grad(p[j], true));
+            if (k < 2)
+                YG_CHECK(yg_optimizer_create_adamw(&p[j], 1, &ao, &opt[j]));
+            else
+                YG_CHECK(yg_optimizer_create_sgd(&p[j], 1, &so, &opt[j]));
+        }
+        for (int step = 0; step < 2; step++)
+            for (int j = 0; j < 2; j++) {
+                yg_tensor *prod = NULL, *loss = NULL;
+                yg_tensor_zero_grad(p[j]);
+                YG_CHECK(yg_mul(p[j], w, &prod));
+                YG_CHECK(yg_sum(prod, &loss));
+                YG_CHECK(yg_backward(loss, NULL, false));
+                if (j == 0) {
+                    YG_CHECK(yg_clip_grad_norm(&p[0], 1, 0.5, &total[0]));
+                } else {
+                    YG_CHECK(yg_tensor_grad(p[1], &g0));
+                    YG_CHECK(yg_grad_norm(&p[1], 1, &total[1]));
+                    YG_CHECK(yg_optimizer_set_grad_scale(opt[1], fmin(1, 0.5 / (total[1] + 1e-6))));
+                }
+                YG_CHECK(yg_optimizer_step(opt[j]));
+                if (j == 1) { /* the gradient was read scaled, not changed */
+                    YG_CHECK(yg_tensor_grad(p[1], &gb));
+                    double *a = yg_test_values(g0), *b = yg_test_values(gb), *wv = yg_test_values(w);
+                    assert_memory_equal(a, wv, (size_t)n * sizeof *a);
+                    assert_memory_equal(b, wv, (size_t)n * sizeof *b);
+                    free(a), free(b), free(wv);
+                    yg_release(g0), yg_release(gb);
+                }
+                yg_release(prod);
+                yg_release(loss);
+            }
+        assert_memory_equal(&total[0], &total[1], sizeof total[0]);
+        assert_memory_equal(yg_tensor_data(p[0]), yg_tensor_data(p[1]),
+                            (size_t)n * (dt == YG_FLOAT64 ? 8 : 4));
+        for (int j = 0; j < 2; j++) {
+            yg_optimizer_release(opt[j]);
+            yg_release(p[j]);
+        }
+        yg_release(w);
+    }
+    YG_EXPECT_ERROR(yg_optimizer_set_grad_scale(NULL, 1), YG_ERR_INVALID_ARGUMENT, "opt is NULL");
+    YG_EXPECT_ERROR(yg_grad_norm(NULL, 0, NULL), YG_ERR_INVALID_ARGUMENT, "grad_norm", "out_total_norm");
+}
+
 static void test_clip_grad_norm_leaves_gradients_below_max_norm_alone(void **state) {
     yg_tensor *p = param(p0, YG_FLOAT64);
     double total = 0;
@@ -708,6 +769,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_state_round_trip_resumes_exactly),
         cmocka_unit_test(test_clip_grad_norm_scales_gradients_above_max_norm),
         cmocka_unit_test(test_clip_grad_norm_of_large_gradients),
+        cmocka_unit_test(test_grad_scale_in_the_step_equals_clipping_first),
         cmocka_unit_test(test_clip_grad_norm_leaves_gradients_below_max_norm_alone),
         cmocka_unit_test(test_clip_grad_norm_skips_parameters_without_gradient),
         cmocka_unit_test(test_clip_grad_norm_of_a_transposed_parameter),

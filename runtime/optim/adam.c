@@ -33,6 +33,7 @@ static yg_status adam_fused(yg_optimizer *opt, yg_param_state *ps, const yg_tens
                       .beta2 = o->beta2,
                       .eps = o->eps,
                       .weight_decay = ps->weight_decay,
+                      .grad_scale = opt->grad_scale,
                       .bc1 = 1 - pow(o->beta1, (double)t),
                       .bc2 = 1 - pow(o->beta2, (double)t),
                       .decoupled = opt->kind == YG_OPTIM_ADAMW};
@@ -51,12 +52,18 @@ static yg_status adam_fused(yg_optimizer *opt, yg_param_state *ps, const yg_tens
 
 yg_status yg__adam_update(yg_optimizer *opt, yg_param_state *ps, const yg_tensor *g) {
     const yg_adam_options *o = &opt->adam;
-    yg_tensor *d = NULL, *root = NULL, *denom = NULL, *tmp = NULL;
+    yg_tensor *d = NULL, *root = NULL, *denom = NULL, *tmp = NULL, *scaled = NULL;
     yg_status st = YG_OK;
 
     if (yg__optim_fusable(ps->param, g, ps->buf0, ps->buf1)) {
         st = adam_fused(opt, ps, g);
         return st == YG_OK ? st : yg__fail_prefix(st, opt->name);
+    }
+    if (opt->grad_scale != 1) {
+        st = yg_mul_scalar(g, opt->grad_scale, &scaled);
+        if (st != YG_OK)
+            goto out;
+        g = scaled;
     }
 
     if (opt->kind == YG_OPTIM_ADAM && ps->weight_decay != 0)
@@ -110,5 +117,6 @@ out:
     yg_release(root);
     yg_release(denom);
     yg_release(tmp);
+    yg_release(scaled);
     return st;
 }

@@ -84,18 +84,19 @@ static yg_status scale(yg_tensor *g, double coef) {
 
 /* Checks parameter i and its gradient *g (a new ref, NULL without one),
  * and adds the gradient's squared norm to *total. */
-static yg_status check_and_sum(yg_tensor *const *params, int64_t i, yg_tensor **g, double *total) {
+static yg_status
+check_and_sum(const char *fn, yg_tensor *const *params, int64_t i, yg_tensor **g, double *total) {
     const yg_tensor *p = params[i];
     double sq = 0;
 
     if (p == NULL)
         return yg__fail(
-            YG_ERR_INVALID_ARGUMENT, "clip_grad_norm: parameter %" PRId64 " is NULL", i);
+            YG_ERR_INVALID_ARGUMENT, "%s: parameter %" PRId64 " is NULL", fn, i);
     for (int64_t j = 0; j < i; j++)
         if (params[j] == p)
             return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                            "clip_grad_norm: parameter %" PRId64 " is parameter %" PRId64
-                            " again (its gradient would be scaled twice)",
+                            "%s: parameter %" PRId64 " is parameter %" PRId64
+                            " again (its gradient would be scaled twice)", fn,
                             i,
                             j);
     YG_RETURN_IF_ERROR(yg_tensor_grad(p, g));
@@ -103,58 +104,62 @@ static yg_status check_and_sum(yg_tensor *const *params, int64_t i, yg_tensor **
         return YG_OK;
     if (!yg__dtype_is_floating((*g)->dtype))
         return yg__fail(YG_ERR_DTYPE,
-                        "clip_grad_norm: the gradient of parameter %" PRId64
-                        " has dtype %s (expected float32 or float64)",
+                        "%s: the gradient of parameter %" PRId64
+                        " has dtype %s (expected float32 or float64)", fn,
                         i,
                         yg_dtype_name((*g)->dtype));
     YG_RETURN_IF_ERROR(sum_squares(*g, &sq));
     if (!isfinite(sq))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "clip_grad_norm: the gradient of parameter %" PRId64
-                        " has a non-finite norm (%g); no gradient was changed",
+                        "%s: the gradient of parameter %" PRId64
+                        " has a non-finite norm (%g); no gradient was changed", fn,
                         i,
                         sqrt(sq));
     *total += sq;
     return YG_OK;
 }
 
-yg_status yg_clip_grad_norm(yg_tensor *const *params,
-                            int64_t params_len,
-                            double max_norm,
-                            double *out_total_norm) {
+/* The total norm of params' gradients; with clip, the gradients are then
+ * scaled to at most max_norm. */
+static yg_status norm_of(const char *fn,
+                         yg_tensor *const *params,
+                         int64_t params_len,
+                         bool clip,
+                         double max_norm,
+                         double *out_total_norm) {
     yg_tensor **grads = NULL;
     double total = 0;
     yg_status st = YG_OK;
 
     if (out_total_norm != NULL)
         *out_total_norm = 0;
-    if (!(max_norm > 0) || isinf(max_norm))
+    if (clip && (!(max_norm > 0) || isinf(max_norm)))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "clip_grad_norm: max_norm must be positive and finite, got %g",
+                        "%s: max_norm must be positive and finite, got %g", fn,
                         max_norm);
     if (params_len < 0 || (params_len > 0 && params == NULL))
         return yg__fail(YG_ERR_INVALID_ARGUMENT,
-                        "clip_grad_norm: params is NULL or params_len %" PRId64 " is negative",
+                        "%s: params is NULL or params_len %" PRId64 " is negative", fn,
                         params_len);
     if (params_len == 0)
         return YG_OK;
     grads = calloc((size_t)params_len, sizeof *grads);
     if (grads == NULL)
-        return yg__fail(YG_ERR_OUT_OF_MEMORY, "clip_grad_norm: out of memory");
+        return yg__fail(YG_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     for (int64_t i = 0; i < params_len && st == YG_OK; i++)
-        st = check_and_sum(params, i, &grads[i], &total);
+        st = check_and_sum(fn, params, i, &grads[i], &total);
     if (st != YG_OK)
         goto out;
     total = sqrt(total);
     if (!isfinite(total)) {
         st = yg__fail(YG_ERR_INVALID_ARGUMENT,
-                      "clip_grad_norm: the total norm of the gradients overflows (%g); no "
-                      "gradient was changed",
+                      "%s: the total norm of the gradients overflows (%g); no "
+                      "gradient was changed", fn,
                       total);
         goto out;
     }
     double coef = max_norm / (total + CLIP_EPS);
-    if (coef < 1) {
+    if (clip && coef < 1) {
         bool prev = yg_set_grad_enabled(false);
         for (int64_t i = 0; i < params_len && st == YG_OK; i++)
             if (grads[i] != NULL)
@@ -170,4 +175,17 @@ out:
         yg_release(grads[i]);
     free(grads);
     return st;
+}
+
+yg_status yg_clip_grad_norm(yg_tensor *const *params,
+                            int64_t params_len,
+                            double max_norm,
+                            double *out_total_norm) {
+    return norm_of("clip_grad_norm", params, params_len, true, max_norm, out_total_norm);
+}
+
+yg_status yg_grad_norm(yg_tensor *const *params, int64_t params_len, double *out_total_norm) {
+    if (out_total_norm == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "grad_norm: out_total_norm is NULL");
+    return norm_of("grad_norm", params, params_len, false, 0, out_total_norm);
 }

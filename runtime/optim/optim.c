@@ -101,6 +101,7 @@ static yg_status create(yg_optim_kind kind,
     }
     opt->kind = kind;
     opt->name = name;
+    opt->grad_scale = 1;
     opt->n_params = n;
     for (int64_t i = 0; i < n; i++)
         opt->params[i].param = yg_retain(params[i]);
@@ -239,6 +240,22 @@ yg_status yg_optimizer_set_lr(yg_optimizer *opt, double lr) {
     else
         opt->adam.lr = lr;
     return YG_OK;
+}
+
+yg_status yg_optimizer_set_grad_scale(yg_optimizer *opt, double scale) {
+    if (opt == NULL)
+        return yg__fail(YG_ERR_INVALID_ARGUMENT, "optimizer_set_grad_scale: opt is NULL");
+    if (!(scale > 0) || !isfinite(scale))
+        return yg__fail(YG_ERR_INVALID_ARGUMENT,
+                        "%s: grad_scale must be positive and finite, got %g",
+                        opt->name,
+                        scale);
+    opt->grad_scale = scale;
+    return YG_OK;
+}
+
+double yg_optimizer_grad_scale(const yg_optimizer *opt) {
+    return opt != NULL ? opt->grad_scale : 0;
 }
 
 /* Fails unless opt is not NULL and i names one of its parameters. */

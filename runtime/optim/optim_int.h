@@ -28,6 +28,7 @@ struct yg_optimizer {
     yg_adam_options adam;
     yg_param_state *params;
     int64_t n_params;
+    double grad_scale; /* yg_optimizer_set_grad_scale; 1 by default */
 };
 
 /* One update of p from grad g (both borrowed, g of p's shape and dtype),

@@ -23,6 +23,7 @@ static yg_status sgd_fused(yg_optimizer *opt, yg_param_state *ps, const yg_tenso
                      .momentum = o->momentum,
                      .dampening = o->dampening,
                      .weight_decay = ps->weight_decay,
+                      .grad_scale = opt->grad_scale,
                      .nesterov = o->nesterov,
                      .first = ps->buf0 == NULL};
 
@@ -41,12 +42,18 @@ static yg_status sgd_fused(yg_optimizer *opt, yg_param_state *ps, const yg_tenso
 
 yg_status yg__sgd_update(yg_optimizer *opt, yg_param_state *ps, const yg_tensor *g) {
     const yg_sgd_options *o = &opt->sgd;
-    yg_tensor *d = NULL, *step = NULL, *tmp = NULL;
+    yg_tensor *d = NULL, *step = NULL, *tmp = NULL, *scaled = NULL;
     yg_status st = YG_OK;
 
     if (yg__optim_fusable(ps->param, g, ps->buf0, NULL)) {
         st = sgd_fused(opt, ps, g);
         return st == YG_OK ? st : yg__fail_prefix(st, opt->name);
+    }
+    if (opt->grad_scale != 1) {
+        st = yg_mul_scalar(g, opt->grad_scale, &scaled);
+        if (st != YG_OK)
+            goto out;
+        g = scaled;
     }
 
     /* d = g + weight_decay * p (a new tensor: .grad is not modified). */
@@ -88,5 +95,6 @@ out:
     yg_release(d);
     yg_release(step);
     yg_release(tmp);
+    yg_release(scaled);
     return st;
 }

@@ -33,11 +33,13 @@ typedef void (*yg_softmax_backward_fn)(void *grad_input,
  * the formulas of yagrad/optim.h. */
 typedef struct yg_sgd_step {
     double lr, momentum, dampening, weight_decay;
+    double grad_scale; /* g is read as (T)(g * grad_scale) (1: as it is) */
     bool nesterov;
     bool first; /* the momentum buffer starts as the (decayed) gradient */
 } yg_sgd_step;
 typedef struct yg_adam_step {
     double lr, beta1, beta2, eps, weight_decay;
+    double grad_scale; /* as yg_sgd_step's */
     double bc1, bc2; /* 1 - beta^t of this step */
     bool decoupled;  /* AdamW: decay p itself, not the gradient */
 } yg_adam_step;

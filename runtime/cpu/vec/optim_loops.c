@@ -15,7 +15,10 @@
  * Gradient clipping's two passes live here too: the sum of squares (in
  * double, eight partial sums per thread so the adds pipeline and
  * vectorise, the threads' sums added in thread order: the result depends
- * on the thread count, not on the run) and the scaling.
+ * on the thread count, not on the run) and the scaling.  The updates can
+ * read the gradient scaled instead ((T)(g * grad_scale), the rounding of
+ * that scaling pass), so a clipping coefficient or a loss scaler's
+ * 1 / scale costs no pass of its own.
  */
 #include "cpu/vec/kernels.h"
 #include "cpu/vec/vecmath.h" /* type-generic sqrt: float math for float */
@@ -34,8 +37,11 @@
         /* the options as locals: read through a inside the loop, they                              \
          * could alias p and the loop would stay scalar */ \
         const bool decay = a->weight_decay != 0, first = a->first, nesterov = a->nesterov;            \
+        const bool scaled = a->grad_scale != 1;                                                       \
+        const double gs = a->grad_scale;                                                              \
         for (int64_t i = lo; i < hi; i++) {                                                           \
-            T d = decay ? g[i] + wd * p[i] : g[i];                                                    \
+            T gi = scaled ? (T)(g[i] * gs) : g[i];                                                    \
+            T d = decay ? gi + wd * p[i] : gi;                                                        \
             T step = d;                                                                               \
             if (buf != NULL) {                                                                        \
                 T b = first ? d : buf[i] * m + keep * d;                                              \
@@ -58,8 +64,11 @@
         const T root_bc2 = (T)sqrt(a->bc2), eps = (T)a->eps, step = (T)(-a->lr / a->bc1);             \
         const bool l2 = !a->decoupled && a->weight_decay != 0;                                        \
         const bool decoupled = a->decoupled && a->weight_decay != 0;                                  \
+        const bool scaled = a->grad_scale != 1;                                                       \
+        const double gs = a->grad_scale;                                                              \
         for (int64_t i = lo; i < hi; i++) {                                                           \
-            T d = l2 ? g[i] + wd * p[i] : g[i];                                                       \
+            T gi = scaled ? (T)(g[i] * gs) : g[i];                                                    \
+            T d = l2 ? gi + wd * p[i] : gi;                                                           \
             T x = decoupled ? p[i] * decay : p[i];                                                    \
             T m = mv[i] + w1 * (d - mv[i]);                                                           \
             T v = vv[i] * b2 + w2 * d * d;                                                            \

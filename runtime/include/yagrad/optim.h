@@ -128,6 +128,21 @@ double yg_optimizer_lr(const yg_optimizer *opt);
  * Returns: YG_ERR_INVALID_ARGUMENT when opt is NULL or lr < 0 (or NaN). */
 YG_NODISCARD yg_status yg_optimizer_set_lr(yg_optimizer *opt, double lr);
 
+/* Makes the following steps read every gradient multiplied by scale (in
+ * double, rounded to the gradient's dtype: what scaling the gradients in
+ * place would give), without changing the gradients: a clipping
+ * coefficient (with yg_grad_norm) or a loss scaler's 1 / scale folded
+ * into the update instead of a pass over every gradient.  1 by default;
+ * it stays until set again.
+ *   opt: in-out
+ * Returns: YG_ERR_INVALID_ARGUMENT when opt is NULL or scale is not
+ *          positive and finite. */
+YG_NODISCARD yg_status yg_optimizer_set_grad_scale(yg_optimizer *opt, double scale);
+
+/* The scale the next step reads the gradients with; 0 for NULL.  Cannot
+ * fail. */
+double yg_optimizer_grad_scale(const yg_optimizer *opt);
+
 /* Gives parameter i its own weight decay (PyTorch's parameter groups:
  * e.g. none for biases and norm weights), in place of the options'.
  *   opt: in-out
@@ -196,6 +211,17 @@ YG_NODISCARD yg_status yg_clip_grad_norm(yg_tensor *const *params,
                                          int64_t params_len,
                                          double max_norm,
                                          double *out_total_norm);
+
+/* The total norm yg_clip_grad_norm computes (the same checks, messages
+ * prefixed "grad_norm"), without scaling anything: with
+ * yg_optimizer_set_grad_scale(opt, min(1, max_norm / (norm + 1e-6))) the
+ * step does what clipping then stepping does, one pass fewer.
+ *   out_total_norm: out (not NULL)
+ * Returns: as yg_clip_grad_norm, and YG_ERR_INVALID_ARGUMENT for a NULL
+ *          out_total_norm. */
+YG_NODISCARD yg_status yg_grad_norm(yg_tensor *const *params,
+                                    int64_t params_len,
+                                    double *out_total_norm);
 
 /* Releases the optimizer, its state and its references to the parameters
  * (which live on while others hold them).  NULL-safe. */
