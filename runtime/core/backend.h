@@ -77,7 +77,12 @@ typedef struct yg_device_backend {
 
 /* A kernel of a backend by name, found once and kept: the generated
  * per-device tables hold one (static) per implementation that lives in a
- * module. */
+ * module.  Initialise only the name, `static yg_kernel_ref ref =
+ * {.name = "yg__cuda_sum"};`: fn starts NULL from static storage's zero
+ * initialisation, which C11 (7.17.2.1) makes a valid atomic state.  An
+ * explicit `NULL` for fn is refused by clang 14 ("initializer element is
+ * not a compile-time constant": it does not fold the conversion of
+ * `(void *)0` to an _Atomic function pointer), though GCC accepts it. */
 typedef struct yg_kernel_ref {
     const char *name;
     _Atomic(yg_kernel_fn) fn;
