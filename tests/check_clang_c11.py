@@ -1,11 +1,10 @@
 #!/usr/bin/env python3
 """Checks that clang accepts the C the library is built from.
 
-The build compiles with GCC, which accepts some things ISO C11 does not
-require a compiler to accept; the fuzz build (fuzz/, libFuzzer) needs
-clang, so a construct only GCC takes breaks it without any GCC build
-noticing (it did: `static yg_kernel_ref ref = {"yg__cuda_sum", NULL}`,
-core/backend.h).  This runs clang -fsyntax-only -pedantic-errors over every
+The build compiles with GCC; the fuzz build (fuzz/, libFuzzer) needs
+clang, so a construct GCC takes and clang refuses (an extension, or a
+clang bug) breaks it without any GCC build noticing.  It did:
+`static yg_kernel_ref ref = {"yg__cuda_sum", NULL}`, core/backend.h.  This runs clang -fsyntax-only -pedantic-errors over every
 C file of runtime/, gen/ and gen's output (the real and the golden spec's)
 with the flags, definitions and include folders the build gave it, taken
 from the build's compile_commands.json.  Only errors fail: clang's own
