@@ -433,7 +433,7 @@ static void emit_structured_table(gen_sb *sb, const gen_op *op)
                       op->cuda_kernel);
         emit_kernel_signature(sb, op, "cuda");
         gen_sb_printf(sb,
-                      "{\n    static yg_kernel_ref ref = {\"%s\", NULL};\n"
+                      "{\n    static yg_kernel_ref ref = {.name = \"%s\"};\n"
                       "    yg_kernel_fn fn;\n\n"
                       "    YG_RETURN_IF_ERROR(yg__backend_kernel(\"%s\", YG_CUDA, &ref, &fn));\n",
                       op->cuda_kernel, op->display);
@@ -474,7 +474,7 @@ static void emit_kernel_table(gen_sb *sb, const gen_op *op)
                       op->cuda_kernel);
         emit_kernel_signature(sb, op, "cuda");
         gen_sb_printf(sb,
-                      "{\n    static yg_kernel_ref ref = {\"%s\", NULL};\n"
+                      "{\n    static yg_kernel_ref ref = {.name = \"%s\"};\n"
                       "    yg_kernel_fn fn;\n\n"
                       "    YG_RETURN_IF_ERROR(yg__backend_kernel(\"%s\", YG_CUDA, &ref, &fn));\n",
                       op->cuda_kernel, op->display);

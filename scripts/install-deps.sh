@@ -7,7 +7,8 @@ pkgs=(
     cmake ninja-build gcc pkg-config
     libyaml-dev           # gen: YAML loading with node positions
     libclang-14-dev       # gen: derivative formulas parsed as C
-    clang-14              # sanitizer preset (ASan/UBSan/LSan runtimes)
+    clang-14              # sanitizer presets; fuzz/ (libFuzzer); CTest build.sources_compile_with_clang
+    libomp-14-dev         # fuzz/ and the clang check: <omp.h> for clang (GCC's is its own)
     libopenblas-openmp-dev  # mm; OpenMP build shares the library's thread pool
     libsleef-dev          # vectorised exp/tanh/erf/... in the CPU kernels
     libjansson-dev        # safetensors: the JSON header, parsed and written with jansson

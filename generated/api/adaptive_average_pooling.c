@@ -34,7 +34,7 @@ static yg_status adaptive_avg_pool2d_cuda(const yg_tensor *self,
                                           int64_t output_size_len,
                                           yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_adaptive_avg_pool2d", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_adaptive_avg_pool2d"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("adaptive_avg_pool2d", YG_CUDA, &ref, &fn));
@@ -142,7 +142,7 @@ static yg_status adaptive_avg_pool2d_backward_cuda(const yg_tensor *grad_output,
                                                    int64_t self_sizes_len,
                                                    yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_adaptive_avg_pool2d_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_adaptive_avg_pool2d_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("adaptive_avg_pool2d_backward", YG_CUDA, &ref, &fn));
@@ -329,7 +329,7 @@ static yg_status adaptive_avg_pool3d_cuda(const yg_tensor *self,
                                           int64_t output_size_len,
                                           yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_adaptive_avg_pool3d", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_adaptive_avg_pool3d"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("adaptive_avg_pool3d", YG_CUDA, &ref, &fn));
@@ -437,7 +437,7 @@ static yg_status adaptive_avg_pool3d_backward_cuda(const yg_tensor *grad_output,
                                                    int64_t self_sizes_len,
                                                    yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_adaptive_avg_pool3d_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_adaptive_avg_pool3d_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("adaptive_avg_pool3d_backward", YG_CUDA, &ref, &fn));

@@ -34,7 +34,7 @@ static yg_status index_cuda(const yg_tensor *self,
                             int64_t indices_len,
                             yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_index", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_index"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("index", YG_CUDA, &ref, &fn));
@@ -159,7 +159,7 @@ static yg_status index_put_cuda(const yg_tensor *self,
                                 bool accumulate,
                                 yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_index_put", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_index_put"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("index_put", YG_CUDA, &ref, &fn));
@@ -299,7 +299,7 @@ static yg_status index_put__cuda(yg_tensor *self,
                                  bool accumulate,
                                  yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_index_put_", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_index_put_"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("index_put_", YG_CUDA, &ref, &fn));

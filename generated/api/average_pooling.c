@@ -46,7 +46,7 @@ static yg_status avg_pool2d_cuda(const yg_tensor *self,
                                  bool count_include_pad,
                                  yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_avg_pool2d", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_avg_pool2d"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("avg_pool2d", YG_CUDA, &ref, &fn));
@@ -261,7 +261,7 @@ static yg_status avg_pool2d_backward_cuda(const yg_tensor *grad_output,
                                           bool count_include_pad,
                                           yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_avg_pool2d_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_avg_pool2d_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("avg_pool2d_backward", YG_CUDA, &ref, &fn));
@@ -573,7 +573,7 @@ static yg_status avg_pool3d_cuda(const yg_tensor *self,
                                  const int64_t *divisor_override,
                                  yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_avg_pool3d", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_avg_pool3d"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("avg_pool3d", YG_CUDA, &ref, &fn));
@@ -803,7 +803,7 @@ static yg_status avg_pool3d_backward_cuda(const yg_tensor *grad_output,
                                           const int64_t *divisor_override,
                                           yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_avg_pool3d_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_avg_pool3d_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("avg_pool3d_backward", YG_CUDA, &ref, &fn));

@@ -28,7 +28,7 @@ typedef yg_status (*cumsum_fn)(const yg_tensor *self, int64_t dim, yg_tensor **o
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status cumsum_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_cumsum", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_cumsum"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("cumsum", YG_CUDA, &ref, &fn));
@@ -120,7 +120,7 @@ typedef yg_status (*cumprod_fn)(const yg_tensor *self, int64_t dim, yg_tensor **
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status cumprod_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_cumprod", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_cumprod"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("cumprod", YG_CUDA, &ref, &fn));
@@ -254,7 +254,7 @@ static yg_status cumprod_backward_cuda(const yg_tensor *grad_output,
                                        int64_t dim,
                                        yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_cumprod_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_cumprod_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("cumprod_backward", YG_CUDA, &ref, &fn));
@@ -383,7 +383,7 @@ static yg_status cumprod_jvp_cuda(const yg_tensor *grad,
                                   int64_t dim,
                                   yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_cumprod_jvp", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_cumprod_jvp"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("cumprod_jvp", YG_CUDA, &ref, &fn));
@@ -463,7 +463,7 @@ static yg_status cumprod_double_backward_cuda(const yg_tensor *grad,
                                               int64_t dim,
                                               yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_cumprod_double_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_cumprod_double_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("cumprod_double_backward", YG_CUDA, &ref, &fn));

@@ -36,7 +36,7 @@ static yg_status amax_cuda(const yg_tensor *self,
                            bool keepdim,
                            yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_amax", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_amax"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("amax", YG_CUDA, &ref, &fn));
@@ -170,7 +170,7 @@ static yg_status amin_cuda(const yg_tensor *self,
                            bool keepdim,
                            yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_amin", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_amin"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("amin", YG_CUDA, &ref, &fn));
@@ -368,7 +368,7 @@ static yg_status max_dim_cuda(const yg_tensor *self,
                               yg_tensor **out_values,
                               yg_tensor **out_indices)
 {
-    static yg_kernel_ref ref = {"yg__cuda_max_dim", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_max_dim"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("max", YG_CUDA, &ref, &fn));
@@ -498,7 +498,7 @@ static yg_status min_dim_cuda(const yg_tensor *self,
                               yg_tensor **out_values,
                               yg_tensor **out_indices)
 {
-    static yg_kernel_ref ref = {"yg__cuda_min_dim", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_min_dim"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("min", YG_CUDA, &ref, &fn));
@@ -694,7 +694,7 @@ static yg_status minmax_backward_cuda(const yg_tensor *grad_output,
                                       bool keepdim,
                                       yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_minmax_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_minmax_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("minmax_backward", YG_CUDA, &ref, &fn));
@@ -828,7 +828,7 @@ typedef yg_status (*argmax_fn)(const yg_tensor *self, yg_tensor **out);
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status argmax_cuda(const yg_tensor *self, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_argmax", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_argmax"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("argmax", YG_CUDA, &ref, &fn));
@@ -887,7 +887,7 @@ static yg_status argmax_dim_cuda(const yg_tensor *self,
                                  bool keepdim,
                                  yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_argmax_dim", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_argmax_dim"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("argmax", YG_CUDA, &ref, &fn));
@@ -945,7 +945,7 @@ typedef yg_status (*argmin_fn)(const yg_tensor *self, yg_tensor **out);
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status argmin_cuda(const yg_tensor *self, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_argmin", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_argmin"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("argmin", YG_CUDA, &ref, &fn));
@@ -1004,7 +1004,7 @@ static yg_status argmin_dim_cuda(const yg_tensor *self,
                                  bool keepdim,
                                  yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_argmin_dim", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_argmin_dim"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("argmin", YG_CUDA, &ref, &fn));
@@ -1062,7 +1062,7 @@ typedef yg_status (*all_fn)(const yg_tensor *self, yg_tensor **out);
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status all_cuda(const yg_tensor *self, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_all", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_all"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("all", YG_CUDA, &ref, &fn));
@@ -1123,7 +1123,7 @@ static yg_status all_dim_cuda(const yg_tensor *self,
                               bool keepdim,
                               yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_all_dim", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_all_dim"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("all", YG_CUDA, &ref, &fn));
@@ -1186,7 +1186,7 @@ typedef yg_status (*any_fn)(const yg_tensor *self, yg_tensor **out);
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status any_cuda(const yg_tensor *self, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_any", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_any"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("any", YG_CUDA, &ref, &fn));
@@ -1247,7 +1247,7 @@ static yg_status any_dim_cuda(const yg_tensor *self,
                               bool keepdim,
                               yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_any_dim", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_any_dim"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("any", YG_CUDA, &ref, &fn));

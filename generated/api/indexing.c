@@ -67,7 +67,7 @@ static yg_status index_select_cuda(const yg_tensor *self,
                                    const yg_tensor *index,
                                    yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_index_select_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_index_select_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("index_select", YG_CUDA, &ref, &fn));
@@ -242,7 +242,7 @@ static yg_status index_select_backward_cuda(const yg_tensor *grad_output,
                                             const yg_tensor *index,
                                             yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_index_select_backward_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_index_select_backward_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("index_select_backward", YG_CUDA, &ref, &fn));
@@ -411,7 +411,7 @@ static yg_status gather_cuda(const yg_tensor *self,
                              const yg_tensor *index,
                              yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_gather_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_gather_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("gather", YG_CUDA, &ref, &fn));
@@ -579,7 +579,7 @@ static yg_status gather_backward_cuda(const yg_tensor *grad_output,
                                       const yg_tensor *index,
                                       yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_gather_backward_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_gather_backward_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("gather_backward", YG_CUDA, &ref, &fn));
@@ -748,7 +748,7 @@ static yg_status scatter_cuda(const yg_tensor *self,
                               const yg_tensor *src,
                               yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_scatter_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_scatter_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("scatter", YG_CUDA, &ref, &fn));
@@ -914,7 +914,7 @@ static yg_status scatter_value_cuda(const yg_tensor *self,
                                     double value,
                                     yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_scatter_value_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_scatter_value_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("scatter", YG_CUDA, &ref, &fn));
@@ -1076,7 +1076,7 @@ static yg_status scatter_add_cuda(const yg_tensor *self,
                                   const yg_tensor *src,
                                   yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_scatter_add_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_scatter_add_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("scatter_add", YG_CUDA, &ref, &fn));
@@ -1272,7 +1272,7 @@ static yg_status tril_cpu(const yg_tensor *self, int64_t diagonal, yg_tensor **o
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status tril_cuda(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_tril_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_tril_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("tril", YG_CUDA, &ref, &fn));
@@ -1390,7 +1390,7 @@ static yg_status triu_cpu(const yg_tensor *self, int64_t diagonal, yg_tensor **o
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status triu_cuda(const yg_tensor *self, int64_t diagonal, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_triu_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_triu_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("triu", YG_CUDA, &ref, &fn));

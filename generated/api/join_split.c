@@ -106,7 +106,7 @@ static yg_status cat_cuda(const yg_tensor *const *tensors,
                           int64_t dim,
                           yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_cat_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_cat_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("cat", YG_CUDA, &ref, &fn));

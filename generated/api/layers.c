@@ -67,7 +67,7 @@ static yg_status embedding_cuda(const yg_tensor *weight,
                                 int64_t padding_idx,
                                 yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_embedding_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_embedding_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("embedding", YG_CUDA, &ref, &fn));
@@ -238,7 +238,7 @@ static yg_status embedding_backward_cuda(const yg_tensor *grad_output,
                                          int64_t padding_idx,
                                          yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_embedding_backward_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_embedding_backward_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("embedding_backward", YG_CUDA, &ref, &fn));
@@ -508,7 +508,7 @@ static yg_status lstm_cell_gates_cuda(const yg_tensor *input_gates,
                                       yg_tensor **out_hy,
                                       yg_tensor **out_cy)
 {
-    static yg_kernel_ref ref = {"yg__cuda_lstm_cell_gates_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_lstm_cell_gates_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("lstm_cell_gates", YG_CUDA, &ref, &fn));
@@ -815,7 +815,7 @@ static yg_status lstm_cell_gates_backward_fused_cuda(const yg_tensor *grad_hy,
                                                      yg_tensor **out_grad_gates,
                                                      yg_tensor **out_grad_cx)
 {
-    static yg_kernel_ref ref = {"yg__cuda_lstm_cell_gates_backward_fused_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_lstm_cell_gates_backward_fused_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("lstm_cell_gates_backward_fused", YG_CUDA, &ref, &fn));

@@ -54,7 +54,7 @@ static yg_status mm_cpu(const yg_tensor *self, const yg_tensor *mat2, yg_tensor 
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status mm_cuda(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_mm_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_mm_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("mm", YG_CUDA, &ref, &fn));
@@ -270,7 +270,7 @@ static yg_status bmm_cpu(const yg_tensor *self, const yg_tensor *mat2, yg_tensor
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status bmm_cuda(const yg_tensor *self, const yg_tensor *mat2, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_bmm_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_bmm_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("bmm", YG_CUDA, &ref, &fn));

@@ -82,7 +82,7 @@ static yg_status nll_loss_cuda(const yg_tensor *self,
                                int64_t ignore_index,
                                yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_nll_loss_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_nll_loss_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("nll_loss", YG_CUDA, &ref, &fn));
@@ -312,7 +312,7 @@ static yg_status nll_loss_backward_cuda(const yg_tensor *grad_output,
                                         int64_t ignore_index,
                                         yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_nll_loss_backward_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_nll_loss_backward_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("nll_loss_backward", YG_CUDA, &ref, &fn));

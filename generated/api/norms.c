@@ -373,7 +373,7 @@ static yg_status native_layer_norm_cuda(const yg_tensor *input,
                                         yg_tensor **out_mean,
                                         yg_tensor **out_rstd)
 {
-    static yg_kernel_ref ref = {"yg__cuda_native_layer_norm_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_native_layer_norm_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("native_layer_norm", YG_CUDA, &ref, &fn));
@@ -681,7 +681,7 @@ static yg_status native_batch_norm_cuda(const yg_tensor *input,
                                         yg_tensor **out_save_mean,
                                         yg_tensor **out_save_invstd)
 {
-    static yg_kernel_ref ref = {"yg__cuda_native_batch_norm_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_native_batch_norm_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("native_batch_norm", YG_CUDA, &ref, &fn));

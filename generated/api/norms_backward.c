@@ -240,7 +240,7 @@ static yg_status native_layer_norm_backward_fused_cuda(const yg_tensor *grad_out
                                                        yg_tensor **out_grad_weight,
                                                        yg_tensor **out_grad_bias)
 {
-    static yg_kernel_ref ref = {"yg__cuda_native_layer_norm_backward_fused_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_native_layer_norm_backward_fused_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("native_layer_norm_backward_fused", YG_CUDA, &ref, &fn));
@@ -577,7 +577,7 @@ static yg_status native_batch_norm_backward_fused_cuda(const yg_tensor *grad_out
                                                        yg_tensor **out_grad_weight,
                                                        yg_tensor **out_grad_bias)
 {
-    static yg_kernel_ref ref = {"yg__cuda_native_batch_norm_backward_fused_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_native_batch_norm_backward_fused_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("native_batch_norm_backward_fused", YG_CUDA, &ref, &fn));

@@ -176,7 +176,7 @@ static yg_status reflection_pad_cuda(const yg_tensor *self,
                                      int64_t pad_len,
                                      yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_reflection_pad", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_reflection_pad"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("reflection_pad", YG_CUDA, &ref, &fn));
@@ -294,7 +294,7 @@ static yg_status reflection_pad_backward_cuda(const yg_tensor *grad_output,
                                               int64_t pad_len,
                                               yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_reflection_pad_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_reflection_pad_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("reflection_pad_backward", YG_CUDA, &ref, &fn));
@@ -422,7 +422,7 @@ static yg_status replication_pad_cuda(const yg_tensor *self,
                                       int64_t pad_len,
                                       yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_replication_pad", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_replication_pad"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("replication_pad", YG_CUDA, &ref, &fn));
@@ -540,7 +540,7 @@ static yg_status replication_pad_backward_cuda(const yg_tensor *grad_output,
                                                int64_t pad_len,
                                                yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_replication_pad_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_replication_pad_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("replication_pad_backward", YG_CUDA, &ref, &fn));

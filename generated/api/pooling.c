@@ -162,7 +162,7 @@ static yg_status max_pool2d_with_indices_cuda(const yg_tensor *self,
                                               yg_tensor **out_values,
                                               yg_tensor **out_indices)
 {
-    static yg_kernel_ref ref = {"yg__cuda_max_pool2d_with_indices", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_max_pool2d_with_indices"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("max_pool2d_with_indices", YG_CUDA, &ref, &fn));
@@ -679,7 +679,7 @@ static yg_status max_pool3d_with_indices_cuda(const yg_tensor *self,
                                               yg_tensor **out_values,
                                               yg_tensor **out_indices)
 {
-    static yg_kernel_ref ref = {"yg__cuda_max_pool3d_with_indices", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_max_pool3d_with_indices"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("max_pool3d_with_indices", YG_CUDA, &ref, &fn));
@@ -1061,7 +1061,7 @@ static yg_status adaptive_max_pool2d_cuda(const yg_tensor *self,
                                           yg_tensor **out_values,
                                           yg_tensor **out_indices)
 {
-    static yg_kernel_ref ref = {"yg__cuda_adaptive_max_pool2d", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_adaptive_max_pool2d"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("adaptive_max_pool2d", YG_CUDA, &ref, &fn));

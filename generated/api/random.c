@@ -77,7 +77,7 @@ static yg_status rand_cuda(const int64_t *size,
                            const yg_device *device,
                            yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_rand_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_rand_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("rand", YG_CUDA, &ref, &fn));
@@ -210,7 +210,7 @@ static yg_status randn_cuda(const int64_t *size,
                             const yg_device *device,
                             yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_randn_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_randn_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("randn", YG_CUDA, &ref, &fn));
@@ -360,7 +360,7 @@ static yg_status randint_cuda(int64_t low,
                               const yg_device *device,
                               yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_randint_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_randint_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("randint", YG_CUDA, &ref, &fn));
@@ -491,7 +491,7 @@ static yg_status bernoulli_cpu(const yg_tensor *self, yg_generator *generator, y
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status bernoulli_cuda(const yg_tensor *self, yg_generator *generator, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_bernoulli_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_bernoulli_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("bernoulli", YG_CUDA, &ref, &fn));
@@ -584,7 +584,7 @@ static yg_status bernoulli_p_cuda(const yg_tensor *self,
                                   yg_generator *generator,
                                   yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_bernoulli_p_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_bernoulli_p_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("bernoulli", YG_CUDA, &ref, &fn));

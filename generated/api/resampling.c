@@ -34,7 +34,7 @@ static yg_status upsample_nearest2d_cuda(const yg_tensor *self,
                                          int64_t output_size_len,
                                          yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_upsample_nearest2d", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_upsample_nearest2d"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("upsample_nearest2d", YG_CUDA, &ref, &fn));
@@ -142,7 +142,7 @@ static yg_status upsample_nearest2d_backward_cuda(const yg_tensor *grad_output,
                                                   int64_t self_sizes_len,
                                                   yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_upsample_nearest2d_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_upsample_nearest2d_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("upsample_nearest2d_backward", YG_CUDA, &ref, &fn));
@@ -296,7 +296,7 @@ static yg_status upsample_bilinear2d_cuda(const yg_tensor *self,
                                           const double *scales_w,
                                           yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_upsample_bilinear2d", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_upsample_bilinear2d"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("upsample_bilinear2d", YG_CUDA, &ref, &fn));
@@ -470,7 +470,7 @@ static yg_status upsample_bilinear2d_backward_cuda(const yg_tensor *grad_output,
                                                    const double *scales_w,
                                                    yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_upsample_bilinear2d_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_upsample_bilinear2d_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("upsample_bilinear2d_backward", YG_CUDA, &ref, &fn));

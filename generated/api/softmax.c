@@ -54,7 +54,7 @@ static yg_status log_softmax_cpu(const yg_tensor *self, int64_t dim, yg_tensor *
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status log_softmax_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_log_softmax_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_log_softmax_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("log_softmax", YG_CUDA, &ref, &fn));
@@ -191,7 +191,7 @@ static yg_status log_softmax_backward_cuda(const yg_tensor *grad_output,
                                            int64_t dim,
                                            yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_log_softmax_backward_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_log_softmax_backward_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("log_softmax_backward", YG_CUDA, &ref, &fn));
@@ -384,7 +384,7 @@ static yg_status softmax_cpu(const yg_tensor *self, int64_t dim, yg_tensor **out
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status softmax_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_softmax_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_softmax_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("softmax", YG_CUDA, &ref, &fn));
@@ -562,7 +562,7 @@ static yg_status softmax_backward_fused_cuda(const yg_tensor *grad_output,
                                              int64_t dim,
                                              yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_softmax_backward_fused_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_softmax_backward_fused_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("softmax_backward_fused", YG_CUDA, &ref, &fn));

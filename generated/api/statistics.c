@@ -38,7 +38,7 @@ static yg_status var_cuda(const yg_tensor *self,
                           bool keepdim,
                           yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_var", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_var"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("var", YG_CUDA, &ref, &fn));
@@ -177,7 +177,7 @@ static yg_status std_cuda(const yg_tensor *self,
                           bool keepdim,
                           yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_std", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_std"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("std", YG_CUDA, &ref, &fn));
@@ -321,7 +321,7 @@ static yg_status var_mean_cuda(const yg_tensor *self,
                                yg_tensor **out_var,
                                yg_tensor **out_mean)
 {
-    static yg_kernel_ref ref = {"yg__cuda_var_mean", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_var_mean"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("var_mean", YG_CUDA, &ref, &fn));
@@ -535,7 +535,7 @@ static yg_status norm_cuda(const yg_tensor *self,
                            bool keepdim,
                            yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_norm", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_norm"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("norm", YG_CUDA, &ref, &fn));
@@ -681,7 +681,7 @@ static yg_status norm_backward_cuda(const yg_tensor *grad_output,
                                     bool keepdim,
                                     yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_norm_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_norm_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("norm_backward", YG_CUDA, &ref, &fn));
@@ -837,7 +837,7 @@ static yg_status logsumexp_cuda(const yg_tensor *self,
                                 bool keepdim,
                                 yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_logsumexp", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_logsumexp"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("logsumexp", YG_CUDA, &ref, &fn));

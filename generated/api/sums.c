@@ -28,7 +28,7 @@ typedef yg_status (*sum_fn)(const yg_tensor *self, yg_tensor **out);
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status sum_cuda(const yg_tensor *self, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_sum", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_sum"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("sum", YG_CUDA, &ref, &fn));
@@ -127,7 +127,7 @@ static yg_status sum_dim_cuda(const yg_tensor *self,
                               bool keepdim,
                               yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_sum_dim", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_sum_dim"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("sum", YG_CUDA, &ref, &fn));
@@ -236,7 +236,7 @@ typedef yg_status (*mean_fn)(const yg_tensor *self, yg_tensor **out);
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status mean_cuda(const yg_tensor *self, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_mean", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_mean"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("mean", YG_CUDA, &ref, &fn));
@@ -336,7 +336,7 @@ static yg_status mean_dim_cuda(const yg_tensor *self,
                                bool keepdim,
                                yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_mean_dim", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_mean_dim"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("mean", YG_CUDA, &ref, &fn));
@@ -485,7 +485,7 @@ static yg_status prod_dim_cuda(const yg_tensor *self,
                                bool keepdim,
                                yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_prod_dim", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_prod_dim"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("prod", YG_CUDA, &ref, &fn));
@@ -606,7 +606,7 @@ static yg_status prod_backward_cuda(const yg_tensor *grad_output,
                                     bool keepdim,
                                     yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_prod_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_prod_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("prod_backward", YG_CUDA, &ref, &fn));
@@ -749,7 +749,7 @@ static yg_status prod_double_backward_cuda(const yg_tensor *grad,
                                            bool keepdim,
                                            yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__cuda_prod_double_backward", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_prod_double_backward"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("prod_double_backward", YG_CUDA, &ref, &fn));

@@ -77,7 +77,13 @@ typedef struct yg_device_backend {
 
 /* A kernel of a backend by name, found once and kept: the generated
  * per-device tables hold one (static) per implementation that lives in a
- * module. */
+ * module.  Initialise only the name, `static yg_kernel_ref ref =
+ * {.name = "yg__cuda_sum"};`: fn starts NULL from static storage's zero
+ * initialisation, which C11 (7.17.2.1) makes a valid atomic state.  An
+ * explicit `NULL` for fn is valid C11 too, but clang 14 refuses it
+ * ("initializer element is not a compile-time constant": `(void *)0`
+ * converted to an _Atomic function pointer, llvm-project issue 49563),
+ * which stopped the fuzz build. */
 typedef struct yg_kernel_ref {
     const char *name;
     _Atomic(yg_kernel_fn) fn;

@@ -174,6 +174,12 @@ yg_status yg__cpu_index_select_backward_out(const yg_tensor *grad_output,
     (void)self_sizes_len;
     YG_RETURN_IF_ERROR(
         yg__wrap_dim("index_select_backward", "grad_output", dim, grad_output->ndim, &d));
+    /* Nothing to add (out is zeros): an empty grad_output's other dims
+     * may be huge, so outer would walk billions of empty rows, or
+     * overflow (docs/architecture.md, "Size arithmetic").  Past this, outer * inner
+     * is at most grad_output's element count. */
+    if (numel(grad_output) == 0)
+        return YG_OK;
     if (grad_output->ndim > 0) {
         int64_t outer = 1, inner = 1;
         for (int32_t e = 0; e < grad_output->ndim; e++)
@@ -314,6 +320,13 @@ static void scatter_into(yg_tensor *res,
     add_elem_fn add = add_for(res->dtype);
     _Alignas(8) char vbuf[8];
 
+    /* Nothing to write.  An empty index's other dims may be huge (its
+     * sizes equal res's outside d): row_layout's outer would walk
+     * billions of empty rows, or overflow (fuzz_ops: max.dim's backward of
+     * [36854775808, 0, 0] ran for minutes).  Past this, outer * k * inner
+     * is index's element count. */
+    if (n == 0)
+        return;
     if (scatter_rows(res, d, index, src, mode))
         return;
     if (mode == SCATTER_VALUE)

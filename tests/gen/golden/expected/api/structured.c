@@ -142,7 +142,7 @@ static yg_status sum_dim_cuda(const yg_tensor *self,
                               bool keepdim,
                               yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__golden_cuda_sum_dim", NULL};
+    static yg_kernel_ref ref = {.name = "yg__golden_cuda_sum_dim"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("sum", YG_CUDA, &ref, &fn));
@@ -368,7 +368,7 @@ static yg_status cumsum_cpu(const yg_tensor *self, int64_t dim, yg_tensor **out)
  * loading the module if no CUDA tensor has yet (core/backend.h). */
 static yg_status cumsum_cuda(const yg_tensor *self, int64_t dim, yg_tensor **out)
 {
-    static yg_kernel_ref ref = {"yg__golden_cuda_cumsum_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__golden_cuda_cumsum_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("cumsum", YG_CUDA, &ref, &fn));
