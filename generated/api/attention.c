@@ -90,7 +90,7 @@ static yg_status flash_attention_cuda(const yg_tensor *query,
                                       yg_tensor **out_output,
                                       yg_tensor **out_logsumexp)
 {
-    static yg_kernel_ref ref = {"yg__cuda_flash_attention_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_flash_attention_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("flash_attention", YG_CUDA, &ref, &fn));
@@ -503,7 +503,7 @@ static yg_status flash_attention_backward_fused_cuda(const yg_tensor *grad_outpu
                                                      yg_tensor **out_grad_key,
                                                      yg_tensor **out_grad_value)
 {
-    static yg_kernel_ref ref = {"yg__cuda_flash_attention_backward_fused_out", NULL};
+    static yg_kernel_ref ref = {.name = "yg__cuda_flash_attention_backward_fused_out"};
     yg_kernel_fn fn;
 
     YG_RETURN_IF_ERROR(yg__backend_kernel("flash_attention_backward_fused", YG_CUDA, &ref, &fn));
