@@ -935,6 +935,53 @@ static void test_double_backward_through_regions(void **state) {
                  sinsq_d2);
 }
 
+/* A prim::None made in one region and read after it (here by a layer
+ * norm beyond an in-place op, which ends the region): the region's outputs
+ * are tensors, so the None moves before it and both regions still form. */
+static void test_a_none_shared_between_regions_stays_outside(void **state) {
+    (void)state;
+    const char *text =
+        "graph(%x : Tensor(dtype=float64, sizes=[2, 3], requires_grad=true),"
+        " %w : Tensor(dtype=float64, sizes=[2, 3])):\n"
+        "  %a = exp(%x)\n"
+        "  %n = prim::None()\n"
+        "  %b = sin(%a)\n"
+        "  %c = add_(%w, %b)\n"
+        "  %d = mul(%c, %x)\n"
+        "  %y, %m, %r = native_layer_norm[normalized_shape=[3], eps=1e-05](%d, %n, %n)\n"
+        "  %z = tanh(%y)\n"
+        "  return (%z)\n";
+    yg_graph *g = NULL, *orig = NULL;
+    YG_CHECK(yg_graph_parse(text, (int64_t)strlen(text), &g));
+    YG_CHECK(yg_graph_clone(g, &orig));
+    YG_CHECK(yg_graph_propagate_shapes(g));
+    YG_CHECK(yg_graph_create_autodiff_subgraphs(g, NULL, 1));
+    YG_CHECK(yg_graph_lint(g));
+    char *made = NULL;
+    YG_CHECK(yg_graph_print(g, &made));
+    const char *first = strstr(made, "prim::DifferentiableGraph");
+    assert_non_null(first);
+    assert_non_null(strstr(first + 1, "prim::DifferentiableGraph")); /* two regions */
+    assert_true(strstr(made, "prim::None") < first);                /* the None before both */
+    const int64_t s[2] = {2, 3};
+    yg_tensor *x = yg_test_rand(YG_FLOAT64, s, 2, -0.5, 0.5, 5), *w1 = yg_test_rand(YG_FLOAT64, s, 2, -0.5, 0.5, 6);
+    yg_tensor *w2 = NULL, *y1 = NULL, *y2 = NULL;
+    YG_CHECK(yg_tensor_set_requires_grad(x, true));
+    YG_CHECK(yg_clone(w1, &w2));
+    yg_tensor *in1[2] = {x, w1}, *in2[2] = {x, w2};
+    YG_CHECK(yg_graph_run(orig, in1, 2, &y1, 1));
+    YG_CHECK(yg_graph_run(g, in2, 2, &y2, 1));
+    expect_same("regions sharing a None", y1, y2);
+    yg_string_release(made);
+    yg_release(x);
+    yg_release(w1);
+    yg_release(w2);
+    yg_release(y1);
+    yg_release(y2);
+    yg_graph_release(g);
+    yg_graph_release(orig);
+}
+
 /* Regions made with min_size 1 and put back with a larger one: the graph
  * is as before (same text once canonicalised, same values). */
 static void test_small_regions_are_inlined_back(void **state) {
@@ -1129,6 +1176,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_graph_with_an_op_without_graph_derivative_still_runs),
         cmocka_unit_test(test_double_backward_through_regions),
         cmocka_unit_test(test_fused_plan_takes_new_shapes_or_refuses_them),
+        cmocka_unit_test(test_a_none_shared_between_regions_stays_outside),
         cmocka_unit_test(test_small_regions_are_inlined_back),
         cmocka_unit_test(test_executor_inlines_into_an_outer_trace),
         cmocka_unit_test(test_threads_share_one_executor),

@@ -102,6 +102,35 @@ static yg_status put_graph(yg_ir_node *n, const char *name, yg_graph **g) {
     return yg__ir_node_put_attr(n, &a);
 }
 
+/* Moves the prim::None nodes of r whose value is also used after the
+ * region to just before it, out of r: a region's outputs are tensors, and
+ * a node without inputs can move up freely. */
+static void hoist_shared_nones(region *r) {
+    for (int32_t i = 0; i < r->len; i++)
+        r->nodes[i]->scratch = 1;
+    int32_t kept = 0;
+    yg_ir_node *first = r->nodes[0];
+    for (int32_t i = 0; i < r->len; i++) {
+        yg_ir_node *n = r->nodes[i];
+        bool shared = false;
+        if (n->kind == yg__prim_none)
+            for (int32_t o = 0; o < n->n_outputs && !shared; o++)
+                for (int32_t u = 0; u < n->outputs[o]->n_uses && !shared; u++)
+                    shared = n->outputs[o]->uses[u].node->scratch != 1;
+        if (shared && n != first) {
+            yg__ir_node_move_before(n, first);
+            n->scratch = 0;
+        } else if (shared) {
+            n->scratch = 0; /* already first: it stays where it is */
+        } else {
+            r->nodes[kept++] = n;
+        }
+    }
+    r->len = kept;
+    for (int32_t i = 0; i < r->len; i++)
+        r->nodes[i]->scratch = 0;
+}
+
 /* Replaces region r of g by one prim::DifferentiableGraph node. */
 static yg_status merge(yg_graph *g, region *r, const bool *rg) {
     yg_graph *sub = NULL;
@@ -109,6 +138,9 @@ static yg_status merge(yg_graph *g, region *r, const bool *rg) {
     bool *sub_rg = NULL;
     yg_ir_node *h = NULL;
 
+    hoist_shared_nones(r);
+    if (r->len == 0)
+        return YG_OK;
     yg_status st = yg__pass_outline(r->nodes, r->len, &sub);
     int32_t n_in = sub != NULL ? sub->param->n_outputs : 0;
     sub_rg = calloc((size_t)(n_in + 1), sizeof *sub_rg);
