@@ -363,6 +363,40 @@ static void test_token_files_round_trip_and_bad_ones_are_refused(void **state) {
     unlink(path);
 }
 
+/* A decoding table as the C GPT-2 trainers write it (version 2: with the
+ * end-of-text token), and refusals of truncated or foreign files. */
+static void test_tokenizer_files_are_read_and_bad_ones_refused(void **state) {
+    const char *path = temp_path("tokenizer.bin");
+    unsigned char head[1024] = {0};
+    const uint32_t h[4] = {20240328, 2, 3, 2};
+    gpt2_tokenizer t;
+    (void)state;
+    for (int i = 0; i < 4; i++)
+        for (int b = 0; b < 4; b++)
+            head[4 * i + b] = (unsigned char)(h[i] >> (8 * b));
+    FILE *f = fopen(path, "wb");
+    fwrite(head, 1, sizeof head, f);
+    fwrite("\x05Hello\x01,\x0d<|endoftext|>", 1, 22, f);
+    fclose(f);
+    YG_CHECK(gpt2_tokenizer_read(path, &t));
+    assert_int_equal(t.n, 3);
+    assert_int_equal(t.eot, 2);
+    assert_int_equal(t.len[0], 5);
+    assert_memory_equal(t.bytes[0], "Hello", 5);
+    assert_memory_equal(t.bytes[1], ",", 1);
+    assert_memory_equal(t.bytes[2], "<|endoftext|>", 13);
+    gpt2_tokenizer_free(&t);
+    assert_int_equal(truncate(path, 1024 + 10), 0);
+    YG_EXPECT_ERROR(gpt2_tokenizer_read(path, &t), YG_ERR_IO, "ends inside token 2 of 3");
+    assert_null(t.bytes);
+    head[0] ^= 1;
+    f = fopen(path, "wb");
+    fwrite(head, 1, sizeof head, f);
+    fclose(f);
+    YG_EXPECT_ERROR(gpt2_tokenizer_read(path, &t), YG_ERR_IO, "not a tokenizer file", "20240328");
+    unlink(path);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kv_cache_gives_the_full_forward_logits),
@@ -371,6 +405,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_executor_gives_eager_loss_and_gradients),
         cmocka_unit_test(test_bad_tokens_are_refused_with_a_message),
         cmocka_unit_test(test_token_files_round_trip_and_bad_ones_are_refused),
+        cmocka_unit_test(test_tokenizer_files_are_read_and_bad_ones_refused),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }

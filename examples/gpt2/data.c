@@ -120,6 +120,62 @@ static yg_status append_file(const char *path, gpt2_tokens *out, int64_t *cap) {
     return YG_OK;
 }
 
+#define TOKENIZER_MAGIC 20240328
+
+void gpt2_tokenizer_free(gpt2_tokenizer *t) {
+    for (int64_t i = 0; t->bytes != NULL && i < t->n; i++)
+        free(t->bytes[i]);
+    free(t->bytes);
+    free(t->len);
+    *t = (gpt2_tokenizer){.eot = -1};
+}
+
+yg_status gpt2_tokenizer_read(const char *path, gpt2_tokenizer *out) {
+    unsigned char head[HEADER_INTS * 4];
+    yg_status st = YG_OK;
+    FILE *f = fopen(path, "rb");
+
+    *out = (gpt2_tokenizer){.eot = -1};
+    if (f == NULL)
+        return yg_set_error(YG_ERR_IO, "gpt2: cannot open %s: %s", path, strerror(errno));
+    if (fread(head, 1, sizeof head, f) != sizeof head) {
+        st = yg_set_error(YG_ERR_IO, "gpt2: %s: shorter than the 1024-byte header", path);
+        goto done;
+    }
+    uint32_t magic = le32(head), version = le32(head + 4), n = le32(head + 8);
+    if (magic != TOKENIZER_MAGIC || (version != 1 && version != 2)) {
+        st = yg_set_error(YG_ERR_IO,
+                          "gpt2: %s: not a tokenizer file (magic %u, version %u; expected %u, 1 or 2)",
+                          path,
+                          magic,
+                          version,
+                          TOKENIZER_MAGIC);
+        goto done;
+    }
+    out->bytes = calloc(n > 0 ? n : 1, sizeof *out->bytes);
+    out->len = calloc(n > 0 ? n : 1, 1);
+    if (out->bytes == NULL || out->len == NULL) {
+        st = yg_set_error(YG_ERR_OUT_OF_MEMORY, "gpt2: %s: out of memory for %u tokens", path, n);
+        goto done;
+    }
+    out->n = n;
+    out->eot = version == 2 ? (int64_t)le32(head + 12) : -1;
+    for (uint32_t i = 0; i < n; i++) {
+        int len = fgetc(f);
+        if (len == EOF || (out->bytes[i] = malloc((size_t)len + 1)) == NULL ||
+            fread(out->bytes[i], 1, (size_t)len, f) != (size_t)len) {
+            st = yg_set_error(YG_ERR_IO, "gpt2: %s: ends inside token %u of %u", path, i, n);
+            goto done;
+        }
+        out->len[i] = (uint8_t)len;
+    }
+done:
+    fclose(f);
+    if (st != YG_OK)
+        gpt2_tokenizer_free(out);
+    return st;
+}
+
 static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }

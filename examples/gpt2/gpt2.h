@@ -175,4 +175,18 @@ YG_NODISCARD yg_status gpt2_tokens_from_text(const char *path, gpt2_tokens *out)
 
 void gpt2_tokens_free(gpt2_tokens *tokens);
 
+/* A decoding table in the format of the C GPT-2 trainers'
+ * gpt2_tokenizer.bin: 256 little-endian uint32 (magic 20240328, version
+ * 1 or 2, vocabulary size, and for version 2 the end-of-text token), then
+ * per token one length byte and that many bytes. */
+typedef struct gpt2_tokenizer {
+    int64_t n;       /* tokens */
+    int64_t eot;     /* the end-of-text token, -1 when the file has none */
+    char **bytes;    /* n entries, malloc'd */
+    uint8_t *len;    /* n entries */
+} gpt2_tokenizer;
+
+YG_NODISCARD yg_status gpt2_tokenizer_read(const char *path, gpt2_tokenizer *out);
+void gpt2_tokenizer_free(gpt2_tokenizer *t);
+
 #endif /* GPT2_H */

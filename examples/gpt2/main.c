@@ -6,6 +6,7 @@
  *   gpt2 check  [model options] [data options] --out GRADS.safetensors
  *   gpt2 sample [model options] [--prompt TEXT | --prompt-tokens 1,2,3]
  *               [--tokens N] [--temperature T] [--top-k K] [--seed S]
+ *               [--tokenizer gpt2_tokenizer.bin]
  *
  * Model: --preset gpt2-124m | gpt2-bytes (the default) | gpt2-tiny, then
  * --layers, --channels, --heads, --vocab, --context override its fields;
@@ -44,6 +45,10 @@
  * gradient (under the parameter's name), the tokens ("tokens", int64) and
  * the loss ("loss") to --out, and with --params-out the parameters, so
  * another framework can compare.
+ *
+ * Sample: a byte-level model (vocabulary 256) reads --prompt as text and
+ * prints bytes; another prints token ids, or, with --tokenizer (the C
+ * GPT-2 trainers' decoding table, for the released model), their text.
  *
  * --json (train, sample) ends the output with one JSON line for
  * bench/compare_gpt2.py: the median step time after the first two steps,
@@ -99,7 +104,7 @@ static double now(void) {
 
 typedef struct options {
     const char *preset, *load, *data, *val_data, *text, *save, *resume, *svg, *out, *params_out;
-    const char *prompt, *prompt_tokens;
+    const char *prompt, *prompt_tokens, *tokenizer;
     gpt2_config cfg;
     yg_dtype dtype;
     uint64_t seed;
@@ -190,6 +195,7 @@ static void parse(int argc, char **argv, options *o) {
         STR("--params-out", params_out)
         STR("--prompt", prompt)
         STR("--prompt-tokens", prompt_tokens)
+        STR("--tokenizer", tokenizer)
         INT("--layers", over.layers)
         INT("--channels", over.channels)
         INT("--heads", over.heads)
@@ -641,6 +647,7 @@ static int sample(const options *o) {
     gpt2_cache *cache = NULL;
     int64_t *prompt = NULL, np = 0;
     uint64_t rng = o->seed;
+    gpt2_tokenizer tok = {.eot = -1};
 
     if (o->load != NULL)
         CHECK(gpt2_load(o->load, YG_FLOAT32, o->cfg.heads, &m, NULL));
@@ -671,8 +678,15 @@ static int sample(const options *o) {
     }
     if (np < 1 || np + o->tokens > c->context)
         wl_die("%s", "the prompt and --tokens must fit the context");
-    if (bytes)
+    if (o->tokenizer != NULL) {
+        CHECK(gpt2_tokenizer_read(o->tokenizer, &tok));
+        if (tok.n < c->vocab)
+            wl_die("%s", "the tokenizer has fewer tokens than the model's vocabulary");
+        for (int64_t i = 0; i < np; i++)
+            fwrite(tok.bytes[prompt[i]], 1, tok.len[prompt[i]], stdout);
+    } else if (bytes) {
         fwrite(o->prompt != NULL ? o->prompt : "", 1, o->prompt != NULL ? strlen(o->prompt) : 0, stdout);
+    }
 
     CHECK(gpt2_cache_create(m, 1, &cache));
     double *work = wl_xmalloc((size_t)c->vocab * sizeof *work), t_gen = 0;
@@ -683,18 +697,20 @@ static int sample(const options *o) {
         double t0 = now();
         CHECK(gpt2_forward_cached(m, cache, in, &logits));
         CHECK(yg_contiguous(logits, &lc));
-        int64_t tok = pick((const float *)yg_tensor_data(lc), c->vocab, o->temperature, o->top_k, &rng, work);
+        int64_t next = pick((const float *)yg_tensor_data(lc), c->vocab, o->temperature, o->top_k, &rng, work);
         if (k > 0)
             t_gen += now() - t0; /* the first call reads the whole prompt */
         yg_release(in);
         yg_release(logits);
         yg_release(lc);
         const int64_t s1[2] = {1, 1};
-        CHECK(yg_tensor_from_data(&tok, s1, 2, YG_INT64, &in));
-        if (bytes)
-            putchar((int)tok);
+        CHECK(yg_tensor_from_data(&next, s1, 2, YG_INT64, &in));
+        if (tok.bytes != NULL)
+            fwrite(tok.bytes[next], 1, tok.len[next], stdout);
+        else if (bytes)
+            putchar((int)next);
         else
-            printf("%s%lld", k > 0 ? "," : "", (long long)tok);
+            printf("%s%lld", k > 0 ? "," : "", (long long)next);
         fflush(stdout);
     }
     yg_release(in);
@@ -709,6 +725,7 @@ static int sample(const options *o) {
                (double)(o->tokens - 1) / t_gen);
     free(work);
     free(prompt);
+    gpt2_tokenizer_free(&tok);
     gpt2_cache_release(cache);
     gpt2_release(m);
     return 0;
