@@ -55,6 +55,7 @@
 #include <string.h>
 #ifdef YG_HAVE_ONEDNN
 #include <dnnl.h>
+#include <pthread.h>
 #endif
 
 /* Exported by DYNAMIC_ARCH builds of OpenBLAS only, hence weak. */
@@ -241,6 +242,142 @@ void yg__cpu_gemm(yg_dtype dtype,
                 (int)ldc);
 }
 
+/* ---- bfloat16 and float16 products ----
+ *
+ * Both compute in float32 and round once, to nearest even, when the
+ * result is stored.  bfloat16 goes to oneDNN's matmul primitive with
+ * bf16 source, weights and destination (float32 accumulation inside; on
+ * a CPU with AMX or AVX512_BF16 oneDNN picks its brgemm kernels for
+ * them, elsewhere a kernel that converts); the primitive is found in
+ * oneDNN's own primitive cache (DNNL_PRIMITIVE_CACHE_CAPACITY, 1024
+ * entries by default) after the first call of a shape, so only its
+ * descriptor is built per call.  float16, bfloat16 without oneDNN,
+ * YG_GEMM=openblas and any shape oneDNN refuses convert both operands to
+ * float32, run the float32 gemm above and round its result on store:
+ * the same math (float32 products of exactly representable values,
+ * float32 sums), slower. */
+
+/* Element i of a half matrix as a float. */
+static inline float half_load(yg_dtype dtype, const uint16_t *p) {
+    return dtype == YG_BFLOAT16 ? yg__bf16_to_f32(*p) : yg__f16_to_f32(*p);
+}
+
+/* Copies op(x) (rows x cols after the transpose, x of leading dim ld) to
+ * the contiguous float32 dst. */
+static void half_to_f32(yg_dtype dtype, bool trans, int64_t rows, int64_t cols,
+                        const uint16_t *x, int64_t ld, float *dst) {
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            dst[i * cols + j] = half_load(dtype, trans ? x + j * ld + i : x + i * ld + j);
+}
+
+/* The float32 route: see the comment above.  Fails only for memory. */
+static yg_status half_gemm_f32(const char *op, yg_dtype dtype, bool ta, bool tb, int64_t m,
+                               int64_t n, int64_t k, const void *a, int64_t lda, const void *b,
+                               int64_t ldb, void *c, int64_t ldc) {
+    size_t na = (size_t)(m * k), nb = (size_t)(k * n), nc = (size_t)(m * n);
+    float *buf = malloc((na + nb + nc) * sizeof(float));
+    uint16_t *out = c;
+
+    if (buf == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "%s: out of memory for the float32 copies of a %s product",
+                        op, yg_dtype_name(dtype));
+    half_to_f32(dtype, ta, m, k, a, lda, buf);
+    half_to_f32(dtype, tb, k, n, b, ldb, buf + na);
+    yg__cpu_gemm(YG_FLOAT32, false, false, m, n, k, buf, k > 1 ? k : 1, buf + na, n > 1 ? n : 1,
+                 0.0, buf + na + nb, n > 1 ? n : 1);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double v = buf[na + nb + (size_t)(i * n + j)];
+            out[i * ldc + j] = dtype == YG_BFLOAT16 ? yg__bf16_from_f64(v) : yg__f16_from_f64(v);
+        }
+    free(buf);
+    return YG_OK;
+}
+
+#ifdef YG_HAVE_ONEDNN
+static pthread_once_t half_once = PTHREAD_ONCE_INIT;
+static dnnl_engine_t half_engine;
+static dnnl_status_t half_engine_status = dnnl_runtime_error;
+
+static void half_engine_init(void) {
+    half_engine_status = dnnl_engine_create(&half_engine, dnnl_cpu, 0);
+}
+
+/* A 2-D bf16 memory descriptor of op(x), rows x cols, x of leading dim
+ * ld. */
+static dnnl_status_t half_md(dnnl_memory_desc_t *md, bool trans, int64_t rows, int64_t cols,
+                             int64_t ld) {
+    dnnl_dims_t dims = {rows, cols};
+    dnnl_dims_t strides = {trans ? 1 : ld, trans ? ld : 1};
+    return dnnl_memory_desc_init_by_strides(md, 2, dims, dnnl_bf16, strides);
+}
+
+/* c = op(a) op(b) through oneDNN's bf16 matmul primitive; false when
+ * oneDNN declines (the caller converts instead). */
+static bool bf16_gemm_onednn(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a,
+                             int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc) {
+    dnnl_memory_desc_t amd, bmd, cmd;
+    dnnl_matmul_desc_t desc;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_memory_t am = NULL, bm = NULL, cm = NULL;
+    dnnl_stream_t stream = NULL;
+    dnnl_status_t s;
+
+    pthread_once(&half_once, half_engine_init);
+    if (half_engine_status != dnnl_success)
+        return false;
+    s = half_md(&amd, ta, m, k, lda);
+    if (s == dnnl_success)
+        s = half_md(&bmd, tb, k, n, ldb);
+    if (s == dnnl_success)
+        s = half_md(&cmd, false, m, n, ldc);
+    if (s == dnnl_success)
+        s = dnnl_matmul_desc_init(&desc, &amd, &bmd, NULL, &cmd);
+    if (s == dnnl_success)
+        s = dnnl_primitive_desc_create(&pd, &desc, NULL, half_engine, NULL);
+    if (s == dnnl_success)
+        s = dnnl_primitive_create(&prim, pd);
+    if (s == dnnl_success)
+        s = dnnl_memory_create(&am, &amd, half_engine, (void *)a);
+    if (s == dnnl_success)
+        s = dnnl_memory_create(&bm, &bmd, half_engine, (void *)b);
+    if (s == dnnl_success)
+        s = dnnl_memory_create(&cm, &cmd, half_engine, c);
+    if (s == dnnl_success)
+        s = dnnl_stream_create(&stream, half_engine, dnnl_stream_default_flags);
+    if (s == dnnl_success) {
+        dnnl_exec_arg_t args[3] = {
+            {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+        s = dnnl_primitive_execute(prim, stream, 3, args);
+        if (s == dnnl_success)
+            s = dnnl_stream_wait(stream);
+    }
+    dnnl_stream_destroy(stream);
+    dnnl_memory_destroy(am);
+    dnnl_memory_destroy(bm);
+    dnnl_memory_destroy(cm);
+    dnnl_primitive_destroy(prim);
+    dnnl_primitive_desc_destroy(pd);
+    return s == dnnl_success;
+}
+#endif
+
+yg_status yg__cpu_gemm_half(const char *op, yg_dtype dtype, bool ta, bool tb, int64_t m,
+                            int64_t n, int64_t k, const void *a, int64_t lda, const void *b,
+                            int64_t ldb, void *c, int64_t ldc) {
+    if (m == 0 || n == 0)
+        return YG_OK;
+#ifdef YG_HAVE_ONEDNN
+    if (dtype == YG_BFLOAT16 && k > 0 && onednn_sgemm_enabled() &&
+        bf16_gemm_onednn(ta, tb, m, n, k, a, lda, b, ldb, c, ldc))
+        return YG_OK;
+#endif
+    return half_gemm_f32(op, dtype, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
 /* ---- mm and bmm: structured (meta/matmul.c checks, makes the result and
  * walks the products; the CPU's gemm computes them) ---- */
 
@@ -257,7 +394,8 @@ static yg_status cpu_gemm(const char *op,
                           int64_t ldb,
                           void *c,
                           int64_t ldc) {
-    (void)op;
+    if (yg__dtype_is_half(out->dtype))
+        return yg__cpu_gemm_half(op, out->dtype, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
     yg__cpu_gemm(out->dtype, ta, tb, m, n, k, a, lda, b, ldb, 0.0, c, ldc);
     return YG_OK;
 }
