@@ -3680,7 +3680,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:1182",
+        .location = "specs/native_functions.yaml:1184",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = mm_args,
@@ -3692,7 +3692,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mm_mat1_backward",
         .schema = "mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:1196",
+        .location = "specs/native_functions.yaml:1198",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = mm_mat1_backward_args,
@@ -3704,7 +3704,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mm_mat2_backward",
         .schema = "mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:1202",
+        .location = "specs/native_functions.yaml:1204",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = mm_mat2_backward_args,
@@ -3716,7 +3716,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:1207",
+        .location = "specs/native_functions.yaml:1209",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = bmm_args,
@@ -3728,7 +3728,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "matmul",
         .schema = "matmul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1220",
+        .location = "specs/native_functions.yaml:1223",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = matmul_args,
@@ -3740,7 +3740,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "dot",
         .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
-        .location = "specs/native_functions.yaml:1225",
+        .location = "specs/native_functions.yaml:1228",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = dot_args,
@@ -3752,18 +3752,19 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mv",
         .schema = "mv(Tensor self, Tensor vec) -> Tensor",
-        .location = "specs/native_functions.yaml:1230",
+        .location = "specs/native_functions.yaml:1233",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = mv_args,
         .n_args = 2,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "outer",
         .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
-        .location = "specs/native_functions.yaml:1234",
+        .location = "specs/native_functions.yaml:1238",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = outer_args,
@@ -3776,7 +3777,7 @@ const yg_op_info yg__ops[] = {
         .name = "addmm",
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,"
                   " Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1240",
+        .location = "specs/native_functions.yaml:1244",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = addmm_args,
@@ -3789,18 +3790,19 @@ const yg_op_info yg__ops[] = {
         .name = "baddbmm",
         .schema = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *,"
                   " Scalar beta=1, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1245",
+        .location = "specs/native_functions.yaml:1249",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = baddbmm_args,
         .n_args = 5,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1250",
+        .location = "specs/native_functions.yaml:1255",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = linear_args,
@@ -3812,7 +3814,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1259",
+        .location = "specs/native_functions.yaml:1264",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = transpose_args,
@@ -3826,7 +3828,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1266",
+        .location = "specs/native_functions.yaml:1271",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = t_args,
@@ -3840,7 +3842,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1274",
+        .location = "specs/native_functions.yaml:1279",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = view_args,
@@ -3854,7 +3856,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1281",
+        .location = "specs/native_functions.yaml:1286",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = expand_args,
@@ -3868,7 +3870,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1288",
+        .location = "specs/native_functions.yaml:1293",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = unsqueeze_args,
@@ -3882,7 +3884,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1295",
+        .location = "specs/native_functions.yaml:1300",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = clone_args,
@@ -3895,7 +3897,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reshape",
         .schema = "reshape(Tensor self, int[] shape) -> Tensor",
-        .location = "specs/native_functions.yaml:1303",
+        .location = "specs/native_functions.yaml:1308",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = reshape_args,
@@ -3908,7 +3910,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1309",
+        .location = "specs/native_functions.yaml:1314",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = squeeze_args,
@@ -3922,7 +3924,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1315",
+        .location = "specs/native_functions.yaml:1320",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = squeeze_dim_args,
@@ -3936,7 +3938,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1325",
+        .location = "specs/native_functions.yaml:1330",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = permute_args,
@@ -3950,7 +3952,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute_backward",
         .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:1331",
+        .location = "specs/native_functions.yaml:1336",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = permute_backward_args,
@@ -3963,7 +3965,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flatten",
         .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1341",
+        .location = "specs/native_functions.yaml:1346",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = flatten_args,
@@ -3976,7 +3978,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "contiguous",
         .schema = "contiguous(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1346",
+        .location = "specs/native_functions.yaml:1351",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = contiguous_args,
@@ -3989,7 +3991,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1354",
+        .location = "specs/native_functions.yaml:1359",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = select_args,
@@ -4004,7 +4006,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1362",
+        .location = "specs/native_functions.yaml:1367",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = slice_args,
@@ -4018,7 +4020,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "narrow",
         .schema = "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1368",
+        .location = "specs/native_functions.yaml:1373",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = narrow_args,
@@ -4033,7 +4035,7 @@ const yg_op_info yg__ops[] = {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/native_functions.yaml:1373",
+        .location = "specs/native_functions.yaml:1378",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = select_backward_args,
@@ -4047,7 +4049,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/native_functions.yaml:1381",
+        .location = "specs/native_functions.yaml:1386",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = slice_backward_args,
@@ -4060,7 +4062,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "repeat",
         .schema = "repeat(Tensor self, int[] repeats) -> Tensor",
-        .location = "specs/native_functions.yaml:1392",
+        .location = "specs/native_functions.yaml:1397",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = repeat_args,
@@ -4073,7 +4075,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1399",
+        .location = "specs/native_functions.yaml:1404",
         .kind = YG_OP_KIND_KERNEL,
         .tags = 0,
         .args = cat_args,
@@ -4086,7 +4088,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1409",
+        .location = "specs/native_functions.yaml:1414",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = stack_args,
@@ -4099,7 +4101,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:1417",
+        .location = "specs/native_functions.yaml:1422",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = flip_args,
@@ -4112,7 +4114,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1427",
+        .location = "specs/native_functions.yaml:1432",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = split_args,
@@ -4126,7 +4128,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1433",
+        .location = "specs/native_functions.yaml:1438",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = split_with_sizes_args,
@@ -4140,7 +4142,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1440",
+        .location = "specs/native_functions.yaml:1445",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = chunk_args,
@@ -4154,7 +4156,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1447",
+        .location = "specs/native_functions.yaml:1452",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = unbind_args,
@@ -4168,7 +4170,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1457",
+        .location = "specs/native_functions.yaml:1462",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = constant_pad_nd_args,
@@ -4181,7 +4183,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1464",
+        .location = "specs/native_functions.yaml:1469",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = constant_pad_nd_backward_args,
@@ -4194,7 +4196,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1472",
+        .location = "specs/native_functions.yaml:1477",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = reflection_pad_args,
@@ -4208,7 +4210,7 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1480",
+        .location = "specs/native_functions.yaml:1485",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = reflection_pad_backward_args,
@@ -4219,7 +4221,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1486",
+        .location = "specs/native_functions.yaml:1491",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = replication_pad_args,
@@ -4233,7 +4235,7 @@ const yg_op_info yg__ops[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1494",
+        .location = "specs/native_functions.yaml:1499",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = replication_pad_backward_args,
@@ -4244,7 +4246,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, PadMode mode=constant, float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1506",
+        .location = "specs/native_functions.yaml:1511",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = pad_args,
@@ -4257,7 +4259,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1519",
+        .location = "specs/native_functions.yaml:1524",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = index_select_args,
@@ -4271,7 +4273,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1528",
+        .location = "specs/native_functions.yaml:1533",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = index_select_backward_args,
@@ -4283,7 +4285,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1542",
+        .location = "specs/native_functions.yaml:1547",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = gather_args,
@@ -4297,7 +4299,7 @@ const yg_op_info yg__ops[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1551",
+        .location = "specs/native_functions.yaml:1556",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = gather_backward_args,
@@ -4309,7 +4311,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:1560",
+        .location = "specs/native_functions.yaml:1565",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = scatter_args,
@@ -4322,7 +4324,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:1568",
+        .location = "specs/native_functions.yaml:1573",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = scatter_value_args,
@@ -4335,7 +4337,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:1576",
+        .location = "specs/native_functions.yaml:1581",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = scatter_add_args,
@@ -4348,7 +4350,7 @@ const yg_op_info yg__ops[] = {
         .name = "scatter_src_backward",
         .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
                   " int[] src_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1585",
+        .location = "specs/native_functions.yaml:1590",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = scatter_src_backward_args,
@@ -4361,7 +4363,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1591",
+        .location = "specs/native_functions.yaml:1596",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = tril_args,
@@ -4374,7 +4376,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1600",
+        .location = "specs/native_functions.yaml:1605",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = triu_args,
@@ -4387,7 +4389,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1615",
+        .location = "specs/native_functions.yaml:1620",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = index_args,
@@ -4401,7 +4403,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1625",
+        .location = "specs/native_functions.yaml:1630",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = index_put_args,
@@ -4415,7 +4417,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1632",
+        .location = "specs/native_functions.yaml:1637",
         .kind = YG_OP_KIND_KERNEL,
         .tags = 0,
         .args = index_put__args,
@@ -4429,7 +4431,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1639",
+        .location = "specs/native_functions.yaml:1644",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = index_backward_args,
@@ -4443,7 +4445,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1645",
+        .location = "specs/native_functions.yaml:1650",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = index_put_self_backward_args,
@@ -4456,7 +4458,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1654",
+        .location = "specs/native_functions.yaml:1659",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = log_softmax_args,
@@ -4468,7 +4470,7 @@ const yg_op_info yg__ops[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1662",
+        .location = "specs/native_functions.yaml:1667",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = log_softmax_backward_args,
@@ -4479,7 +4481,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax_jvp",
         .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1671",
+        .location = "specs/native_functions.yaml:1676",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = log_softmax_jvp_args,
@@ -4490,7 +4492,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1677",
+        .location = "specs/native_functions.yaml:1682",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = softmax_args,
@@ -4501,7 +4503,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1685",
+        .location = "specs/native_functions.yaml:1690",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = softmax_backward_args,
@@ -4513,7 +4515,7 @@ const yg_op_info yg__ops[] = {
         .name = "softmax_backward_fused",
         .schema = "softmax_backward_fused(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1690",
+        .location = "specs/native_functions.yaml:1695",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = softmax_backward_fused_args,
@@ -4525,7 +4527,7 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1709",
+        .location = "specs/native_functions.yaml:1714",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = nll_loss_args,
@@ -4537,7 +4539,7 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, Reduction reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:1718",
+        .location = "specs/native_functions.yaml:1723",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = nll_loss_backward_args,
@@ -4548,7 +4550,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1728",
+        .location = "specs/native_functions.yaml:1733",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = mse_loss_args,
@@ -4559,7 +4561,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1733",
+        .location = "specs/native_functions.yaml:1738",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = l1_loss_args,
@@ -4571,7 +4573,7 @@ const yg_op_info yg__ops[] = {
         .name = "smooth_l1_loss",
         .schema = "smooth_l1_loss(Tensor self, Tensor target, Reduction reduction=mean,"
                   " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1738",
+        .location = "specs/native_functions.yaml:1743",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = smooth_l1_loss_args,
@@ -4583,7 +4585,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy",
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1743",
+        .location = "specs/native_functions.yaml:1748",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = binary_cross_entropy_args,
@@ -4595,7 +4597,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy_with_logits",
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1748",
+        .location = "specs/native_functions.yaml:1753",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = binary_cross_entropy_with_logits_args,
@@ -4607,7 +4609,7 @@ const yg_op_info yg__ops[] = {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1756",
+        .location = "specs/native_functions.yaml:1761",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = cross_entropy_args,
@@ -4619,7 +4621,7 @@ const yg_op_info yg__ops[] = {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1769",
+        .location = "specs/native_functions.yaml:1774",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = layer_norm_args,
@@ -4631,7 +4633,7 @@ const yg_op_info yg__ops[] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1774",
+        .location = "specs/native_functions.yaml:1779",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = group_norm_args,
@@ -4644,7 +4646,7 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1782",
+        .location = "specs/native_functions.yaml:1787",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = batch_norm_args,
@@ -4657,7 +4659,7 @@ const yg_op_info yg__ops[] = {
         .schema = "native_layer_norm(Tensor input, int[] normalized_shape,"
                   " Tensor? weight, Tensor? bias, float eps) -> (Tensor output,"
                   " Tensor mean, Tensor rstd)",
-        .location = "specs/native_functions.yaml:1788",
+        .location = "specs/native_functions.yaml:1793",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = native_layer_norm_args,
@@ -4671,7 +4673,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training,"
                   " float momentum, float eps) -> (Tensor output, Tensor save_mean,"
                   " Tensor save_invstd)",
-        .location = "specs/native_functions.yaml:1798",
+        .location = "specs/native_functions.yaml:1803",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = native_batch_norm_args,
@@ -4685,7 +4687,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1815",
+        .location = "specs/native_functions.yaml:1820",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = native_layer_norm_backward_args,
@@ -4699,7 +4701,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight,"
                   " Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1820",
+        .location = "specs/native_functions.yaml:1825",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = native_layer_norm_backward_fused_args,
@@ -4713,7 +4715,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1832",
+        .location = "specs/native_functions.yaml:1837",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = native_batch_norm_backward_args,
@@ -4727,7 +4729,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1836",
+        .location = "specs/native_functions.yaml:1841",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = native_batch_norm_backward_fused_args,
@@ -4738,7 +4740,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1848",
+        .location = "specs/native_functions.yaml:1853",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = embedding_args,
@@ -4752,7 +4754,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:1857",
+        .location = "specs/native_functions.yaml:1862",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = embedding_backward_args,
@@ -4766,7 +4768,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:1867",
+        .location = "specs/native_functions.yaml:1872",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = lstm_cell_args,
@@ -4778,7 +4780,7 @@ const yg_op_info yg__ops[] = {
         .name = "lstm_cell_gates",
         .schema = "lstm_cell_gates(Tensor input_gates, Tensor hidden_gates,"
                   " Tensor cx) -> (Tensor hy, Tensor cy)",
-        .location = "specs/native_functions.yaml:1875",
+        .location = "specs/native_functions.yaml:1880",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = lstm_cell_gates_args,
@@ -4791,7 +4793,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy,"
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,"
                   " Tensor grad_hidden_gates, Tensor grad_cx)",
-        .location = "specs/native_functions.yaml:1886",
+        .location = "specs/native_functions.yaml:1891",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = lstm_cell_gates_backward_args,
@@ -4804,7 +4806,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell_gates_backward_fused(Tensor grad_hy, Tensor grad_cy,"
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor grad_gates,"
                   " Tensor grad_cx)",
-        .location = "specs/native_functions.yaml:1891",
+        .location = "specs/native_functions.yaml:1896",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = lstm_cell_gates_backward_fused_args,
@@ -4816,7 +4818,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1900",
+        .location = "specs/native_functions.yaml:1905",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = gru_cell_args,
@@ -4829,7 +4831,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1910",
+        .location = "specs/native_functions.yaml:1915",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = scaled_dot_product_attention_args,
@@ -4842,7 +4844,7 @@ const yg_op_info yg__ops[] = {
         .schema = "flash_attention(Tensor query, Tensor key, Tensor value,"
                   " bool is_causal=False, float? scale=None) -> (Tensor output,"
                   " Tensor logsumexp)",
-        .location = "specs/native_functions.yaml:1937",
+        .location = "specs/native_functions.yaml:1942",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = flash_attention_args,
@@ -4856,7 +4858,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor key, Tensor value, Tensor output, Tensor logsumexp,"
                   " bool is_causal, float? scale, bool[3] grad_input_mask) -> (Tensor grad_query,"
                   " Tensor grad_key, Tensor grad_value)",
-        .location = "specs/native_functions.yaml:1949",
+        .location = "specs/native_functions.yaml:1954",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = flash_attention_backward_args,
@@ -4870,7 +4872,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor key, Tensor value, Tensor output, Tensor logsumexp,"
                   " bool is_causal, float? scale) -> (Tensor grad_query,"
                   " Tensor grad_key, Tensor grad_value)",
-        .location = "specs/native_functions.yaml:1956",
+        .location = "specs/native_functions.yaml:1961",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = flash_attention_backward_fused_args,
@@ -4883,7 +4885,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1969",
+        .location = "specs/native_functions.yaml:1974",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv1d_args,
@@ -4896,7 +4898,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, ConvPadding padding=valid, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1979",
+        .location = "specs/native_functions.yaml:1984",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv1d_padding_args,
@@ -4909,7 +4911,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1992",
+        .location = "specs/native_functions.yaml:1997",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv2d_args,
@@ -4922,7 +4924,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, ConvPadding padding=valid, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1996",
+        .location = "specs/native_functions.yaml:2001",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv2d_padding_args,
@@ -4935,7 +4937,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:2000",
+        .location = "specs/native_functions.yaml:2005",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv3d_args,
@@ -4948,7 +4950,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, ConvPadding padding=valid, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:2004",
+        .location = "specs/native_functions.yaml:2009",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv3d_padding_args,
@@ -4961,7 +4963,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
                   " int groups=1, int[1] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:2010",
+        .location = "specs/native_functions.yaml:2015",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose1d_args,
@@ -4974,7 +4976,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
                   " int groups=1, int[2] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:2015",
+        .location = "specs/native_functions.yaml:2020",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose2d_args,
@@ -4987,7 +4989,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
                   " int groups=1, int[3] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:2021",
+        .location = "specs/native_functions.yaml:2026",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose3d_args,
@@ -5000,7 +5002,7 @@ const yg_op_info yg__ops[] = {
         .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2031",
+        .location = "specs/native_functions.yaml:2036",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = convolution_args,
@@ -5014,7 +5016,7 @@ const yg_op_info yg__ops[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/native_functions.yaml:2040",
+        .location = "specs/native_functions.yaml:2045",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = convolution_dispatch_args,
@@ -5028,7 +5030,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor weight, int[] stride, int[] padding, int[] dilation,"
                   " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:2051",
+        .location = "specs/native_functions.yaml:2056",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = convolution_backward_args,
@@ -5040,7 +5042,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2060",
+        .location = "specs/native_functions.yaml:2065",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool2d_args,
@@ -5053,7 +5055,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2067",
+        .location = "specs/native_functions.yaml:2072",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool2d_with_indices_args,
@@ -5065,7 +5067,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2074",
+        .location = "specs/native_functions.yaml:2079",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = max_pool2d_with_indices_backward_args,
@@ -5079,7 +5081,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2081",
+        .location = "specs/native_functions.yaml:2086",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool1d_with_indices_args,
@@ -5091,7 +5093,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2086",
+        .location = "specs/native_functions.yaml:2091",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool1d_args,
@@ -5104,7 +5106,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2094",
+        .location = "specs/native_functions.yaml:2099",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool3d_with_indices_args,
@@ -5116,7 +5118,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d",
         .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2100",
+        .location = "specs/native_functions.yaml:2105",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool3d_args,
@@ -5128,7 +5130,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d_with_indices_backward",
         .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2106",
+        .location = "specs/native_functions.yaml:2111",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = max_pool3d_with_indices_backward_args,
@@ -5141,7 +5143,7 @@ const yg_op_info yg__ops[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:2113",
+        .location = "specs/native_functions.yaml:2118",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_max_pool2d_args,
@@ -5153,7 +5155,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2130",
+        .location = "specs/native_functions.yaml:2135",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool2d_args,
@@ -5166,7 +5168,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:2137",
+        .location = "specs/native_functions.yaml:2142",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = avg_pool2d_backward_args,
@@ -5178,7 +5180,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool1d",
         .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2145",
+        .location = "specs/native_functions.yaml:2150",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool1d_args,
@@ -5191,7 +5193,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int? divisor_override=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2151",
+        .location = "specs/native_functions.yaml:2156",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool3d_args,
@@ -5204,7 +5206,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int? divisor_override) -> Tensor",
-        .location = "specs/native_functions.yaml:2158",
+        .location = "specs/native_functions.yaml:2163",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = avg_pool3d_backward_args,
@@ -5215,7 +5217,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2169",
+        .location = "specs/native_functions.yaml:2174",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool2d_args,
@@ -5226,7 +5228,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2176",
+        .location = "specs/native_functions.yaml:2181",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = adaptive_avg_pool2d_backward_args,
@@ -5237,7 +5239,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2185",
+        .location = "specs/native_functions.yaml:2190",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = adaptive_avg_pool2d_to_args,
@@ -5248,7 +5250,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool1d",
         .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2189",
+        .location = "specs/native_functions.yaml:2194",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool1d_args,
@@ -5259,7 +5261,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2194",
+        .location = "specs/native_functions.yaml:2199",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool3d_args,
@@ -5270,7 +5272,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2200",
+        .location = "specs/native_functions.yaml:2205",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = adaptive_avg_pool3d_backward_args,
@@ -5281,7 +5283,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d_to",
         .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2207",
+        .location = "specs/native_functions.yaml:2212",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = adaptive_avg_pool3d_to_args,
@@ -5292,7 +5294,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2214",
+        .location = "specs/native_functions.yaml:2219",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_nearest2d_args,
@@ -5303,7 +5305,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2221",
+        .location = "specs/native_functions.yaml:2226",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_nearest2d_backward_args,
@@ -5314,7 +5316,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2228",
+        .location = "specs/native_functions.yaml:2233",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = upsample_nearest2d_to_args,
@@ -5326,7 +5328,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2236",
+        .location = "specs/native_functions.yaml:2241",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_bilinear2d_args,
@@ -5338,7 +5340,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2243",
+        .location = "specs/native_functions.yaml:2248",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_bilinear2d_backward_args,
@@ -5350,7 +5352,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_to",
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2250",
+        .location = "specs/native_functions.yaml:2255",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = upsample_bilinear2d_to_args,
@@ -5362,7 +5364,7 @@ const yg_op_info yg__ops[] = {
         .name = "interpolate",
         .schema = "interpolate(Tensor self, int[] size=[], float? scale_factor=None,"
                   " InterpolationMode mode=nearest, bool align_corners=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2268",
+        .location = "specs/native_functions.yaml:2273",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = interpolate_args,
@@ -5373,7 +5375,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2273",
+        .location = "specs/native_functions.yaml:2278",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = pixel_shuffle_args,
@@ -5386,7 +5388,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2278",
+        .location = "specs/native_functions.yaml:2283",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = pixel_unshuffle_args,
@@ -5399,7 +5401,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2284",
+        .location = "specs/native_functions.yaml:2289",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = channel_shuffle_args,
@@ -5412,7 +5414,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2297",
+        .location = "specs/native_functions.yaml:2302",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = zeros_args,
@@ -5423,7 +5425,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2303",
+        .location = "specs/native_functions.yaml:2308",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = ones_args,
@@ -5435,7 +5437,7 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2310",
+        .location = "specs/native_functions.yaml:2315",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = full_args,
@@ -5446,7 +5448,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2317",
+        .location = "specs/native_functions.yaml:2322",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = empty_args,
@@ -5457,7 +5459,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2327",
+        .location = "specs/native_functions.yaml:2332",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = arange_args,
@@ -5469,7 +5471,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2334",
+        .location = "specs/native_functions.yaml:2339",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = arange_start_args,
@@ -5481,7 +5483,7 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2343",
+        .location = "specs/native_functions.yaml:2348",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = linspace_args,
@@ -5492,7 +5494,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2349",
+        .location = "specs/native_functions.yaml:2354",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = eye_args,
@@ -5503,7 +5505,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2355",
+        .location = "specs/native_functions.yaml:2360",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = eye_m_args,
@@ -5514,7 +5516,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2361",
+        .location = "specs/native_functions.yaml:2366",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = zeros_like_args,
@@ -5527,7 +5529,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2366",
+        .location = "specs/native_functions.yaml:2371",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = ones_like_args,
@@ -5541,7 +5543,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2372",
+        .location = "specs/native_functions.yaml:2377",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = full_like_args,
@@ -5554,7 +5556,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2378",
+        .location = "specs/native_functions.yaml:2383",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = empty_like_args,
@@ -5568,7 +5570,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2389",
+        .location = "specs/native_functions.yaml:2394",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = rand_args,
@@ -5580,7 +5582,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2400",
+        .location = "specs/native_functions.yaml:2405",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = randn_args,
@@ -5592,7 +5594,7 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2410",
+        .location = "specs/native_functions.yaml:2415",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = randint_args,
@@ -5603,7 +5605,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2417",
+        .location = "specs/native_functions.yaml:2422",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = bernoulli_args,
@@ -5614,7 +5616,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2424",
+        .location = "specs/native_functions.yaml:2429",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = bernoulli_p_args,
@@ -5628,7 +5630,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2432",
+        .location = "specs/native_functions.yaml:2437",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = rand_like_args,
@@ -5640,7 +5642,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2436",
+        .location = "specs/native_functions.yaml:2441",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = randn_like_args,
@@ -5651,7 +5653,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2441",
+        .location = "specs/native_functions.yaml:2446",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = dropout_args,
@@ -5662,7 +5664,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:2449",
+        .location = "specs/native_functions.yaml:2454",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = to_copy_args,
@@ -5675,7 +5677,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2457",
+        .location = "specs/native_functions.yaml:2462",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = to_dtype_args,
@@ -5688,7 +5690,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_device",
         .schema = "to_device(Tensor self, Device device, int index=0) -> Tensor",
-        .location = "specs/native_functions.yaml:2466",
+        .location = "specs/native_functions.yaml:2471",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = to_device_args,
@@ -5701,7 +5703,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:2473",
+        .location = "specs/native_functions.yaml:2478",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = type_as_args,

@@ -383,6 +383,8 @@ yg_status yg__composite_baddbmm(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
+    YG_RETURN_IF_ERROR(check_half_dtypes(3, (const yg_tensor *const[]){self, batch1, batch2},
+                                         (const char *const[]){"self", "batch1", "batch2"}));
     st = yg_bmm(batch1, batch2, &prod);
     if (st == YG_OK)
         st = scale_add(self, prod, beta, alpha, out);

@@ -23,7 +23,9 @@ extern "C" {
 /* mm(Tensor self, Tensor mat2) -> Tensor
  *
  * The matrix product self [n, k] @ mat2 [k, m] -> [n, m]; both 2-D of one
- * floating dtype.  Errors: inner sizes that differ, other ranks.
+ * floating dtype.  float16 and bfloat16 (CPU) compute in float32 and round
+ * once to nearest even on store (bfloat16 through oneDNN's bf16 matmul).
+ * Errors: inner sizes that differ, other ranks, operands of two dtypes.
  *
  * Dtypes: float32, float64, float16, bfloat16.
  */
@@ -74,7 +76,8 @@ YG_NODISCARD yg_status yg_bmm(const yg_tensor *self,  /* borrowed */
  *
  * The matrix product by NumPy's rules: 1-d operands are vectors (dot,
  * matrix-vector, vector-matrix), the last two dims of N-d ones are
- * matrices and the leading (batch) dims broadcast.  Floating dtypes only.
+ * matrices and the leading (batch) dims broadcast.  Floating dtypes only
+ * (float16 and bfloat16 as in mm), one for both operands.
  *
  * Errors: inner sizes that differ, batch dims that do not broadcast, a
  * 0-d operand.
@@ -99,7 +102,7 @@ YG_NODISCARD yg_status yg_dot(const yg_tensor *self,    /* borrowed */
  *
  * matrix [n, m] @ vector [m] -> [n]
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_mv(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *vec,   /* borrowed */
@@ -149,7 +152,7 @@ YG_NODISCARD yg_status yg_addmm_opt(
  *
  * beta self + alpha bmm(batch1, batch2)
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_baddbmm(const yg_tensor *self,    /* borrowed */
                                   const yg_tensor *batch1,  /* borrowed */
