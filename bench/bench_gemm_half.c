@@ -92,7 +92,8 @@ static double max_abs(const float *p, int64_t n) {
 static void run(const shape *s, yg_dtype dtype, int rounds) {
     yg_tensor *a = pattern(s->m, s->k, 1, dtype), *ah = NULL, *bh = NULL, *b = NULL;
     yg_tensor *bs = s->tb ? pattern(s->n, s->k, 2, dtype) : pattern(s->k, s->n, 2, dtype);
-    double *th = malloc(sizeof(double) * (size_t)rounds), *tf = malloc(sizeof(double) * (size_t)rounds);
+    double *th = malloc(sizeof(double) * (size_t)rounds),
+           *tf = malloc(sizeof(double) * (size_t)rounds);
     double diff = 0;
     int64_t mn = s->m * s->n;
 
@@ -133,9 +134,19 @@ static void run(const shape *s, yg_dtype dtype, int rounds) {
            "\"tb\":\"%c\",\"dtype\":\"%s\",\"threads\":%d,\"half_us\":%.1f,\"float32_us\":%.1f,"
            "\"half_gflops\":%.1f,\"float32_gflops\":%.1f,\"speedup\":%.2f,"
            "\"max_rel_diff\":%.2e}\n",
-           s->name, (long long)s->m, (long long)s->n, (long long)s->k, s->tb ? 'T' : 'N',
-           yg_dtype_name(dtype), omp_get_max_threads(), mh * 1e6, mf * 1e6, flop / mh / 1e9,
-           flop / mf / 1e9, mf / mh, diff);
+           s->name,
+           (long long)s->m,
+           (long long)s->n,
+           (long long)s->k,
+           s->tb ? 'T' : 'N',
+           yg_dtype_name(dtype),
+           omp_get_max_threads(),
+           mh * 1e6,
+           mf * 1e6,
+           flop / mh / 1e9,
+           flop / mf / 1e9,
+           mf / mh,
+           diff);
     fflush(stdout);
     free(th);
     free(tf);

@@ -238,8 +238,11 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     bool has_f16 = f16 >= 0 && (op->dtypes & (UINT32_C(1) << f16));
     bool has_bf16 = bf16 >= 0 && (op->dtypes & (UINT32_C(1) << bf16));
     if (has_f16 || has_bf16)
-        gen_sb_printf(sb, "    .half_dtypes = %s%s%s,\n", has_f16 ? "UINT32_C(1) << YG_FLOAT16" : "",
-                      has_f16 && has_bf16 ? " | " : "", has_bf16 ? "UINT32_C(1) << YG_BFLOAT16" : "");
+        gen_sb_printf(sb,
+                      "    .half_dtypes = %s%s%s,\n",
+                      has_f16 ? "UINT32_C(1) << YG_FLOAT16" : "",
+                      has_f16 && has_bf16 ? " | " : "",
+                      has_bf16 ? "UINT32_C(1) << YG_BFLOAT16" : "");
     gen_sb_puts(sb, "};\n\n");
 
     gen_emit_schema_only(sb, "", op->func);

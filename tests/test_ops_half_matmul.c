@@ -153,8 +153,12 @@ static void expect_within(const char *what,
 
     assert_non_null(got);
     if (yg_tensor_dtype(got) != dtype)
-        fail_msg("%s %s: %s has dtype %s, expected %s", c->name, yg_dtype_name(dtype), what,
-                 yg_dtype_name(yg_tensor_dtype(got)), yg_dtype_name(dtype));
+        fail_msg("%s %s: %s has dtype %s, expected %s",
+                 c->name,
+                 yg_dtype_name(dtype),
+                 what,
+                 yg_dtype_name(yg_tensor_dtype(got)),
+                 yg_dtype_name(dtype));
     assert_int_equal(yg_tensor_numel(got), n);
     g64 = converted(got, YG_FLOAT64);
     gv = yg_test_values(g64);
@@ -164,16 +168,26 @@ static void expect_within(const char *what,
         double tol = bound * cv[i];
         if (!(fabs(gv[i] - wv[i]) <= tol) && bad++ < 3)
             print_error("%s %s: %s[%lld] = %.9g, float64 gives %.9g (|diff| %.3g > tol %.3g)\n",
-                        c->name, yg_dtype_name(dtype), what, (long long)i, gv[i], wv[i],
-                        fabs(gv[i] - wv[i]), tol);
+                        c->name,
+                        yg_dtype_name(dtype),
+                        what,
+                        (long long)i,
+                        gv[i],
+                        wv[i],
+                        fabs(gv[i] - wv[i]),
+                        tol);
     }
     free(gv);
     free(wv);
     free(cv);
     yg_release(g64);
     if (bad > 0)
-        fail_msg("%s %s: %d elements of %s outside u (4 + sqrt(%lld)) cond", c->name,
-                 yg_dtype_name(dtype), bad, what, (long long)kmax);
+        fail_msg("%s %s: %d elements of %s outside u (4 + sqrt(%lld)) cond",
+                 c->name,
+                 yg_dtype_name(dtype),
+                 bad,
+                 what,
+                 (long long)kmax);
 }
 
 static void check_case(const half_case *c, yg_dtype dtype, uint64_t seed) {
@@ -201,8 +215,8 @@ static void check_case(const half_case *c, yg_dtype dtype, uint64_t seed) {
         YG_CHECK(c->fn(r, &probe));
         yg_set_grad_enabled(prev);
     }
-    g64 = yg_test_rand(YG_FLOAT64, yg_tensor_sizes(probe), yg_tensor_ndim(probe), -2.0, 2.0,
-                       seed + 17);
+    g64 = yg_test_rand(
+        YG_FLOAT64, yg_tensor_sizes(probe), yg_tensor_ndim(probe), -2.0, 2.0, seed + 17);
     gh = converted(g64, dtype);
     gr = converted(gh, YG_FLOAT64);
     ga = absolute(gr);
@@ -270,7 +284,9 @@ static void test_half_products_round_to_nearest_even_once(void **state) {
             YG_CHECK(yg_tensor_to_f64(p, &got, 1));
             if (got != want)
                 fail_msg("%s mm gives %.10g, expected %.10g (nearest even)",
-                         yg_dtype_name(dts[d]), got, want);
+                         yg_dtype_name(dts[d]),
+                         got,
+                         want);
             yg_release(a64);
             yg_release(b64);
             yg_release(a);
@@ -292,18 +308,23 @@ static void test_half_products_refuse_mixed_and_integer_dtypes(void **state) {
     YG_CHECK(yg_tensor_full(s222, 3, 1.5, YG_BFLOAT16, &b3));
     YG_CHECK(yg_tensor_full(s222, 3, 1.5, YG_FLOAT16, &h3));
     YG_CHECK(yg_tensor_full(s2, 1, 1.5, YG_FLOAT16, &hb));
-    YG_EXPECT_ERROR(yg_mm(b, f, &out), YG_ERR_DTYPE, "mm: dtype mismatch: self bfloat16, mat2 float32");
+    YG_EXPECT_ERROR(
+        yg_mm(b, f, &out), YG_ERR_DTYPE, "mm: dtype mismatch: self bfloat16, mat2 float32");
     assert_null(out);
-    YG_EXPECT_ERROR(yg_mm(h, b, &out), YG_ERR_DTYPE, "mm: dtype mismatch: self float16, mat2 bfloat16");
-    YG_EXPECT_ERROR(yg_bmm(h3, b3, &out), YG_ERR_DTYPE,
-                    "bmm: dtype mismatch: self float16, mat2 bfloat16");
-    YG_EXPECT_ERROR(yg_matmul(f, h, &out), YG_ERR_DTYPE,
-                    "dtype mismatch: self float32, mat2 float16");
-    YG_EXPECT_ERROR(yg_mm(i64, i64, &out), YG_ERR_DTYPE,
+    YG_EXPECT_ERROR(
+        yg_mm(h, b, &out), YG_ERR_DTYPE, "mm: dtype mismatch: self float16, mat2 bfloat16");
+    YG_EXPECT_ERROR(
+        yg_bmm(h3, b3, &out), YG_ERR_DTYPE, "bmm: dtype mismatch: self float16, mat2 bfloat16");
+    YG_EXPECT_ERROR(
+        yg_matmul(f, h, &out), YG_ERR_DTYPE, "dtype mismatch: self float32, mat2 float16");
+    YG_EXPECT_ERROR(yg_mm(i64, i64, &out),
+                    YG_ERR_DTYPE,
                     "mm: expected float32, float64, float16 or bfloat16, got self int64");
-    YG_EXPECT_ERROR(yg_addmm(f, b, b, 1, 1, &out), YG_ERR_DTYPE,
+    YG_EXPECT_ERROR(yg_addmm(f, b, b, 1, 1, &out),
+                    YG_ERR_DTYPE,
                     "addmm: dtype mismatch: self float32, mat1 bfloat16, mat2 bfloat16");
-    YG_EXPECT_ERROR(yg_linear(h, h, b, &out), YG_ERR_DTYPE,
+    YG_EXPECT_ERROR(yg_linear(h, h, b, &out),
+                    YG_ERR_DTYPE,
                     "linear: dtype mismatch: input float16, weight float16, bias bfloat16");
     assert_null(out);
     /* float16 bias on a float16 linear is fine */

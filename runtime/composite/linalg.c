@@ -349,8 +349,12 @@ static yg_status check_half_dtypes(int n, const yg_tensor *const *t, const char 
         return YG_OK;
     for (int i = 0; i < n; i++)
         if (t[i] != NULL && pos < (int)sizeof msg)
-            pos += snprintf(msg + pos, sizeof msg - (size_t)pos, "%s%s %s", pos ? ", " : "",
-                            names[i], yg_dtype_name(yg_tensor_dtype(t[i])));
+            pos += snprintf(msg + pos,
+                            sizeof msg - (size_t)pos,
+                            "%s%s %s",
+                            pos ? ", " : "",
+                            names[i],
+                            yg_dtype_name(yg_tensor_dtype(t[i])));
     return yg__fail(YG_ERR_DTYPE, "dtype mismatch: %s", msg);
 }
 
@@ -364,7 +368,8 @@ yg_status yg__composite_addmm(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_half_dtypes(3, (const yg_tensor *const[]){self, mat1, mat2},
+    YG_RETURN_IF_ERROR(check_half_dtypes(3,
+                                         (const yg_tensor *const[]){self, mat1, mat2},
                                          (const char *const[]){"self", "mat1", "mat2"}));
     st = yg_mm(mat1, mat2, &prod);
     if (st == YG_OK)
@@ -383,7 +388,8 @@ yg_status yg__composite_baddbmm(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_half_dtypes(3, (const yg_tensor *const[]){self, batch1, batch2},
+    YG_RETURN_IF_ERROR(check_half_dtypes(3,
+                                         (const yg_tensor *const[]){self, batch1, batch2},
                                          (const char *const[]){"self", "batch1", "batch2"}));
     st = yg_bmm(batch1, batch2, &prod);
     if (st == YG_OK)
@@ -405,7 +411,8 @@ yg_status yg__composite_linear(const yg_tensor *input,
         return yg__fail(YG_ERR_SHAPE,
                         "expected weight of 2 dims [out_features, in_features], got %s",
                         yg_tensor_format_sizes(weight, buf, sizeof buf));
-    YG_RETURN_IF_ERROR(check_half_dtypes(3, (const yg_tensor *const[]){input, weight, bias},
+    YG_RETURN_IF_ERROR(check_half_dtypes(3,
+                                         (const yg_tensor *const[]){input, weight, bias},
                                          (const char *const[]){"input", "weight", "bias"}));
     st = yg_t(weight, &wt);
     if (st != YG_OK)

@@ -264,17 +264,32 @@ static inline float half_load(yg_dtype dtype, const uint16_t *p) {
 
 /* Copies op(x) (rows x cols after the transpose, x of leading dim ld) to
  * the contiguous float32 dst. */
-static void half_to_f32(yg_dtype dtype, bool trans, int64_t rows, int64_t cols,
-                        const uint16_t *x, int64_t ld, float *dst) {
+static void half_to_f32(yg_dtype dtype,
+                        bool trans,
+                        int64_t rows,
+                        int64_t cols,
+                        const uint16_t *x,
+                        int64_t ld,
+                        float *dst) {
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++)
             dst[i * cols + j] = half_load(dtype, trans ? x + j * ld + i : x + i * ld + j);
 }
 
 /* The float32 route: see the comment above.  Fails only for memory. */
-static yg_status half_gemm_f32(const char *op, yg_dtype dtype, bool ta, bool tb, int64_t m,
-                               int64_t n, int64_t k, const void *a, int64_t lda, const void *b,
-                               int64_t ldb, void *c, int64_t ldc) {
+static yg_status half_gemm_f32(const char *op,
+                               yg_dtype dtype,
+                               bool ta,
+                               bool tb,
+                               int64_t m,
+                               int64_t n,
+                               int64_t k,
+                               const void *a,
+                               int64_t lda,
+                               const void *b,
+                               int64_t ldb,
+                               void *c,
+                               int64_t ldc) {
     size_t na = (size_t)(m * k), nb = (size_t)(k * n), nc = (size_t)(m * n);
     float *buf = malloc((na + nb + nc) * sizeof(float));
     uint16_t *out = c;
@@ -282,11 +297,23 @@ static yg_status half_gemm_f32(const char *op, yg_dtype dtype, bool ta, bool tb,
     if (buf == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY,
                         "%s: out of memory for the float32 copies of a %s product",
-                        op, yg_dtype_name(dtype));
+                        op,
+                        yg_dtype_name(dtype));
     half_to_f32(dtype, ta, m, k, a, lda, buf);
     half_to_f32(dtype, tb, k, n, b, ldb, buf + na);
-    yg__cpu_gemm(YG_FLOAT32, false, false, m, n, k, buf, k > 1 ? k : 1, buf + na, n > 1 ? n : 1,
-                 0.0, buf + na + nb, n > 1 ? n : 1);
+    yg__cpu_gemm(YG_FLOAT32,
+                 false,
+                 false,
+                 m,
+                 n,
+                 k,
+                 buf,
+                 k > 1 ? k : 1,
+                 buf + na,
+                 n > 1 ? n : 1,
+                 0.0,
+                 buf + na + nb,
+                 n > 1 ? n : 1);
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             double v = buf[na + nb + (size_t)(i * n + j)];
@@ -307,8 +334,8 @@ static void half_engine_init(void) {
 
 /* A 2-D bf16 memory descriptor of op(x), rows x cols, x of leading dim
  * ld. */
-static dnnl_status_t half_md(dnnl_memory_desc_t *md, bool trans, int64_t rows, int64_t cols,
-                             int64_t ld) {
+static dnnl_status_t
+half_md(dnnl_memory_desc_t *md, bool trans, int64_t rows, int64_t cols, int64_t ld) {
     dnnl_dims_t dims = {rows, cols};
     dnnl_dims_t strides = {trans ? 1 : ld, trans ? ld : 1};
     return dnnl_memory_desc_init_by_strides(md, 2, dims, dnnl_bf16, strides);
@@ -316,8 +343,17 @@ static dnnl_status_t half_md(dnnl_memory_desc_t *md, bool trans, int64_t rows, i
 
 /* c = op(a) op(b) through oneDNN's bf16 matmul primitive; false when
  * oneDNN declines (the caller converts instead). */
-static bool bf16_gemm_onednn(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *a,
-                             int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc) {
+static bool bf16_gemm_onednn(bool ta,
+                             bool tb,
+                             int64_t m,
+                             int64_t n,
+                             int64_t k,
+                             const void *a,
+                             int64_t lda,
+                             const void *b,
+                             int64_t ldb,
+                             void *c,
+                             int64_t ldc) {
     dnnl_memory_desc_t amd, bmd, cmd;
     dnnl_matmul_desc_t desc;
     dnnl_primitive_desc_t pd = NULL;
@@ -349,8 +385,7 @@ static bool bf16_gemm_onednn(bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
     if (s == dnnl_success)
         s = dnnl_stream_create(&stream, half_engine, dnnl_stream_default_flags);
     if (s == dnnl_success) {
-        dnnl_exec_arg_t args[3] = {
-            {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+        dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
         s = dnnl_primitive_execute(prim, stream, 3, args);
         if (s == dnnl_success)
             s = dnnl_stream_wait(stream);
@@ -365,9 +400,19 @@ static bool bf16_gemm_onednn(bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
 }
 #endif
 
-yg_status yg__cpu_gemm_half(const char *op, yg_dtype dtype, bool ta, bool tb, int64_t m,
-                            int64_t n, int64_t k, const void *a, int64_t lda, const void *b,
-                            int64_t ldb, void *c, int64_t ldc) {
+yg_status yg__cpu_gemm_half(const char *op,
+                            yg_dtype dtype,
+                            bool ta,
+                            bool tb,
+                            int64_t m,
+                            int64_t n,
+                            int64_t k,
+                            const void *a,
+                            int64_t lda,
+                            const void *b,
+                            int64_t ldb,
+                            void *c,
+                            int64_t ldc) {
     if (m == 0 || n == 0)
         return YG_OK;
 #ifdef YG_HAVE_ONEDNN
