@@ -58,6 +58,21 @@ static yg_status run_mm_transposed(yg_tensor *const *x, yg_tensor **out) {
     return st;
 }
 
+/* Strided operands read in place: self a column slice of a wider matrix
+ * (leading dim 40 > k), mat2 a row slice (leading dim 9 > n), both
+ * narrowed views whose gradients are written through the slices. */
+static yg_status run_mm_slices(yg_tensor *const *x, yg_tensor **out) {
+    yg_tensor *a = NULL, *b = NULL;
+    yg_status st = yg_narrow(x[0], 1, 3, 30, &a);
+    if (st == YG_OK)
+        st = yg_narrow(x[1], 1, 2, 6, &b);
+    if (st == YG_OK)
+        st = yg_mm(a, b, out);
+    yg_release(a);
+    yg_release(b);
+    return st;
+}
+
 /* self used twice: its gradient is accumulated (add) in the dtype. */
 static yg_status run_mm_shared(yg_tensor *const *x, yg_tensor **out) {
     yg_tensor *p = NULL, *q = NULL;
@@ -92,6 +107,7 @@ static const half_case cases[] = {
     {"mm large (oneDNN for bfloat16)", 2, {2, 2}, {{48, 300}, {300, 40}}, run_mm},
     {"mm vector row", 2, {2, 2}, {{1, 64}, {64, 9}}, run_mm},
     {"mm transposed mat2", 2, {2, 2}, {{6, 33}, {10, 33}}, run_mm_transposed},
+    {"mm of slices", 2, {2, 2}, {{50, 40}, {30, 9}}, run_mm_slices},
     {"mm shared self", 3, {2, 2, 2}, {{4, 9}, {9, 5}, {9, 5}}, run_mm_shared},
     {"bmm", 2, {3, 3}, {{3, 4, 6}, {3, 6, 5}}, run_bmm},
     {"addmm broadcast self", 3, {1, 2, 2}, {{3}, {4, 6}, {6, 3}}, run_addmm},
