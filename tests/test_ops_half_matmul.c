@@ -356,12 +356,39 @@ static void test_half_products_refuse_mixed_and_integer_dtypes(void **state) {
     yg_release(hb);
 }
 
+/* A 16-bit tensor may require grad whatever it feeds; a backward through
+ * an op that does not compute in its dtype fails there, naming the op and
+ * the dtype, instead of dropping the gradient. */
+static void test_backward_through_an_op_without_the_dtype_names_it(void **state) {
+    const int64_t s33[] = {3, 3}, s2[] = {2};
+    const double iv[] = {0, 2};
+    yg_tensor *x = NULL, *w = NULL, *idx = yg_test_tensor(YG_FLOAT64, s2, 1, iv), *i64 = NULL;
+    yg_tensor *rows = NULL, *y = NULL, *ones = NULL;
+    (void)state;
+    YG_CHECK(yg_to_dtype(idx, YG_INT64, false, &i64));
+    YG_CHECK(yg_tensor_full(s33, 2, 0.5, YG_BFLOAT16, &x));
+    YG_CHECK(yg_tensor_full(s33, 2, 0.25, YG_BFLOAT16, &w));
+    YG_CHECK(yg_tensor_set_requires_grad(x, true));
+    YG_CHECK(yg_index_select(x, 0, i64, &rows)); /* indexing moves 16-bit values */
+    YG_CHECK(yg_mm(rows, w, &y));
+    YG_CHECK(yg_tensor_full(yg_tensor_sizes(y), yg_tensor_ndim(y), 1.0, YG_BFLOAT16, &ones));
+    YG_EXPECT_ERROR(yg_backward(y, ones, false), YG_ERR_DTYPE, "index_select_backward", "bfloat16");
+    yg_release(x);
+    yg_release(w);
+    yg_release(idx);
+    yg_release(i64);
+    yg_release(rows);
+    yg_release(y);
+    yg_release(ones);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bfloat16_products_and_gradients_match_float64),
         cmocka_unit_test(test_float16_products_and_gradients_match_float64),
         cmocka_unit_test(test_half_products_round_to_nearest_even_once),
         cmocka_unit_test(test_half_products_refuse_mixed_and_integer_dtypes),
+        cmocka_unit_test(test_backward_through_an_op_without_the_dtype_names_it),
     };
     return YG_TEST_RUN(tests, argc, argv);
 }
