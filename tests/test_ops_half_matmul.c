@@ -281,28 +281,36 @@ static void test_float16_products_and_gradients_match_float64(void **state) {
  * give exactly the float64 product rounded once. */
 static void test_half_products_round_to_nearest_even_once(void **state) {
     static const yg_dtype dts[] = {YG_BFLOAT16, YG_FLOAT16};
-    /* [1, 2] @ [2, 1]: 1 + 2^-8 (bfloat16: halfway between 1 and 1 + 2^-7,
-     * ties to even gives 1) and 1 + 3 2^-8 (ties to even gives 1 + 2^-6);
-     * float16 holds both exactly. */
-    const int64_t s12[] = {1, 2}, s21[] = {2, 1};
-    const double av[] = {1.0, 1.0}, bv1[] = {1.0, 0x1p-8}, bv2[] = {1.0, 0x3p-8};
+    /* [1, 2] @ [2, 16], every column [1, t]: with h half an ulp of 1 in
+     * the dtype (bfloat16 2^-8, float16 2^-11), 1 + h lies halfway between
+     * 1 and 1 + 2h and ties to even give 1; 1 + 3h lies halfway between
+     * 1 + 2h and 1 + 4h and gives 1 + 4h.  16 columns take both the
+     * 8-wide and the element-wise stores. */
+    const int64_t s12[] = {1, 2}, s216[] = {2, 16};
+    const double av[] = {1.0, 1.0};
     (void)state;
     for (int d = 0; d < 2; d++) {
+        double h = dts[d] == YG_BFLOAT16 ? 0x1p-8 : 0x1p-11;
         for (int k = 0; k < 2; k++) {
+            double bv[32], got[16];
+            double want = k == 0 ? 1.0 : 1.0 + 4 * h;
+            for (int j = 0; j < 16; j++) {
+                bv[j] = 1.0;
+                bv[16 + j] = k == 0 ? h : 3 * h;
+            }
             yg_tensor *a64 = yg_test_tensor(YG_FLOAT64, s12, 2, av);
-            yg_tensor *b64 = yg_test_tensor(YG_FLOAT64, s21, 2, k == 0 ? bv1 : bv2);
+            yg_tensor *b64 = yg_test_tensor(YG_FLOAT64, s216, 2, bv);
             yg_tensor *a = converted(a64, dts[d]), *b = converted(b64, dts[d]), *p = NULL;
-            double want = dts[d] == YG_BFLOAT16 ? (k == 0 ? 1.0 : 1.0 + 0x1p-6)
-                                                : (k == 0 ? 1.0 + 0x1p-8 : 1.0 + 0x3p-8);
-            double got = 0;
             YG_CHECK(yg_mm(a, b, &p));
             assert_int_equal(yg_tensor_dtype(p), dts[d]);
-            YG_CHECK(yg_tensor_to_f64(p, &got, 1));
-            if (got != want)
-                fail_msg("%s mm gives %.10g, expected %.10g (nearest even)",
-                         yg_dtype_name(dts[d]),
-                         got,
-                         want);
+            YG_CHECK(yg_tensor_to_f64(p, got, 16));
+            for (int j = 0; j < 16; j++)
+                if (got[j] != want)
+                    fail_msg("%s mm gives %.10g at column %d, expected %.10g (nearest even)",
+                             yg_dtype_name(dts[d]),
+                             got[j],
+                             j,
+                             want);
             yg_release(a64);
             yg_release(b64);
             yg_release(a);

@@ -51,6 +51,9 @@
 
 #include <cblas.h>
 #include <limits.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #ifdef YG_HAVE_ONEDNN
@@ -253,27 +256,83 @@ void yg__cpu_gemm(yg_dtype dtype,
  * entries by default) after the first call of a shape, so only its
  * descriptor is built per call.  float16, bfloat16 without oneDNN,
  * YG_GEMM=openblas and any shape oneDNN refuses convert both operands to
- * float32, run the float32 gemm above and round its result on store:
+ * float32 as they are stored (F16C rows for float16), run the float32
+ * gemm above with the same transposes and round its result on store:
  * the same math (float32 products of exactly representable values,
  * float32 sums), slower. */
 
-/* Element i of a half matrix as a float. */
-static inline float half_load(yg_dtype dtype, const uint16_t *p) {
-    return dtype == YG_BFLOAT16 ? yg__bf16_to_f32(*p) : yg__f16_to_f32(*p);
+/* float16 rows through F16C (vcvtph2ps, and vcvtps2ph rounding to
+ * nearest even), which every AVX2 CPU has; checked once at run time.
+ * Other rows convert element by element (core/convert.c). */
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) static void
+f16_row_to_f32_f16c(const uint16_t *x, float *dst, int64_t n) {
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(dst + j, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + j))));
+    for (; j < n; j++)
+        dst[j] = yg__f16_to_f32(x[j]);
 }
 
-/* Copies op(x) (rows x cols after the transpose, x of leading dim ld) to
- * the contiguous float32 dst. */
+__attribute__((target("avx,f16c"))) static void
+f32_row_to_f16_f16c(const float *x, uint16_t *dst, int64_t n) {
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm_storeu_si128(
+            (__m128i *)(dst + j),
+            _mm256_cvtps_ph(_mm256_loadu_ps(x + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; j < n; j++)
+        dst[j] = yg__f16_from_f64(x[j]);
+}
+
+static bool has_f16c(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+}
+#else
+static bool has_f16c(void) {
+    return false;
+}
+#endif
+
+/* n elements of a 16-bit row to float32. */
+static void row_to_f32(yg_dtype dtype, bool f16c, const uint16_t *x, float *dst, int64_t n) {
+#if defined(__x86_64__)
+    if (f16c && dtype == YG_FLOAT16) {
+        f16_row_to_f32_f16c(x, dst, n);
+        return;
+    }
+#endif
+    (void)f16c;
+    for (int64_t j = 0; j < n; j++)
+        dst[j] = dtype == YG_BFLOAT16 ? yg__bf16_to_f32(x[j]) : yg__f16_to_f32(x[j]);
+}
+
+/* n float32 elements to a 16-bit row, each rounded once to nearest even. */
+static void row_from_f32(yg_dtype dtype, bool f16c, const float *x, uint16_t *dst, int64_t n) {
+#if defined(__x86_64__)
+    if (f16c && dtype == YG_FLOAT16) {
+        f32_row_to_f16_f16c(x, dst, n);
+        return;
+    }
+#endif
+    (void)f16c;
+    for (int64_t j = 0; j < n; j++)
+        dst[j] = dtype == YG_BFLOAT16 ? yg__bf16_from_f64(x[j]) : yg__f16_from_f64(x[j]);
+}
+
+/* Copies the rows x cols matrix x (leading dim ld) to the contiguous
+ * float32 dst, as it is stored: a transposed operand stays transposed
+ * for the float32 gemm, so every row is read contiguously. */
 static void half_to_f32(yg_dtype dtype,
-                        bool trans,
+                        bool f16c,
                         int64_t rows,
                         int64_t cols,
                         const uint16_t *x,
                         int64_t ld,
                         float *dst) {
     for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
-            dst[i * cols + j] = half_load(dtype, trans ? x + j * ld + i : x + i * ld + j);
+        row_to_f32(dtype, f16c, x + i * ld, dst + i * cols, cols);
 }
 
 /* The float32 route: see the comment above.  Fails only for memory. */
@@ -293,32 +352,32 @@ static yg_status half_gemm_f32(const char *op,
     size_t na = (size_t)(m * k), nb = (size_t)(k * n), nc = (size_t)(m * n);
     float *buf = malloc((na + nb + nc) * sizeof(float));
     uint16_t *out = c;
+    bool f16c = has_f16c();
 
     if (buf == NULL)
         return yg__fail(YG_ERR_OUT_OF_MEMORY,
                         "%s: out of memory for the float32 copies of a %s product",
                         op,
                         yg_dtype_name(dtype));
-    half_to_f32(dtype, ta, m, k, a, lda, buf);
-    half_to_f32(dtype, tb, k, n, b, ldb, buf + na);
+    /* op(a) is m x k, stored k x m when ta; likewise b */
+    int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    half_to_f32(dtype, f16c, ar, ac, a, lda, buf);
+    half_to_f32(dtype, f16c, br, bc, b, ldb, buf + na);
     yg__cpu_gemm(YG_FLOAT32,
-                 false,
-                 false,
+                 ta,
+                 tb,
                  m,
                  n,
                  k,
                  buf,
-                 k > 1 ? k : 1,
+                 ac > 1 ? ac : 1,
                  buf + na,
-                 n > 1 ? n : 1,
+                 bc > 1 ? bc : 1,
                  0.0,
                  buf + na + nb,
                  n > 1 ? n : 1);
     for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            double v = buf[na + nb + (size_t)(i * n + j)];
-            out[i * ldc + j] = dtype == YG_BFLOAT16 ? yg__bf16_from_f64(v) : yg__f16_from_f64(v);
-        }
+        row_from_f32(dtype, f16c, buf + na + nb + (size_t)(i * n), out + i * ldc, n);
     free(buf);
     return YG_OK;
 }
