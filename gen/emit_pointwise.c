@@ -232,6 +232,17 @@ static void emit_op(gen_sb *sb, const gen_op *op)
     if (n_scalar_args > 0)
         gen_sb_printf(sb, "    .n_scalars = %d,\n    .scalar_names = %s_scalar_names,\n",
                       n_scalar_args, op->cname);
+    /* Claimed 16-bit floats compute through the float32 loop (the
+     * iterator converts, pointwise.h). */
+    int f16 = gen_dtype_lookup("float16"), bf16 = gen_dtype_lookup("bfloat16");
+    bool has_f16 = f16 >= 0 && (op->dtypes & (UINT32_C(1) << f16));
+    bool has_bf16 = bf16 >= 0 && (op->dtypes & (UINT32_C(1) << bf16));
+    if (has_f16 || has_bf16)
+        gen_sb_printf(sb,
+                      "    .half_dtypes = %s%s%s,\n",
+                      has_f16 ? "UINT32_C(1) << YG_FLOAT16" : "",
+                      has_f16 && has_bf16 ? " | " : "",
+                      has_bf16 ? "UINT32_C(1) << YG_BFLOAT16" : "");
     gen_sb_puts(sb, "};\n\n");
 
     gen_emit_schema_only(sb, "", op->func);

@@ -288,6 +288,11 @@ void gen_resolve_dtypes(gen_model *model, const gen_pointwise_plan *pointwise)
         }
         if (op->kind != GEN_OP_POINTWISE)
             continue;
+        /* float16 and bfloat16 compute through the float32 loop (the
+         * iterator converts and rounds once; meta/pointwise.h), so an op
+         * that claims float32 may claim them. */
+        if (loops & op->dtypes & dtype_bit("float32"))
+            loops |= dtype_bit("float16") | dtype_bit("bfloat16");
         for (int d = 0; d < gen_n_dtypes; d++) {
             if ((op->dtypes & ~loops) & (UINT32_C(1) << d))
                 gen_error_in(op->full_name, op->dtype_locs[d],

@@ -1844,12 +1844,12 @@ const yg_op_info yg__ops[] = {
         .n_args = 3,
         .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+                  YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) | YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "sub",
         .schema = "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:34",
+        .location = "specs/native_functions.yaml:35",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = sub_args,
@@ -1861,7 +1861,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul",
         .schema = "mul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:40",
+        .location = "specs/native_functions.yaml:41",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = mul_args,
@@ -1873,7 +1873,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div",
         .schema = "div(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:48",
+        .location = "specs/native_functions.yaml:49",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = div_args,
@@ -1884,19 +1884,19 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul.Scalar",
         .schema = "mul.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:55",
+        .location = "specs/native_functions.yaml:56",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = mul_scalar_args,
         .n_args = 2,
         .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+                  YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) | YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "div.mode",
         .schema = "div.mode(Tensor self, Tensor other, *, RoundingMode rounding_mode) -> Tensor",
-        .location = "specs/native_functions.yaml:69",
+        .location = "specs/native_functions.yaml:71",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = div_mode_args,
@@ -1908,7 +1908,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div.trunc",
         .schema = "div.trunc(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:76",
+        .location = "specs/native_functions.yaml:78",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = div_trunc_args,
@@ -1920,7 +1920,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div.floor",
         .schema = "div.floor(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:85",
+        .location = "specs/native_functions.yaml:87",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = div_floor_args,
@@ -1932,7 +1932,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div.Scalar",
         .schema = "div.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:93",
+        .location = "specs/native_functions.yaml:95",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = div_scalar_args,
@@ -1943,7 +1943,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "add_",
         .schema = "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:100",
+        .location = "specs/native_functions.yaml:102",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = add__args,
@@ -1951,12 +1951,12 @@ const yg_op_info yg__ops[] = {
         .n_returns = 1,
         .returns_written = true,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_INT32),
+                  YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) | YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "add.Scalar",
         .schema = "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:107",
+        .location = "specs/native_functions.yaml:110",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = add_scalar_args,
@@ -1968,7 +1968,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sub.Scalar",
         .schema = "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:114",
+        .location = "specs/native_functions.yaml:117",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = sub_scalar_args,
@@ -1980,7 +1980,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "rsub.Scalar",
         .schema = "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:120",
+        .location = "specs/native_functions.yaml:123",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = rsub_scalar_args,
@@ -1992,7 +1992,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "maximum",
         .schema = "maximum(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:130",
+        .location = "specs/native_functions.yaml:133",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = maximum_args,
@@ -2004,7 +2004,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "minimum",
         .schema = "minimum(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:137",
+        .location = "specs/native_functions.yaml:140",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = minimum_args,
@@ -2016,7 +2016,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "atan2",
         .schema = "atan2(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:144",
+        .location = "specs/native_functions.yaml:147",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = atan2_args,
@@ -2027,7 +2027,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "remainder",
         .schema = "remainder(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:151",
+        .location = "specs/native_functions.yaml:154",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = remainder_args,
@@ -2039,7 +2039,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "remainder.Scalar",
         .schema = "remainder.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:160",
+        .location = "specs/native_functions.yaml:163",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = remainder_scalar_args,
@@ -2051,7 +2051,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pow",
         .schema = "pow(Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:169",
+        .location = "specs/native_functions.yaml:172",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = pow_args,
@@ -2062,7 +2062,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lerp.Scalar",
         .schema = "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor",
-        .location = "specs/native_functions.yaml:178",
+        .location = "specs/native_functions.yaml:181",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = lerp_scalar_args,
@@ -2073,7 +2073,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lerp",
         .schema = "lerp(Tensor self, Tensor end, Tensor weight) -> Tensor",
-        .location = "specs/native_functions.yaml:186",
+        .location = "specs/native_functions.yaml:189",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = lerp_args,
@@ -2085,7 +2085,7 @@ const yg_op_info yg__ops[] = {
         .name = "addcmul",
         .schema = "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/native_functions.yaml:193",
+        .location = "specs/native_functions.yaml:196",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = addcmul_args,
@@ -2098,7 +2098,7 @@ const yg_op_info yg__ops[] = {
         .name = "addcdiv",
         .schema = "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *,"
                   " Scalar value=1) -> Tensor",
-        .location = "specs/native_functions.yaml:199",
+        .location = "specs/native_functions.yaml:202",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = addcdiv_args,
@@ -2109,7 +2109,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "where",
         .schema = "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:210",
+        .location = "specs/native_functions.yaml:213",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = where_args,
@@ -2121,7 +2121,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "where.ScalarOther",
         .schema = "where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:217",
+        .location = "specs/native_functions.yaml:220",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = where_scalarother_args,
@@ -2133,7 +2133,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "where.ScalarSelf",
         .schema = "where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:224",
+        .location = "specs/native_functions.yaml:227",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = where_scalarself_args,
@@ -2145,7 +2145,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "masked_fill",
         .schema = "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:230",
+        .location = "specs/native_functions.yaml:233",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = masked_fill_args,
@@ -2157,7 +2157,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sub_",
         .schema = "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:242",
+        .location = "specs/native_functions.yaml:245",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = sub__args,
@@ -2170,7 +2170,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul_",
         .schema = "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:249",
+        .location = "specs/native_functions.yaml:252",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = mul__args,
@@ -2183,7 +2183,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div_",
         .schema = "div_(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:256",
+        .location = "specs/native_functions.yaml:259",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = div__args,
@@ -2195,7 +2195,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "add_.Scalar",
         .schema = "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:263",
+        .location = "specs/native_functions.yaml:266",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = add_scalar__args,
@@ -2208,7 +2208,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mul_.Scalar",
         .schema = "mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:269",
+        .location = "specs/native_functions.yaml:272",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = mul_scalar__args,
@@ -2221,7 +2221,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "div_.Scalar",
         .schema = "div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:275",
+        .location = "specs/native_functions.yaml:278",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = div_scalar__args,
@@ -2234,7 +2234,7 @@ const yg_op_info yg__ops[] = {
         .name = "addcmul_",
         .schema = "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
                   " *, Scalar value=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:282",
+        .location = "specs/native_functions.yaml:285",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = addcmul__args,
@@ -2248,7 +2248,7 @@ const yg_op_info yg__ops[] = {
         .name = "addcdiv_",
         .schema = "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2,"
                   " *, Scalar value=1) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:289",
+        .location = "specs/native_functions.yaml:292",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = addcdiv__args,
@@ -2260,7 +2260,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lerp_.Scalar",
         .schema = "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:296",
+        .location = "specs/native_functions.yaml:299",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = lerp_scalar__args,
@@ -2272,7 +2272,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "relu_",
         .schema = "relu_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:307",
+        .location = "specs/native_functions.yaml:310",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = relu__args,
@@ -2285,7 +2285,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_",
         .schema = "clamp_(Tensor(a!) self, Scalar min, Scalar max) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:313",
+        .location = "specs/native_functions.yaml:316",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = clamp__args,
@@ -2298,7 +2298,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min_",
         .schema = "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:319",
+        .location = "specs/native_functions.yaml:322",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = clamp_min__args,
@@ -2311,7 +2311,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max_",
         .schema = "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:325",
+        .location = "specs/native_functions.yaml:328",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = clamp_max__args,
@@ -2324,7 +2324,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "masked_fill_",
         .schema = "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:332",
+        .location = "specs/native_functions.yaml:335",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = masked_fill__args,
@@ -2337,7 +2337,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "fill_",
         .schema = "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:339",
+        .location = "specs/native_functions.yaml:342",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = fill__args,
@@ -2351,7 +2351,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zero_",
         .schema = "zero_(Tensor(a!) self) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:346",
+        .location = "specs/native_functions.yaml:349",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = zero__args,
@@ -2365,7 +2365,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "copy_",
         .schema = "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:353",
+        .location = "specs/native_functions.yaml:356",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = copy__args,
@@ -2379,7 +2379,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eq",
         .schema = "eq(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:364",
+        .location = "specs/native_functions.yaml:367",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = eq_args,
@@ -2391,7 +2391,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ne",
         .schema = "ne(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:372",
+        .location = "specs/native_functions.yaml:375",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = ne_args,
@@ -2403,7 +2403,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lt",
         .schema = "lt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:380",
+        .location = "specs/native_functions.yaml:383",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = lt_args,
@@ -2415,7 +2415,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "le",
         .schema = "le(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:388",
+        .location = "specs/native_functions.yaml:391",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = le_args,
@@ -2427,7 +2427,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gt",
         .schema = "gt(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:396",
+        .location = "specs/native_functions.yaml:399",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = gt_args,
@@ -2439,7 +2439,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ge",
         .schema = "ge(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:404",
+        .location = "specs/native_functions.yaml:407",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = ge_args,
@@ -2451,7 +2451,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eq.Scalar",
         .schema = "eq.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:411",
+        .location = "specs/native_functions.yaml:414",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = eq_scalar_args,
@@ -2463,7 +2463,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ne.Scalar",
         .schema = "ne.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:418",
+        .location = "specs/native_functions.yaml:421",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = ne_scalar_args,
@@ -2475,7 +2475,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "lt.Scalar",
         .schema = "lt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:425",
+        .location = "specs/native_functions.yaml:428",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = lt_scalar_args,
@@ -2487,7 +2487,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "le.Scalar",
         .schema = "le.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:432",
+        .location = "specs/native_functions.yaml:435",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = le_scalar_args,
@@ -2499,7 +2499,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gt.Scalar",
         .schema = "gt.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:439",
+        .location = "specs/native_functions.yaml:442",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = gt_scalar_args,
@@ -2511,7 +2511,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ge.Scalar",
         .schema = "ge.Scalar(Tensor self, Scalar other) -> Tensor",
-        .location = "specs/native_functions.yaml:446",
+        .location = "specs/native_functions.yaml:449",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = ge_scalar_args,
@@ -2523,7 +2523,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_and",
         .schema = "logical_and(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:456",
+        .location = "specs/native_functions.yaml:459",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = logical_and_args,
@@ -2535,7 +2535,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_or",
         .schema = "logical_or(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:463",
+        .location = "specs/native_functions.yaml:466",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = logical_or_args,
@@ -2547,7 +2547,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_xor",
         .schema = "logical_xor(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:471",
+        .location = "specs/native_functions.yaml:474",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = logical_xor_args,
@@ -2559,7 +2559,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logical_not",
         .schema = "logical_not(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:478",
+        .location = "specs/native_functions.yaml:481",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = logical_not_args,
@@ -2571,7 +2571,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "neg",
         .schema = "neg(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:488",
+        .location = "specs/native_functions.yaml:491",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = neg_args,
@@ -2583,7 +2583,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "exp",
         .schema = "exp(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:494",
+        .location = "specs/native_functions.yaml:497",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = exp_args,
@@ -2594,7 +2594,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log",
         .schema = "log(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:500",
+        .location = "specs/native_functions.yaml:503",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = log_args,
@@ -2605,7 +2605,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sqrt",
         .schema = "sqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:506",
+        .location = "specs/native_functions.yaml:509",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = sqrt_args,
@@ -2616,7 +2616,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pow.Scalar",
         .schema = "pow.Scalar(Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:512",
+        .location = "specs/native_functions.yaml:515",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = pow_scalar_args,
@@ -2627,7 +2627,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "abs",
         .schema = "abs(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:518",
+        .location = "specs/native_functions.yaml:521",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = abs_args,
@@ -2639,7 +2639,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sign",
         .schema = "sign(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:524",
+        .location = "specs/native_functions.yaml:527",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = sign_args,
@@ -2651,7 +2651,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expm1",
         .schema = "expm1(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:530",
+        .location = "specs/native_functions.yaml:533",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = expm1_args,
@@ -2662,7 +2662,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log1p",
         .schema = "log1p(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:536",
+        .location = "specs/native_functions.yaml:539",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = log1p_args,
@@ -2673,7 +2673,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log2",
         .schema = "log2(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:542",
+        .location = "specs/native_functions.yaml:545",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = log2_args,
@@ -2684,7 +2684,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "rsqrt",
         .schema = "rsqrt(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:548",
+        .location = "specs/native_functions.yaml:551",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = rsqrt_args,
@@ -2695,7 +2695,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reciprocal",
         .schema = "reciprocal(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:554",
+        .location = "specs/native_functions.yaml:557",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = reciprocal_args,
@@ -2706,7 +2706,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tanh",
         .schema = "tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:563",
+        .location = "specs/native_functions.yaml:566",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = tanh_args,
@@ -2717,7 +2717,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sin",
         .schema = "sin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:569",
+        .location = "specs/native_functions.yaml:572",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = sin_args,
@@ -2728,7 +2728,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cos",
         .schema = "cos(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:575",
+        .location = "specs/native_functions.yaml:578",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = cos_args,
@@ -2739,7 +2739,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tan",
         .schema = "tan(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:581",
+        .location = "specs/native_functions.yaml:584",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = tan_args,
@@ -2750,7 +2750,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "erf",
         .schema = "erf(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:588",
+        .location = "specs/native_functions.yaml:591",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = erf_args,
@@ -2761,7 +2761,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sigmoid",
         .schema = "sigmoid(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:597",
+        .location = "specs/native_functions.yaml:600",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = sigmoid_args,
@@ -2772,7 +2772,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "relu",
         .schema = "relu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:603",
+        .location = "specs/native_functions.yaml:606",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = relu_args,
@@ -2784,7 +2784,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gelu",
         .schema = "gelu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:610",
+        .location = "specs/native_functions.yaml:613",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = gelu_args,
@@ -2795,7 +2795,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gelu_tanh",
         .schema = "gelu_tanh(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:617",
+        .location = "specs/native_functions.yaml:620",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = gelu_tanh_args,
@@ -2806,7 +2806,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "silu",
         .schema = "silu(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:623",
+        .location = "specs/native_functions.yaml:626",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = silu_args,
@@ -2817,7 +2817,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "elu",
         .schema = "elu(Tensor self, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:629",
+        .location = "specs/native_functions.yaml:632",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = elu_args,
@@ -2828,7 +2828,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "leaky_relu",
         .schema = "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
-        .location = "specs/native_functions.yaml:635",
+        .location = "specs/native_functions.yaml:638",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = leaky_relu_args,
@@ -2839,7 +2839,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "softplus",
         .schema = "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor",
-        .location = "specs/native_functions.yaml:643",
+        .location = "specs/native_functions.yaml:646",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = softplus_args,
@@ -2850,7 +2850,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "hardtanh",
         .schema = "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
-        .location = "specs/native_functions.yaml:650",
+        .location = "specs/native_functions.yaml:653",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = hardtanh_args,
@@ -2862,7 +2862,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp",
         .schema = "clamp(Tensor self, Scalar min, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:661",
+        .location = "specs/native_functions.yaml:664",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = clamp_args,
@@ -2874,7 +2874,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min",
         .schema = "clamp_min(Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:667",
+        .location = "specs/native_functions.yaml:670",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = clamp_min_args,
@@ -2886,7 +2886,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max",
         .schema = "clamp_max(Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:673",
+        .location = "specs/native_functions.yaml:676",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = clamp_max_args,
@@ -2898,7 +2898,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp.opt",
         .schema = "clamp.opt(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
-        .location = "specs/native_functions.yaml:680",
+        .location = "specs/native_functions.yaml:683",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = clamp_opt_args,
@@ -2910,7 +2910,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "floor",
         .schema = "floor(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:686",
+        .location = "specs/native_functions.yaml:689",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = floor_args,
@@ -2921,7 +2921,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ceil",
         .schema = "ceil(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:693",
+        .location = "specs/native_functions.yaml:696",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = ceil_args,
@@ -2932,7 +2932,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "round",
         .schema = "round(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:702",
+        .location = "specs/native_functions.yaml:705",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = round_args,
@@ -2943,7 +2943,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "trunc",
         .schema = "trunc(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:709",
+        .location = "specs/native_functions.yaml:712",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE,
         .args = trunc_args,
@@ -2954,7 +2954,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tanh_backward",
         .schema = "tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:719",
+        .location = "specs/native_functions.yaml:722",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = tanh_backward_args,
@@ -2965,7 +2965,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sigmoid_backward",
         .schema = "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:727",
+        .location = "specs/native_functions.yaml:730",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = sigmoid_backward_args,
@@ -2976,7 +2976,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "relu_backward",
         .schema = "relu_backward(Tensor grad_output, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:734",
+        .location = "specs/native_functions.yaml:737",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = relu_backward_args,
@@ -2988,7 +2988,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gelu_backward",
         .schema = "gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:740",
+        .location = "specs/native_functions.yaml:743",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = gelu_backward_args,
@@ -2999,7 +2999,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gelu_tanh_backward",
         .schema = "gelu_tanh_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:747",
+        .location = "specs/native_functions.yaml:750",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = gelu_tanh_backward_args,
@@ -3010,7 +3010,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "silu_backward",
         .schema = "silu_backward(Tensor grad_output, Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:753",
+        .location = "specs/native_functions.yaml:756",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = silu_backward_args,
@@ -3021,7 +3021,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "elu_backward",
         .schema = "elu_backward(Tensor grad_output, Tensor self, Scalar alpha) -> Tensor",
-        .location = "specs/native_functions.yaml:760",
+        .location = "specs/native_functions.yaml:763",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = elu_backward_args,
@@ -3032,7 +3032,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "leaky_relu_backward",
         .schema = "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope) -> Tensor",
-        .location = "specs/native_functions.yaml:767",
+        .location = "specs/native_functions.yaml:770",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = leaky_relu_backward_args,
@@ -3045,7 +3045,7 @@ const yg_op_info yg__ops[] = {
         .name = "softplus_backward",
         .schema = "softplus_backward(Tensor grad_output, Tensor self, Scalar beta,"
                   " Scalar threshold) -> Tensor",
-        .location = "specs/native_functions.yaml:774",
+        .location = "specs/native_functions.yaml:777",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = softplus_backward_args,
@@ -3057,7 +3057,7 @@ const yg_op_info yg__ops[] = {
         .name = "hardtanh_backward",
         .schema = "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val,"
                   " Scalar max_val) -> Tensor",
-        .location = "specs/native_functions.yaml:780",
+        .location = "specs/native_functions.yaml:783",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = hardtanh_backward_args,
@@ -3069,7 +3069,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pow_backward",
         .schema = "pow_backward(Tensor grad_output, Tensor self, Scalar exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:790",
+        .location = "specs/native_functions.yaml:793",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = pow_backward_args,
@@ -3081,7 +3081,7 @@ const yg_op_info yg__ops[] = {
         .name = "clamp_backward",
         .schema = "clamp_backward(Tensor grad_output, Tensor self, Scalar min,"
                   " Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:796",
+        .location = "specs/native_functions.yaml:799",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = clamp_backward_args,
@@ -3093,7 +3093,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_min_backward",
         .schema = "clamp_min_backward(Tensor grad_output, Tensor self, Scalar min) -> Tensor",
-        .location = "specs/native_functions.yaml:802",
+        .location = "specs/native_functions.yaml:805",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = clamp_min_backward_args,
@@ -3105,7 +3105,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clamp_max_backward",
         .schema = "clamp_max_backward(Tensor grad_output, Tensor self, Scalar max) -> Tensor",
-        .location = "specs/native_functions.yaml:808",
+        .location = "specs/native_functions.yaml:811",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = clamp_max_backward_args,
@@ -3117,7 +3117,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "maximum_backward",
         .schema = "maximum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:816",
+        .location = "specs/native_functions.yaml:819",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = maximum_backward_args,
@@ -3129,7 +3129,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "minimum_backward",
         .schema = "minimum_backward(Tensor grad_output, Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:823",
+        .location = "specs/native_functions.yaml:826",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = minimum_backward_args,
@@ -3142,7 +3142,7 @@ const yg_op_info yg__ops[] = {
         .name = "atan2_backward",
         .schema = "atan2_backward(Tensor grad, Tensor self, Tensor other,"
                   " bool[2] grad_input_mask) -> (Tensor grad_self, Tensor grad_other)",
-        .location = "specs/native_functions.yaml:832",
+        .location = "specs/native_functions.yaml:835",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = atan2_backward_args,
@@ -3153,7 +3153,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pow_backward_self",
         .schema = "pow_backward_self(Tensor grad_output, Tensor self, Tensor exponent) -> Tensor",
-        .location = "specs/native_functions.yaml:837",
+        .location = "specs/native_functions.yaml:840",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = pow_backward_self_args,
@@ -3165,7 +3165,7 @@ const yg_op_info yg__ops[] = {
         .name = "pow_backward_exponent",
         .schema = "pow_backward_exponent(Tensor grad_output, Tensor self,"
                   " Tensor exponent, Tensor output) -> Tensor",
-        .location = "specs/native_functions.yaml:844",
+        .location = "specs/native_functions.yaml:847",
         .kind = YG_OP_KIND_POINTWISE,
         .tags = YG_OP_TAG_POINTWISE | YG_OP_TAG_BROADCAST,
         .args = pow_backward_exponent_args,
@@ -3176,31 +3176,33 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum",
         .schema = "sum(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:854",
+        .location = "specs/native_functions.yaml:857",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = sum_args,
         .n_args = 1,
         .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "sum.dim",
         .schema = "sum.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:863",
+        .location = "specs/native_functions.yaml:866",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = sum_dim_args,
         .n_args = 3,
         .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "mean",
         .schema = "mean(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:871",
+        .location = "specs/native_functions.yaml:874",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = mean_args,
@@ -3211,7 +3213,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mean.dim",
         .schema = "mean.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:878",
+        .location = "specs/native_functions.yaml:881",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = mean_dim_args,
@@ -3222,7 +3224,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "prod",
         .schema = "prod(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:889",
+        .location = "specs/native_functions.yaml:892",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = prod_args,
@@ -3234,7 +3236,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "prod.dim",
         .schema = "prod.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:895",
+        .location = "specs/native_functions.yaml:898",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = prod_dim_args,
@@ -3247,7 +3249,7 @@ const yg_op_info yg__ops[] = {
         .name = "prod_backward",
         .schema = "prod_backward(Tensor grad_output, Tensor self, int[] dim,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:902",
+        .location = "specs/native_functions.yaml:905",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = prod_backward_args,
@@ -3259,7 +3261,7 @@ const yg_op_info yg__ops[] = {
         .name = "prod_double_backward",
         .schema = "prod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:910",
+        .location = "specs/native_functions.yaml:913",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = prod_double_backward_args,
@@ -3270,7 +3272,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum_backward",
         .schema = "sum_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:917",
+        .location = "specs/native_functions.yaml:920",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = sum_backward_args,
@@ -3283,7 +3285,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mean_backward",
         .schema = "mean_backward(Tensor grad, int[] sizes, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:922",
+        .location = "specs/native_functions.yaml:925",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = mean_backward_args,
@@ -3294,19 +3296,20 @@ const yg_op_info yg__ops[] = {
     {
         .name = "sum_to",
         .schema = "sum_to(Tensor self, int[] size) -> Tensor",
-        .location = "specs/native_functions.yaml:926",
+        .location = "specs/native_functions.yaml:929",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = sum_to_args,
         .n_args = 2,
         .n_returns = 1,
         .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_INT64) |
-                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32),
+                  YG_DTYPE_BIT(YG_BOOL) | YG_DTYPE_BIT(YG_INT32) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "cumsum",
         .schema = "cumsum(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:938",
+        .location = "specs/native_functions.yaml:941",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = cumsum_args,
@@ -3318,7 +3321,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod",
         .schema = "cumprod(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:946",
+        .location = "specs/native_functions.yaml:949",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = cumprod_args,
@@ -3330,7 +3333,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumsum_backward",
         .schema = "cumsum_backward(Tensor grad, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:953",
+        .location = "specs/native_functions.yaml:956",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = cumsum_backward_args,
@@ -3342,7 +3345,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod_backward",
         .schema = "cumprod_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:959",
+        .location = "specs/native_functions.yaml:962",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = cumprod_backward_args,
@@ -3353,7 +3356,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cumprod_jvp",
         .schema = "cumprod_jvp(Tensor grad, Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:968",
+        .location = "specs/native_functions.yaml:971",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = cumprod_jvp_args,
@@ -3365,7 +3368,7 @@ const yg_op_info yg__ops[] = {
         .name = "cumprod_double_backward",
         .schema = "cumprod_double_backward(Tensor grad, Tensor grad_output,"
                   " Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:976",
+        .location = "specs/native_functions.yaml:979",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = cumprod_double_backward_args,
@@ -3376,7 +3379,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "amax",
         .schema = "amax(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:991",
+        .location = "specs/native_functions.yaml:994",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = amax_args,
@@ -3389,7 +3392,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "amin",
         .schema = "amin(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1000",
+        .location = "specs/native_functions.yaml:1003",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = amin_args,
@@ -3402,7 +3405,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "max",
         .schema = "max(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1010",
+        .location = "specs/native_functions.yaml:1013",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = max_args,
@@ -3415,7 +3418,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "min",
         .schema = "min(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1016",
+        .location = "specs/native_functions.yaml:1019",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = min_args,
@@ -3429,7 +3432,7 @@ const yg_op_info yg__ops[] = {
         .name = "max.dim",
         .schema = "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:1023",
+        .location = "specs/native_functions.yaml:1026",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_dim_args,
@@ -3443,7 +3446,7 @@ const yg_op_info yg__ops[] = {
         .name = "min.dim",
         .schema = "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:1030",
+        .location = "specs/native_functions.yaml:1033",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = min_dim_args,
@@ -3457,7 +3460,7 @@ const yg_op_info yg__ops[] = {
         .name = "value_selecting_reduction_backward",
         .schema = "value_selecting_reduction_backward(Tensor grad, int dim,"
                   " Tensor indices, int[] sizes, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:1038",
+        .location = "specs/native_functions.yaml:1041",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = value_selecting_reduction_backward_args,
@@ -3470,7 +3473,7 @@ const yg_op_info yg__ops[] = {
         .name = "minmax_backward",
         .schema = "minmax_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:1044",
+        .location = "specs/native_functions.yaml:1047",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = minmax_backward_args,
@@ -3481,7 +3484,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmax",
         .schema = "argmax(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1054",
+        .location = "specs/native_functions.yaml:1057",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = argmax_args,
@@ -3494,7 +3497,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmax.dim",
         .schema = "argmax.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1061",
+        .location = "specs/native_functions.yaml:1064",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = argmax_dim_args,
@@ -3507,7 +3510,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin",
         .schema = "argmin(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1069",
+        .location = "specs/native_functions.yaml:1072",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = argmin_args,
@@ -3520,7 +3523,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "argmin.dim",
         .schema = "argmin.dim(Tensor self, int dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1076",
+        .location = "specs/native_functions.yaml:1079",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = argmin_dim_args,
@@ -3533,7 +3536,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all",
         .schema = "all(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1084",
+        .location = "specs/native_functions.yaml:1087",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = all_args,
@@ -3546,7 +3549,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "all.dim",
         .schema = "all.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1092",
+        .location = "specs/native_functions.yaml:1095",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = all_dim_args,
@@ -3559,7 +3562,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any",
         .schema = "any(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1099",
+        .location = "specs/native_functions.yaml:1102",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = any_args,
@@ -3572,7 +3575,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "any.dim",
         .schema = "any.dim(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1107",
+        .location = "specs/native_functions.yaml:1110",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = any_dim_args,
@@ -3585,7 +3588,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "var",
         .schema = "var(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1123",
+        .location = "specs/native_functions.yaml:1126",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = var_args,
@@ -3596,7 +3599,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "std",
         .schema = "std(Tensor self, int[] dim=[], *, int correction=1, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1130",
+        .location = "specs/native_functions.yaml:1133",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = std_args,
@@ -3608,7 +3611,7 @@ const yg_op_info yg__ops[] = {
         .name = "var_mean",
         .schema = "var_mean(Tensor self, int[] dim=[], *, int correction=1,"
                   " bool keepdim=False) -> (Tensor var, Tensor mean)",
-        .location = "specs/native_functions.yaml:1136",
+        .location = "specs/native_functions.yaml:1139",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = var_mean_args,
@@ -3620,7 +3623,7 @@ const yg_op_info yg__ops[] = {
         .name = "var_backward",
         .schema = "var_backward(Tensor grad, Tensor self, int[] dim, int correction,"
                   " bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:1142",
+        .location = "specs/native_functions.yaml:1145",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = var_backward_args,
@@ -3631,7 +3634,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "norm",
         .schema = "norm(Tensor self, Scalar p=2, int[] dim=[], bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1147",
+        .location = "specs/native_functions.yaml:1150",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = norm_args,
@@ -3643,7 +3646,7 @@ const yg_op_info yg__ops[] = {
         .name = "norm_backward",
         .schema = "norm_backward(Tensor grad_output, Tensor self, Tensor output,"
                   " Scalar p, int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:1154",
+        .location = "specs/native_functions.yaml:1157",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = norm_backward_args,
@@ -3654,7 +3657,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "logsumexp",
         .schema = "logsumexp(Tensor self, int[] dim, bool keepdim=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1164",
+        .location = "specs/native_functions.yaml:1167",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = logsumexp_args,
@@ -3666,7 +3669,7 @@ const yg_op_info yg__ops[] = {
         .name = "logsumexp_backward",
         .schema = "logsumexp_backward(Tensor grad, Tensor self, Tensor output,"
                   " int[] dim, bool keepdim) -> Tensor",
-        .location = "specs/native_functions.yaml:1171",
+        .location = "specs/native_functions.yaml:1174",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = logsumexp_backward_args,
@@ -3677,62 +3680,67 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mm",
         .schema = "mm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:1179",
+        .location = "specs/native_functions.yaml:1184",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = mm_args,
         .n_args = 2,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "mm_mat1_backward",
         .schema = "mm_mat1_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:1192",
+        .location = "specs/native_functions.yaml:1198",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = mm_mat1_backward_args,
         .n_args = 3,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "mm_mat2_backward",
         .schema = "mm_mat2_backward(Tensor grad, Tensor mat1, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:1197",
+        .location = "specs/native_functions.yaml:1204",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = mm_mat2_backward_args,
         .n_args = 3,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "bmm",
         .schema = "bmm(Tensor self, Tensor mat2) -> Tensor",
-        .location = "specs/native_functions.yaml:1201",
+        .location = "specs/native_functions.yaml:1209",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = bmm_args,
         .n_args = 2,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "matmul",
         .schema = "matmul(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:1213",
+        .location = "specs/native_functions.yaml:1223",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = matmul_args,
         .n_args = 2,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "dot",
         .schema = "dot(Tensor self, Tensor tensor) -> Tensor",
-        .location = "specs/native_functions.yaml:1217",
+        .location = "specs/native_functions.yaml:1228",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = dot_args,
@@ -3744,18 +3752,19 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mv",
         .schema = "mv(Tensor self, Tensor vec) -> Tensor",
-        .location = "specs/native_functions.yaml:1222",
+        .location = "specs/native_functions.yaml:1233",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = mv_args,
         .n_args = 2,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "outer",
         .schema = "outer(Tensor self, Tensor vec2) -> Tensor",
-        .location = "specs/native_functions.yaml:1226",
+        .location = "specs/native_functions.yaml:1238",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = outer_args,
@@ -3768,41 +3777,44 @@ const yg_op_info yg__ops[] = {
         .name = "addmm",
         .schema = "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,"
                   " Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1232",
+        .location = "specs/native_functions.yaml:1244",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = addmm_args,
         .n_args = 5,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "baddbmm",
         .schema = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *,"
                   " Scalar beta=1, Scalar alpha=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1236",
+        .location = "specs/native_functions.yaml:1249",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = baddbmm_args,
         .n_args = 5,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "linear",
         .schema = "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1241",
+        .location = "specs/native_functions.yaml:1255",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = linear_args,
         .n_args = 3,
         .n_returns = 1,
-        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64),
+        .dtypes = YG_DTYPE_BIT(YG_FLOAT32) | YG_DTYPE_BIT(YG_FLOAT64) | YG_DTYPE_BIT(YG_FLOAT16) |
+                  YG_DTYPE_BIT(YG_BFLOAT16),
     },
     {
         .name = "transpose",
         .schema = "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1249",
+        .location = "specs/native_functions.yaml:1264",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = transpose_args,
@@ -3816,7 +3828,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "t",
         .schema = "t(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1256",
+        .location = "specs/native_functions.yaml:1271",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = t_args,
@@ -3830,7 +3842,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "view",
         .schema = "view(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1264",
+        .location = "specs/native_functions.yaml:1279",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = view_args,
@@ -3844,7 +3856,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "expand",
         .schema = "expand(Tensor(a) self, int[] size) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1271",
+        .location = "specs/native_functions.yaml:1286",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = expand_args,
@@ -3858,7 +3870,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unsqueeze",
         .schema = "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1278",
+        .location = "specs/native_functions.yaml:1293",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = unsqueeze_args,
@@ -3872,7 +3884,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "clone",
         .schema = "clone(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1285",
+        .location = "specs/native_functions.yaml:1300",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = clone_args,
@@ -3885,7 +3897,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reshape",
         .schema = "reshape(Tensor self, int[] shape) -> Tensor",
-        .location = "specs/native_functions.yaml:1293",
+        .location = "specs/native_functions.yaml:1308",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = reshape_args,
@@ -3898,7 +3910,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze",
         .schema = "squeeze(Tensor(a) self) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1299",
+        .location = "specs/native_functions.yaml:1314",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = squeeze_args,
@@ -3912,7 +3924,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "squeeze.dim",
         .schema = "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1305",
+        .location = "specs/native_functions.yaml:1320",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = squeeze_dim_args,
@@ -3926,7 +3938,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute",
         .schema = "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1315",
+        .location = "specs/native_functions.yaml:1330",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = permute_args,
@@ -3940,7 +3952,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "permute_backward",
         .schema = "permute_backward(Tensor grad, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:1321",
+        .location = "specs/native_functions.yaml:1336",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = permute_backward_args,
@@ -3953,7 +3965,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flatten",
         .schema = "flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1331",
+        .location = "specs/native_functions.yaml:1346",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = flatten_args,
@@ -3966,7 +3978,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "contiguous",
         .schema = "contiguous(Tensor self) -> Tensor",
-        .location = "specs/native_functions.yaml:1336",
+        .location = "specs/native_functions.yaml:1351",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = contiguous_args,
@@ -3979,7 +3991,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "select",
         .schema = "select(Tensor(a) self, int dim, int index) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1344",
+        .location = "specs/native_functions.yaml:1359",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = select_args,
@@ -3994,7 +4006,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice",
         .schema = "slice(Tensor(a) self, int dim=0, int start=0, int end=9223372036854775807,"
                   " int step=1) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1352",
+        .location = "specs/native_functions.yaml:1367",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = slice_args,
@@ -4008,7 +4020,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "narrow",
         .schema = "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)",
-        .location = "specs/native_functions.yaml:1358",
+        .location = "specs/native_functions.yaml:1373",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = narrow_args,
@@ -4023,7 +4035,7 @@ const yg_op_info yg__ops[] = {
         .name = "select_backward",
         .schema = "select_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int index) -> Tensor",
-        .location = "specs/native_functions.yaml:1363",
+        .location = "specs/native_functions.yaml:1378",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = select_backward_args,
@@ -4037,7 +4049,7 @@ const yg_op_info yg__ops[] = {
         .name = "slice_backward",
         .schema = "slice_backward(Tensor grad_output, int[] input_sizes,"
                   " int dim, int start, int end, int step) -> Tensor",
-        .location = "specs/native_functions.yaml:1371",
+        .location = "specs/native_functions.yaml:1386",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = slice_backward_args,
@@ -4050,7 +4062,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "repeat",
         .schema = "repeat(Tensor self, int[] repeats) -> Tensor",
-        .location = "specs/native_functions.yaml:1382",
+        .location = "specs/native_functions.yaml:1397",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = repeat_args,
@@ -4063,7 +4075,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "cat",
         .schema = "cat(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1389",
+        .location = "specs/native_functions.yaml:1404",
         .kind = YG_OP_KIND_KERNEL,
         .tags = 0,
         .args = cat_args,
@@ -4076,7 +4088,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "stack",
         .schema = "stack(Tensor[] tensors, int dim=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1399",
+        .location = "specs/native_functions.yaml:1414",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = stack_args,
@@ -4089,7 +4101,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "flip",
         .schema = "flip(Tensor self, int[] dims) -> Tensor",
-        .location = "specs/native_functions.yaml:1407",
+        .location = "specs/native_functions.yaml:1422",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = flip_args,
@@ -4102,7 +4114,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split",
         .schema = "split(Tensor(a) self, int split_size, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1417",
+        .location = "specs/native_functions.yaml:1432",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = split_args,
@@ -4116,7 +4128,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "split_with_sizes",
         .schema = "split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1423",
+        .location = "specs/native_functions.yaml:1438",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = split_with_sizes_args,
@@ -4130,7 +4142,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "chunk",
         .schema = "chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1430",
+        .location = "specs/native_functions.yaml:1445",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = chunk_args,
@@ -4144,7 +4156,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "unbind",
         .schema = "unbind(Tensor(a) self, int dim=0) -> Tensor(a)[]",
-        .location = "specs/native_functions.yaml:1437",
+        .location = "specs/native_functions.yaml:1452",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_VIEW,
         .args = unbind_args,
@@ -4158,7 +4170,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd",
         .schema = "constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1447",
+        .location = "specs/native_functions.yaml:1462",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = constant_pad_nd_args,
@@ -4171,7 +4183,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "constant_pad_nd_backward",
         .schema = "constant_pad_nd_backward(Tensor grad, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1454",
+        .location = "specs/native_functions.yaml:1469",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = constant_pad_nd_backward_args,
@@ -4184,7 +4196,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "reflection_pad",
         .schema = "reflection_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1462",
+        .location = "specs/native_functions.yaml:1477",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = reflection_pad_args,
@@ -4198,7 +4210,7 @@ const yg_op_info yg__ops[] = {
         .name = "reflection_pad_backward",
         .schema = "reflection_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1470",
+        .location = "specs/native_functions.yaml:1485",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = reflection_pad_backward_args,
@@ -4209,7 +4221,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "replication_pad",
         .schema = "replication_pad(Tensor self, int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1476",
+        .location = "specs/native_functions.yaml:1491",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = replication_pad_args,
@@ -4223,7 +4235,7 @@ const yg_op_info yg__ops[] = {
         .name = "replication_pad_backward",
         .schema = "replication_pad_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] pad) -> Tensor",
-        .location = "specs/native_functions.yaml:1484",
+        .location = "specs/native_functions.yaml:1499",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = replication_pad_backward_args,
@@ -4234,7 +4246,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pad",
         .schema = "pad(Tensor self, int[] pad, PadMode mode=constant, float value=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1496",
+        .location = "specs/native_functions.yaml:1511",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = pad_args,
@@ -4247,7 +4259,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_select",
         .schema = "index_select(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1509",
+        .location = "specs/native_functions.yaml:1524",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = index_select_args,
@@ -4261,7 +4273,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_select_backward",
         .schema = "index_select_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1518",
+        .location = "specs/native_functions.yaml:1533",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = index_select_backward_args,
@@ -4273,7 +4285,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "gather",
         .schema = "gather(Tensor self, int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1532",
+        .location = "specs/native_functions.yaml:1547",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = gather_args,
@@ -4287,7 +4299,7 @@ const yg_op_info yg__ops[] = {
         .name = "gather_backward",
         .schema = "gather_backward(Tensor grad_output, int[] self_sizes,"
                   " int dim, Tensor index) -> Tensor",
-        .location = "specs/native_functions.yaml:1541",
+        .location = "specs/native_functions.yaml:1556",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = gather_backward_args,
@@ -4299,7 +4311,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter",
         .schema = "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:1550",
+        .location = "specs/native_functions.yaml:1565",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = scatter_args,
@@ -4312,7 +4324,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter.value",
         .schema = "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
-        .location = "specs/native_functions.yaml:1558",
+        .location = "specs/native_functions.yaml:1573",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = scatter_value_args,
@@ -4325,7 +4337,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "scatter_add",
         .schema = "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-        .location = "specs/native_functions.yaml:1566",
+        .location = "specs/native_functions.yaml:1581",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = scatter_add_args,
@@ -4338,7 +4350,7 @@ const yg_op_info yg__ops[] = {
         .name = "scatter_src_backward",
         .schema = "scatter_src_backward(Tensor grad_output, int dim, Tensor index,"
                   " int[] src_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:1575",
+        .location = "specs/native_functions.yaml:1590",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = scatter_src_backward_args,
@@ -4351,7 +4363,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "tril",
         .schema = "tril(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1581",
+        .location = "specs/native_functions.yaml:1596",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = tril_args,
@@ -4364,7 +4376,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "triu",
         .schema = "triu(Tensor self, int diagonal=0) -> Tensor",
-        .location = "specs/native_functions.yaml:1590",
+        .location = "specs/native_functions.yaml:1605",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = triu_args,
@@ -4377,7 +4389,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index",
         .schema = "index(Tensor self, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1605",
+        .location = "specs/native_functions.yaml:1620",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = index_args,
@@ -4391,7 +4403,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put",
         .schema = "index_put(Tensor self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor",
-        .location = "specs/native_functions.yaml:1615",
+        .location = "specs/native_functions.yaml:1630",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = index_put_args,
@@ -4405,7 +4417,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_",
         .schema = "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values,"
                   " bool accumulate=False) -> Tensor(a!)",
-        .location = "specs/native_functions.yaml:1622",
+        .location = "specs/native_functions.yaml:1637",
         .kind = YG_OP_KIND_KERNEL,
         .tags = 0,
         .args = index_put__args,
@@ -4419,7 +4431,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "index_backward",
         .schema = "index_backward(Tensor grad_output, int[] self_sizes, Tensor?[] indices) -> Tensor",
-        .location = "specs/native_functions.yaml:1629",
+        .location = "specs/native_functions.yaml:1644",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = index_backward_args,
@@ -4433,7 +4445,7 @@ const yg_op_info yg__ops[] = {
         .name = "index_put_self_backward",
         .schema = "index_put_self_backward(Tensor grad, Tensor?[] indices,"
                   " bool accumulate) -> Tensor",
-        .location = "specs/native_functions.yaml:1635",
+        .location = "specs/native_functions.yaml:1650",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = index_put_self_backward_args,
@@ -4446,7 +4458,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax",
         .schema = "log_softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1644",
+        .location = "specs/native_functions.yaml:1659",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = log_softmax_args,
@@ -4458,7 +4470,7 @@ const yg_op_info yg__ops[] = {
         .name = "log_softmax_backward",
         .schema = "log_softmax_backward(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1652",
+        .location = "specs/native_functions.yaml:1667",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = log_softmax_backward_args,
@@ -4469,7 +4481,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "log_softmax_jvp",
         .schema = "log_softmax_jvp(Tensor grad, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1661",
+        .location = "specs/native_functions.yaml:1676",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = log_softmax_jvp_args,
@@ -4480,7 +4492,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "softmax",
         .schema = "softmax(Tensor self, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1667",
+        .location = "specs/native_functions.yaml:1682",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = softmax_args,
@@ -4491,7 +4503,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "softmax_backward",
         .schema = "softmax_backward(Tensor grad_output, Tensor output, int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1675",
+        .location = "specs/native_functions.yaml:1690",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = softmax_backward_args,
@@ -4503,7 +4515,7 @@ const yg_op_info yg__ops[] = {
         .name = "softmax_backward_fused",
         .schema = "softmax_backward_fused(Tensor grad_output, Tensor output,"
                   " int dim) -> Tensor",
-        .location = "specs/native_functions.yaml:1680",
+        .location = "specs/native_functions.yaml:1695",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = softmax_backward_fused_args,
@@ -4515,7 +4527,7 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss",
         .schema = "nll_loss(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1699",
+        .location = "specs/native_functions.yaml:1714",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = nll_loss_args,
@@ -4527,7 +4539,7 @@ const yg_op_info yg__ops[] = {
         .name = "nll_loss_backward",
         .schema = "nll_loss_backward(Tensor grad_output, Tensor target, Tensor? weight,"
                   " int[] self_sizes, Reduction reduction, int ignore_index) -> Tensor",
-        .location = "specs/native_functions.yaml:1708",
+        .location = "specs/native_functions.yaml:1723",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = nll_loss_backward_args,
@@ -4538,7 +4550,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "mse_loss",
         .schema = "mse_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1718",
+        .location = "specs/native_functions.yaml:1733",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = mse_loss_args,
@@ -4549,7 +4561,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "l1_loss",
         .schema = "l1_loss(Tensor self, Tensor target, Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1723",
+        .location = "specs/native_functions.yaml:1738",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = l1_loss_args,
@@ -4561,7 +4573,7 @@ const yg_op_info yg__ops[] = {
         .name = "smooth_l1_loss",
         .schema = "smooth_l1_loss(Tensor self, Tensor target, Reduction reduction=mean,"
                   " float beta=1.0) -> Tensor",
-        .location = "specs/native_functions.yaml:1728",
+        .location = "specs/native_functions.yaml:1743",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = smooth_l1_loss_args,
@@ -4573,7 +4585,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy",
         .schema = "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1733",
+        .location = "specs/native_functions.yaml:1748",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = binary_cross_entropy_args,
@@ -4585,7 +4597,7 @@ const yg_op_info yg__ops[] = {
         .name = "binary_cross_entropy_with_logits",
         .schema = "binary_cross_entropy_with_logits(Tensor self, Tensor target,"
                   " Tensor? weight=None, Tensor? pos_weight=None, Reduction reduction=mean) -> Tensor",
-        .location = "specs/native_functions.yaml:1738",
+        .location = "specs/native_functions.yaml:1753",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = binary_cross_entropy_with_logits_args,
@@ -4597,7 +4609,7 @@ const yg_op_info yg__ops[] = {
         .name = "cross_entropy",
         .schema = "cross_entropy(Tensor self, Tensor target, Tensor? weight=None,"
                   " Reduction reduction=mean, int ignore_index=-100) -> Tensor",
-        .location = "specs/native_functions.yaml:1746",
+        .location = "specs/native_functions.yaml:1761",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = cross_entropy_args,
@@ -4609,7 +4621,7 @@ const yg_op_info yg__ops[] = {
         .name = "layer_norm",
         .schema = "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1759",
+        .location = "specs/native_functions.yaml:1774",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = layer_norm_args,
@@ -4621,7 +4633,7 @@ const yg_op_info yg__ops[] = {
         .name = "group_norm",
         .schema = "group_norm(Tensor input, int num_groups, Tensor? weight=None,"
                   " Tensor? bias=None, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1764",
+        .location = "specs/native_functions.yaml:1779",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = group_norm_args,
@@ -4634,7 +4646,7 @@ const yg_op_info yg__ops[] = {
         .schema = "batch_norm(Tensor input, Tensor? weight=None, Tensor? bias=None,"
                   " Tensor(a!)? running_mean=None, Tensor(b!)? running_var=None,"
                   " bool training=False, float momentum=0.1, float eps=1e-05) -> Tensor",
-        .location = "specs/native_functions.yaml:1772",
+        .location = "specs/native_functions.yaml:1787",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = batch_norm_args,
@@ -4647,7 +4659,7 @@ const yg_op_info yg__ops[] = {
         .schema = "native_layer_norm(Tensor input, int[] normalized_shape,"
                   " Tensor? weight, Tensor? bias, float eps) -> (Tensor output,"
                   " Tensor mean, Tensor rstd)",
-        .location = "specs/native_functions.yaml:1778",
+        .location = "specs/native_functions.yaml:1793",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = native_layer_norm_args,
@@ -4661,7 +4673,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor(a!)? running_mean, Tensor(b!)? running_var, bool training,"
                   " float momentum, float eps) -> (Tensor output, Tensor save_mean,"
                   " Tensor save_invstd)",
-        .location = "specs/native_functions.yaml:1788",
+        .location = "specs/native_functions.yaml:1803",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = native_batch_norm_args,
@@ -4675,7 +4687,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1805",
+        .location = "specs/native_functions.yaml:1820",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = native_layer_norm_backward_args,
@@ -4689,7 +4701,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor mean, Tensor rstd, Tensor? weight, int[] normalized_shape,"
                   " bool[3] grad_input_mask) -> (Tensor grad_input, Tensor grad_weight,"
                   " Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1810",
+        .location = "specs/native_functions.yaml:1825",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = native_layer_norm_backward_fused_args,
@@ -4703,7 +4715,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, float eps, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1822",
+        .location = "specs/native_functions.yaml:1837",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = native_batch_norm_backward_args,
@@ -4717,7 +4729,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor? weight, Tensor save_mean, Tensor save_invstd,"
                   " bool training, bool[3] grad_input_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:1826",
+        .location = "specs/native_functions.yaml:1841",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = native_batch_norm_backward_fused_args,
@@ -4728,7 +4740,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "embedding",
         .schema = "embedding(Tensor weight, Tensor indices, int padding_idx=-1) -> Tensor",
-        .location = "specs/native_functions.yaml:1838",
+        .location = "specs/native_functions.yaml:1853",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = embedding_args,
@@ -4742,7 +4754,7 @@ const yg_op_info yg__ops[] = {
         .name = "embedding_backward",
         .schema = "embedding_backward(Tensor grad_output, Tensor indices,"
                   " int[] weight_sizes, int padding_idx) -> Tensor",
-        .location = "specs/native_functions.yaml:1847",
+        .location = "specs/native_functions.yaml:1862",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = embedding_backward_args,
@@ -4756,7 +4768,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell(Tensor input, Tensor hx, Tensor cx, Tensor w_ih,"
                   " Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor hy,"
                   " Tensor cy)",
-        .location = "specs/native_functions.yaml:1857",
+        .location = "specs/native_functions.yaml:1872",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = lstm_cell_args,
@@ -4768,7 +4780,7 @@ const yg_op_info yg__ops[] = {
         .name = "lstm_cell_gates",
         .schema = "lstm_cell_gates(Tensor input_gates, Tensor hidden_gates,"
                   " Tensor cx) -> (Tensor hy, Tensor cy)",
-        .location = "specs/native_functions.yaml:1865",
+        .location = "specs/native_functions.yaml:1880",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = lstm_cell_gates_args,
@@ -4781,7 +4793,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell_gates_backward(Tensor grad_hy, Tensor grad_cy,"
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx, bool[3] grad_input_mask) -> (Tensor grad_input_gates,"
                   " Tensor grad_hidden_gates, Tensor grad_cx)",
-        .location = "specs/native_functions.yaml:1876",
+        .location = "specs/native_functions.yaml:1891",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = lstm_cell_gates_backward_args,
@@ -4794,7 +4806,7 @@ const yg_op_info yg__ops[] = {
         .schema = "lstm_cell_gates_backward_fused(Tensor grad_hy, Tensor grad_cy,"
                   " Tensor input_gates, Tensor hidden_gates, Tensor cx) -> (Tensor grad_gates,"
                   " Tensor grad_cx)",
-        .location = "specs/native_functions.yaml:1881",
+        .location = "specs/native_functions.yaml:1896",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = lstm_cell_gates_backward_fused_args,
@@ -4806,7 +4818,7 @@ const yg_op_info yg__ops[] = {
         .name = "gru_cell",
         .schema = "gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh,"
                   " Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1890",
+        .location = "specs/native_functions.yaml:1905",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = gru_cell_args,
@@ -4819,7 +4831,7 @@ const yg_op_info yg__ops[] = {
         .schema = "scaled_dot_product_attention(Tensor query, Tensor key,"
                   " Tensor value, Tensor? attn_mask=None, bool is_causal=False,"
                   " float? scale=None) -> Tensor",
-        .location = "specs/native_functions.yaml:1900",
+        .location = "specs/native_functions.yaml:1915",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = scaled_dot_product_attention_args,
@@ -4832,7 +4844,7 @@ const yg_op_info yg__ops[] = {
         .schema = "flash_attention(Tensor query, Tensor key, Tensor value,"
                   " bool is_causal=False, float? scale=None) -> (Tensor output,"
                   " Tensor logsumexp)",
-        .location = "specs/native_functions.yaml:1927",
+        .location = "specs/native_functions.yaml:1942",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = flash_attention_args,
@@ -4846,7 +4858,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor key, Tensor value, Tensor output, Tensor logsumexp,"
                   " bool is_causal, float? scale, bool[3] grad_input_mask) -> (Tensor grad_query,"
                   " Tensor grad_key, Tensor grad_value)",
-        .location = "specs/native_functions.yaml:1939",
+        .location = "specs/native_functions.yaml:1954",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = flash_attention_backward_args,
@@ -4860,7 +4872,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor key, Tensor value, Tensor output, Tensor logsumexp,"
                   " bool is_causal, float? scale) -> (Tensor grad_query,"
                   " Tensor grad_key, Tensor grad_value)",
-        .location = "specs/native_functions.yaml:1946",
+        .location = "specs/native_functions.yaml:1961",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = flash_attention_backward_fused_args,
@@ -4873,7 +4885,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1959",
+        .location = "specs/native_functions.yaml:1974",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv1d_args,
@@ -4886,7 +4898,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, ConvPadding padding=valid, int[1] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1969",
+        .location = "specs/native_functions.yaml:1984",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv1d_padding_args,
@@ -4899,7 +4911,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1982",
+        .location = "specs/native_functions.yaml:1997",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv2d_args,
@@ -4912,7 +4924,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, ConvPadding padding=valid, int[2] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1986",
+        .location = "specs/native_functions.yaml:2001",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv2d_padding_args,
@@ -4925,7 +4937,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1990",
+        .location = "specs/native_functions.yaml:2005",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv3d_args,
@@ -4938,7 +4950,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, ConvPadding padding=valid, int[3] dilation=1,"
                   " int groups=1) -> Tensor",
-        .location = "specs/native_functions.yaml:1994",
+        .location = "specs/native_functions.yaml:2009",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv3d_padding_args,
@@ -4951,7 +4963,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[1] stride=1, int[1] padding=0, int[1] output_padding=0,"
                   " int groups=1, int[1] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:2000",
+        .location = "specs/native_functions.yaml:2015",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose1d_args,
@@ -4964,7 +4976,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[2] stride=1, int[2] padding=0, int[2] output_padding=0,"
                   " int groups=1, int[2] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:2005",
+        .location = "specs/native_functions.yaml:2020",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose2d_args,
@@ -4977,7 +4989,7 @@ const yg_op_info yg__ops[] = {
         .schema = "conv_transpose3d(Tensor input, Tensor weight, Tensor? bias=None,"
                   " int[3] stride=1, int[3] padding=0, int[3] output_padding=0,"
                   " int groups=1, int[3] dilation=1) -> Tensor",
-        .location = "specs/native_functions.yaml:2011",
+        .location = "specs/native_functions.yaml:2026",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = conv_transpose3d_args,
@@ -4990,7 +5002,7 @@ const yg_op_info yg__ops[] = {
         .schema = "convolution(Tensor input, Tensor weight, Tensor? bias,"
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2021",
+        .location = "specs/native_functions.yaml:2036",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = convolution_args,
@@ -5004,7 +5016,7 @@ const yg_op_info yg__ops[] = {
                   " int[] stride, int[] padding, int[] dilation, bool transposed,"
                   " int[] output_padding, int groups, bool benchmark, bool deterministic,"
                   " bool allow_backend_choice) -> Tensor",
-        .location = "specs/native_functions.yaml:2030",
+        .location = "specs/native_functions.yaml:2045",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = convolution_dispatch_args,
@@ -5018,7 +5030,7 @@ const yg_op_info yg__ops[] = {
                   " Tensor weight, int[] stride, int[] padding, int[] dilation,"
                   " bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor grad_input,"
                   " Tensor grad_weight, Tensor grad_bias)",
-        .location = "specs/native_functions.yaml:2041",
+        .location = "specs/native_functions.yaml:2056",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = convolution_backward_args,
@@ -5030,7 +5042,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d",
         .schema = "max_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2050",
+        .location = "specs/native_functions.yaml:2065",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool2d_args,
@@ -5043,7 +5055,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool2d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2057",
+        .location = "specs/native_functions.yaml:2072",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool2d_with_indices_args,
@@ -5055,7 +5067,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool2d_with_indices_backward",
         .schema = "max_pool2d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2064",
+        .location = "specs/native_functions.yaml:2079",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = max_pool2d_with_indices_backward_args,
@@ -5069,7 +5081,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool1d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2071",
+        .location = "specs/native_functions.yaml:2086",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool1d_with_indices_args,
@@ -5081,7 +5093,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool1d",
         .schema = "max_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2076",
+        .location = "specs/native_functions.yaml:2091",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool1d_args,
@@ -5094,7 +5106,7 @@ const yg_op_info yg__ops[] = {
         .schema = "max_pool3d_with_indices(Tensor self, int[] kernel_size,"
                   " int[] stride=[], int[] padding=[0], int[] dilation=[1],"
                   " bool ceil_mode=False) -> (Tensor values, Tensor indices)",
-        .location = "specs/native_functions.yaml:2084",
+        .location = "specs/native_functions.yaml:2099",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool3d_with_indices_args,
@@ -5106,7 +5118,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d",
         .schema = "max_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], int[] dilation=[1], bool ceil_mode=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2090",
+        .location = "specs/native_functions.yaml:2105",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = max_pool3d_args,
@@ -5118,7 +5130,7 @@ const yg_op_info yg__ops[] = {
         .name = "max_pool3d_with_indices_backward",
         .schema = "max_pool3d_with_indices_backward(Tensor grad_output, Tensor indices,"
                   " int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2096",
+        .location = "specs/native_functions.yaml:2111",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = max_pool3d_with_indices_backward_args,
@@ -5131,7 +5143,7 @@ const yg_op_info yg__ops[] = {
         .name = "adaptive_max_pool2d",
         .schema = "adaptive_max_pool2d(Tensor self, int[] output_size) -> (Tensor values,"
                   " Tensor indices)",
-        .location = "specs/native_functions.yaml:2103",
+        .location = "specs/native_functions.yaml:2118",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_max_pool2d_args,
@@ -5143,7 +5155,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool2d",
         .schema = "avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2120",
+        .location = "specs/native_functions.yaml:2135",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool2d_args,
@@ -5156,7 +5168,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool2d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad) -> Tensor",
-        .location = "specs/native_functions.yaml:2127",
+        .location = "specs/native_functions.yaml:2142",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = avg_pool2d_backward_args,
@@ -5168,7 +5180,7 @@ const yg_op_info yg__ops[] = {
         .name = "avg_pool1d",
         .schema = "avg_pool1d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        .location = "specs/native_functions.yaml:2135",
+        .location = "specs/native_functions.yaml:2150",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool1d_args,
@@ -5181,7 +5193,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d(Tensor self, int[] kernel_size, int[] stride=[],"
                   " int[] padding=[0], bool ceil_mode=False, bool count_include_pad=True,"
                   " int? divisor_override=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2141",
+        .location = "specs/native_functions.yaml:2156",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = avg_pool3d_args,
@@ -5194,7 +5206,7 @@ const yg_op_info yg__ops[] = {
         .schema = "avg_pool3d_backward(Tensor grad_output, int[] self_sizes,"
                   " int[] kernel_size, int[] stride, int[] padding, bool ceil_mode,"
                   " bool count_include_pad, int? divisor_override) -> Tensor",
-        .location = "specs/native_functions.yaml:2148",
+        .location = "specs/native_functions.yaml:2163",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = avg_pool3d_backward_args,
@@ -5205,7 +5217,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d",
         .schema = "adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2159",
+        .location = "specs/native_functions.yaml:2174",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool2d_args,
@@ -5216,7 +5228,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d_backward",
         .schema = "adaptive_avg_pool2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2166",
+        .location = "specs/native_functions.yaml:2181",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = adaptive_avg_pool2d_backward_args,
@@ -5227,7 +5239,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool2d_to",
         .schema = "adaptive_avg_pool2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2175",
+        .location = "specs/native_functions.yaml:2190",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = adaptive_avg_pool2d_to_args,
@@ -5238,7 +5250,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool1d",
         .schema = "adaptive_avg_pool1d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2179",
+        .location = "specs/native_functions.yaml:2194",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool1d_args,
@@ -5249,7 +5261,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d",
         .schema = "adaptive_avg_pool3d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2184",
+        .location = "specs/native_functions.yaml:2199",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_REDUCTION,
         .args = adaptive_avg_pool3d_args,
@@ -5260,7 +5272,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d_backward",
         .schema = "adaptive_avg_pool3d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2190",
+        .location = "specs/native_functions.yaml:2205",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = adaptive_avg_pool3d_backward_args,
@@ -5271,7 +5283,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "adaptive_avg_pool3d_to",
         .schema = "adaptive_avg_pool3d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2197",
+        .location = "specs/native_functions.yaml:2212",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = adaptive_avg_pool3d_to_args,
@@ -5282,7 +5294,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d",
         .schema = "upsample_nearest2d(Tensor self, int[] output_size) -> Tensor",
-        .location = "specs/native_functions.yaml:2204",
+        .location = "specs/native_functions.yaml:2219",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_nearest2d_args,
@@ -5293,7 +5305,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d_backward",
         .schema = "upsample_nearest2d_backward(Tensor grad_output, int[] self_sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2211",
+        .location = "specs/native_functions.yaml:2226",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_nearest2d_backward_args,
@@ -5304,7 +5316,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "upsample_nearest2d_to",
         .schema = "upsample_nearest2d_to(Tensor self, int[] sizes) -> Tensor",
-        .location = "specs/native_functions.yaml:2218",
+        .location = "specs/native_functions.yaml:2233",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = upsample_nearest2d_to_args,
@@ -5316,7 +5328,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d",
         .schema = "upsample_bilinear2d(Tensor self, int[] output_size, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2226",
+        .location = "specs/native_functions.yaml:2241",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_bilinear2d_args,
@@ -5328,7 +5340,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_backward",
         .schema = "upsample_bilinear2d_backward(Tensor grad_output, int[] self_sizes,"
                   " bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2233",
+        .location = "specs/native_functions.yaml:2248",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = upsample_bilinear2d_backward_args,
@@ -5340,7 +5352,7 @@ const yg_op_info yg__ops[] = {
         .name = "upsample_bilinear2d_to",
         .schema = "upsample_bilinear2d_to(Tensor self, int[] sizes, bool align_corners,"
                   " float? scales_h=None, float? scales_w=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2240",
+        .location = "specs/native_functions.yaml:2255",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = upsample_bilinear2d_to_args,
@@ -5352,7 +5364,7 @@ const yg_op_info yg__ops[] = {
         .name = "interpolate",
         .schema = "interpolate(Tensor self, int[] size=[], float? scale_factor=None,"
                   " InterpolationMode mode=nearest, bool align_corners=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2258",
+        .location = "specs/native_functions.yaml:2273",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = interpolate_args,
@@ -5363,7 +5375,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_shuffle",
         .schema = "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2263",
+        .location = "specs/native_functions.yaml:2278",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = pixel_shuffle_args,
@@ -5376,7 +5388,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "pixel_unshuffle",
         .schema = "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
-        .location = "specs/native_functions.yaml:2268",
+        .location = "specs/native_functions.yaml:2283",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = pixel_unshuffle_args,
@@ -5389,7 +5401,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "channel_shuffle",
         .schema = "channel_shuffle(Tensor self, int groups) -> Tensor",
-        .location = "specs/native_functions.yaml:2274",
+        .location = "specs/native_functions.yaml:2289",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = channel_shuffle_args,
@@ -5402,7 +5414,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros",
         .schema = "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2287",
+        .location = "specs/native_functions.yaml:2302",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = zeros_args,
@@ -5413,7 +5425,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones",
         .schema = "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2293",
+        .location = "specs/native_functions.yaml:2308",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = ones_args,
@@ -5425,7 +5437,7 @@ const yg_op_info yg__ops[] = {
         .name = "full",
         .schema = "full(int[] size, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2300",
+        .location = "specs/native_functions.yaml:2315",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = full_args,
@@ -5436,7 +5448,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty",
         .schema = "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2307",
+        .location = "specs/native_functions.yaml:2322",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = empty_args,
@@ -5447,7 +5459,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "arange",
         .schema = "arange(Scalar end, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2317",
+        .location = "specs/native_functions.yaml:2332",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = arange_args,
@@ -5459,7 +5471,7 @@ const yg_op_info yg__ops[] = {
         .name = "arange.start",
         .schema = "arange.start(Scalar start, Scalar end, Scalar step=1,"
                   " *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2324",
+        .location = "specs/native_functions.yaml:2339",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = arange_start_args,
@@ -5471,7 +5483,7 @@ const yg_op_info yg__ops[] = {
         .name = "linspace",
         .schema = "linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2333",
+        .location = "specs/native_functions.yaml:2348",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = linspace_args,
@@ -5482,7 +5494,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eye",
         .schema = "eye(int n, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2339",
+        .location = "specs/native_functions.yaml:2354",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = eye_args,
@@ -5493,7 +5505,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "eye.m",
         .schema = "eye.m(int n, int m, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2345",
+        .location = "specs/native_functions.yaml:2360",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = eye_m_args,
@@ -5504,7 +5516,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "zeros_like",
         .schema = "zeros_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2351",
+        .location = "specs/native_functions.yaml:2366",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = zeros_like_args,
@@ -5517,7 +5529,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "ones_like",
         .schema = "ones_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2356",
+        .location = "specs/native_functions.yaml:2371",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = ones_like_args,
@@ -5531,7 +5543,7 @@ const yg_op_info yg__ops[] = {
         .name = "full_like",
         .schema = "full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2362",
+        .location = "specs/native_functions.yaml:2377",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = full_like_args,
@@ -5544,7 +5556,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "empty_like",
         .schema = "empty_like(Tensor self, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2368",
+        .location = "specs/native_functions.yaml:2383",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = empty_like_args,
@@ -5558,7 +5570,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand",
         .schema = "rand(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2379",
+        .location = "specs/native_functions.yaml:2394",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = rand_args,
@@ -5570,7 +5582,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn",
         .schema = "randn(int[] size, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2390",
+        .location = "specs/native_functions.yaml:2405",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = randn_args,
@@ -5582,7 +5594,7 @@ const yg_op_info yg__ops[] = {
         .name = "randint",
         .schema = "randint(int low, int high, int[] size, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2400",
+        .location = "specs/native_functions.yaml:2415",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = randint_args,
@@ -5593,7 +5605,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "bernoulli",
         .schema = "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2407",
+        .location = "specs/native_functions.yaml:2422",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = bernoulli_args,
@@ -5604,7 +5616,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "bernoulli.p",
         .schema = "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2414",
+        .location = "specs/native_functions.yaml:2429",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = bernoulli_p_args,
@@ -5618,7 +5630,7 @@ const yg_op_info yg__ops[] = {
         .name = "rand_like",
         .schema = "rand_like(Tensor self, *, Generator? generator=None, ScalarType? dtype=None,"
                   " Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2422",
+        .location = "specs/native_functions.yaml:2437",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = rand_like_args,
@@ -5630,7 +5642,7 @@ const yg_op_info yg__ops[] = {
         .name = "randn_like",
         .schema = "randn_like(Tensor self, *, Generator? generator=None,"
                   " ScalarType? dtype=None, Device? device=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2426",
+        .location = "specs/native_functions.yaml:2441",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = randn_like_args,
@@ -5641,7 +5653,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "dropout",
         .schema = "dropout(Tensor input, float p, bool train, *, Generator? generator=None) -> Tensor",
-        .location = "specs/native_functions.yaml:2431",
+        .location = "specs/native_functions.yaml:2446",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = dropout_args,
@@ -5652,7 +5664,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_copy",
         .schema = "to_copy(Tensor self, ScalarType dtype) -> Tensor",
-        .location = "specs/native_functions.yaml:2439",
+        .location = "specs/native_functions.yaml:2454",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_POINTWISE,
         .args = to_copy_args,
@@ -5665,7 +5677,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to.dtype",
         .schema = "to.dtype(Tensor self, ScalarType dtype, bool copy=False) -> Tensor",
-        .location = "specs/native_functions.yaml:2447",
+        .location = "specs/native_functions.yaml:2462",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = to_dtype_args,
@@ -5678,7 +5690,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "to_device",
         .schema = "to_device(Tensor self, Device device, int index=0) -> Tensor",
-        .location = "specs/native_functions.yaml:2456",
+        .location = "specs/native_functions.yaml:2471",
         .kind = YG_OP_KIND_KERNEL,
         .tags = YG_OP_TAG_OPAQUE,
         .args = to_device_args,
@@ -5691,7 +5703,7 @@ const yg_op_info yg__ops[] = {
     {
         .name = "type_as",
         .schema = "type_as(Tensor self, Tensor other) -> Tensor",
-        .location = "specs/native_functions.yaml:2463",
+        .location = "specs/native_functions.yaml:2478",
         .kind = YG_OP_KIND_COMPOSITE,
         .tags = 0,
         .args = type_as_args,

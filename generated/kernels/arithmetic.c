@@ -38,6 +38,7 @@ static const yg_pointwise_desc add_desc = {
     .cuda = YG_CUDA_LOOPS(add),
     .n_scalars = 1,
     .scalar_names = add_scalar_names,
+    .half_dtypes = UINT32_C(1) << YG_FLOAT16 | UINT32_C(1) << YG_BFLOAT16,
 };
 
 /* add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
@@ -168,6 +169,7 @@ static const yg_pointwise_desc mul_scalar_desc = {
     .cuda = YG_CUDA_LOOPS(mul_scalar),
     .n_scalars = 1,
     .scalar_names = mul_scalar_scalar_names,
+    .half_dtypes = UINT32_C(1) << YG_FLOAT16 | UINT32_C(1) << YG_BFLOAT16,
 };
 
 /* mul.Scalar(Tensor self, Scalar other) -> Tensor */
@@ -304,6 +306,7 @@ static const yg_pointwise_desc add__desc = {
     .cuda = YG_CUDA_LOOPS(add_),
     .n_scalars = 1,
     .scalar_names = add__scalar_names,
+    .half_dtypes = UINT32_C(1) << YG_FLOAT16 | UINT32_C(1) << YG_BFLOAT16,
 };
 
 /* add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */

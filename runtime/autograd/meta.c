@@ -253,12 +253,7 @@ yg_status yg_tensor_set_requires_grad(yg_tensor *t, bool requires_grad)
                         "requires_grad_: self is not a leaf (it was produced by %s); set "
                         "requires_grad on the leaves it was computed from",
                         t->autograd->grad_fn->vt->name);
-    if (requires_grad && yg__dtype_is_half(t->dtype))
-        return yg__fail(YG_ERR_DTYPE,
-                        "requires_grad_: %s is a storage type on cpu; only float32 and float64 "
-                        "tensors can require gradients",
-                        yg_dtype_name(t->dtype));
-    if (requires_grad && !yg__dtype_is_floating(t->dtype))
+    if (requires_grad && !yg__dtype_is_floating(t->dtype) && !yg__dtype_is_half(t->dtype))
         return yg__fail(YG_ERR_DTYPE,
                         "requires_grad_: only floating tensors can require gradients, got %s",
                         yg_dtype_name(t->dtype));

@@ -125,14 +125,10 @@ yg_status yg__set_history(yg_tensor *t, yg_node *node, int32_t output_nr)
     yg_output_meta *om;
 
     YG_ASSERT(output_nr >= 0 && output_nr < node->n_outputs);
-    /* A 16-bit float cannot carry a gradient (no kernel computes on it):
-     * refuse rather than drop the history silently. */
-    if (yg__dtype_is_half(t->dtype))
-        return yg__fail(YG_ERR_DTYPE,
-                        "%s: a %s result cannot carry a gradient (%s is a storage type on "
-                        "cpu): convert under no-grad or detach the input first",
-                        node->vt->name, yg_dtype_name(t->dtype), yg_dtype_name(t->dtype));
-    if (!yg__dtype_is_floating(t->dtype))
+    /* float16 and bfloat16 results carry history like float32 ones: their
+     * gradients have their dtype, and an op in the backward that does not
+     * compute in it fails there with its dtype error. */
+    if (!yg__dtype_is_floating(t->dtype) && !yg__dtype_is_half(t->dtype))
         return YG_OK;
     YG_RETURN_IF_ERROR(yg__autograd_meta_get(t, &m));
     yg__node_release(m->grad_fn);

@@ -208,9 +208,8 @@ yg_status yg__node_set_edge(yg_node *node, int32_t i, const yg_tensor *t);
 /* Makes output slot output_nr of node the history of t: t->grad_fn = node
  * (new ref), records t's dtype/sizes in node->outputs[output_nr].  An
  * integer or bool t gets no history and the call does nothing (such
- * tensors never carry gradients); a float16/bfloat16 t (a storage type)
- * fails with YG_ERR_DTYPE naming the node, rather than silently cutting
- * the gradient. */
+ * tensors never carry gradients); float16 and bfloat16 carry it like
+ * float32 (their gradients have their dtype). */
 yg_status yg__set_history(yg_tensor *t, yg_node *node, int32_t output_nr);
 
 /* ---- views and in-place (autograd/views.c) ---- */

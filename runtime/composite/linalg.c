@@ -330,6 +330,34 @@ scale_add(const yg_tensor *self, yg_tensor *prod, double beta, double alpha, yg_
     return st;
 }
 
+/* Fails with YG_ERR_DTYPE "dtype mismatch: self float32, mat1 bfloat16,
+ * mat2 bfloat16" when a float16 or bfloat16 operand (t[0..n), NULL
+ * skipped) meets another dtype: 16-bit products take one dtype
+ * throughout, while float32 and float64 operands keep promoting. */
+static yg_status check_half_dtypes(int n, const yg_tensor *const *t, const char *const *names) {
+    bool half = false, same = true;
+    char msg[256];
+    int pos = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (t[i] == NULL)
+            continue;
+        half |= yg_tensor_dtype(t[i]) == YG_FLOAT16 || yg_tensor_dtype(t[i]) == YG_BFLOAT16;
+        same &= yg_tensor_dtype(t[i]) == yg_tensor_dtype(t[0]);
+    }
+    if (!half || same)
+        return YG_OK;
+    for (int i = 0; i < n; i++)
+        if (t[i] != NULL && pos < (int)sizeof msg)
+            pos += snprintf(msg + pos,
+                            sizeof msg - (size_t)pos,
+                            "%s%s %s",
+                            pos ? ", " : "",
+                            names[i],
+                            yg_dtype_name(yg_tensor_dtype(t[i])));
+    return yg__fail(YG_ERR_DTYPE, "dtype mismatch: %s", msg);
+}
+
 yg_status yg__composite_addmm(const yg_tensor *self,
                               const yg_tensor *mat1,
                               const yg_tensor *mat2,
@@ -340,6 +368,9 @@ yg_status yg__composite_addmm(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
+    YG_RETURN_IF_ERROR(check_half_dtypes(3,
+                                         (const yg_tensor *const[]){self, mat1, mat2},
+                                         (const char *const[]){"self", "mat1", "mat2"}));
     st = yg_mm(mat1, mat2, &prod);
     if (st == YG_OK)
         st = scale_add(self, prod, beta, alpha, out);
@@ -357,6 +388,9 @@ yg_status yg__composite_baddbmm(const yg_tensor *self,
     yg_status st;
 
     *out = NULL;
+    YG_RETURN_IF_ERROR(check_half_dtypes(3,
+                                         (const yg_tensor *const[]){self, batch1, batch2},
+                                         (const char *const[]){"self", "batch1", "batch2"}));
     st = yg_bmm(batch1, batch2, &prod);
     if (st == YG_OK)
         st = scale_add(self, prod, beta, alpha, out);
@@ -377,6 +411,9 @@ yg_status yg__composite_linear(const yg_tensor *input,
         return yg__fail(YG_ERR_SHAPE,
                         "expected weight of 2 dims [out_features, in_features], got %s",
                         yg_tensor_format_sizes(weight, buf, sizeof buf));
+    YG_RETURN_IF_ERROR(check_half_dtypes(3,
+                                         (const yg_tensor *const[]){input, weight, bias},
+                                         (const char *const[]){"input", "weight", "bias"}));
     st = yg_t(weight, &wt);
     if (st != YG_OK)
         goto out;

@@ -195,15 +195,16 @@ static inline char *yg__tensor_ptr(const yg_tensor *t)
 }
 
 /* Whether CPU kernels compute in d as a floating type: float32 and
- * float64.  float16 and bfloat16 are storage types (yg__dtype_is_half) and
- * are not included: they carry no autograd history and compute kernels
- * refuse them. */
+ * float64.  float16 and bfloat16 (yg__dtype_is_half) are not included:
+ * most compute kernels refuse them; those that take them (the matrix
+ * products, add, mul.Scalar, sum) compute in float32 and check for them
+ * apart.  Both kinds carry autograd history. */
 static inline bool yg__dtype_is_floating(yg_dtype d)
 {
     return d == YG_FLOAT32 || d == YG_FLOAT64;
 }
 
-/* float16 or bfloat16: 16-bit storage types on CPU. */
+/* float16 or bfloat16: 16-bit floats, mostly storage types on CPU. */
 static inline bool yg__dtype_is_half(yg_dtype d)
 {
     return d == YG_FLOAT16 || d == YG_BFLOAT16;

@@ -51,10 +51,14 @@
 
 #include <cblas.h>
 #include <limits.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #ifdef YG_HAVE_ONEDNN
 #include <dnnl.h>
+#include <pthread.h>
 #endif
 
 /* Exported by DYNAMIC_ARCH builds of OpenBLAS only, hence weak. */
@@ -241,6 +245,243 @@ void yg__cpu_gemm(yg_dtype dtype,
                 (int)ldc);
 }
 
+/* ---- bfloat16 and float16 products ----
+ *
+ * Both compute in float32 and round once, to nearest even, when the
+ * result is stored.  bfloat16 goes to oneDNN's matmul primitive with
+ * bf16 source, weights and destination (float32 accumulation inside; on
+ * a CPU with AMX or AVX512_BF16 oneDNN picks its brgemm kernels for
+ * them, elsewhere a kernel that converts); the primitive is found in
+ * oneDNN's own primitive cache (DNNL_PRIMITIVE_CACHE_CAPACITY, 1024
+ * entries by default) after the first call of a shape, so only its
+ * descriptor is built per call.  float16, bfloat16 without oneDNN,
+ * YG_GEMM=openblas and any shape oneDNN refuses convert both operands to
+ * float32 as they are stored (F16C rows for float16), run the float32
+ * gemm above with the same transposes and round its result on store:
+ * the same math (float32 products of exactly representable values,
+ * float32 sums), slower. */
+
+/* float16 rows through F16C (vcvtph2ps, and vcvtps2ph rounding to
+ * nearest even), which every AVX2 CPU has; checked once at run time.
+ * Other rows convert element by element (core/convert.c). */
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) static void
+f16_row_to_f32_f16c(const uint16_t *x, float *dst, int64_t n) {
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm256_storeu_ps(dst + j, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + j))));
+    for (; j < n; j++)
+        dst[j] = yg__f16_to_f32(x[j]);
+}
+
+__attribute__((target("avx,f16c"))) static void
+f32_row_to_f16_f16c(const float *x, uint16_t *dst, int64_t n) {
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm_storeu_si128(
+            (__m128i *)(dst + j),
+            _mm256_cvtps_ph(_mm256_loadu_ps(x + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    for (; j < n; j++)
+        dst[j] = yg__f16_from_f64(x[j]);
+}
+
+static bool has_f16c(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+}
+#else
+static bool has_f16c(void) {
+    return false;
+}
+#endif
+
+/* n elements of a 16-bit row to float32. */
+static void row_to_f32(yg_dtype dtype, bool f16c, const uint16_t *x, float *dst, int64_t n) {
+#if defined(__x86_64__)
+    if (f16c && dtype == YG_FLOAT16) {
+        f16_row_to_f32_f16c(x, dst, n);
+        return;
+    }
+#endif
+    (void)f16c;
+    for (int64_t j = 0; j < n; j++)
+        dst[j] = dtype == YG_BFLOAT16 ? yg__bf16_to_f32(x[j]) : yg__f16_to_f32(x[j]);
+}
+
+/* n float32 elements to a 16-bit row, each rounded once to nearest even. */
+static void row_from_f32(yg_dtype dtype, bool f16c, const float *x, uint16_t *dst, int64_t n) {
+#if defined(__x86_64__)
+    if (f16c && dtype == YG_FLOAT16) {
+        f32_row_to_f16_f16c(x, dst, n);
+        return;
+    }
+#endif
+    (void)f16c;
+    for (int64_t j = 0; j < n; j++)
+        dst[j] = dtype == YG_BFLOAT16 ? yg__bf16_from_f64(x[j]) : yg__f16_from_f64(x[j]);
+}
+
+/* Copies the rows x cols matrix x (leading dim ld) to the contiguous
+ * float32 dst, as it is stored: a transposed operand stays transposed
+ * for the float32 gemm, so every row is read contiguously. */
+static void half_to_f32(yg_dtype dtype,
+                        bool f16c,
+                        int64_t rows,
+                        int64_t cols,
+                        const uint16_t *x,
+                        int64_t ld,
+                        float *dst) {
+    for (int64_t i = 0; i < rows; i++)
+        row_to_f32(dtype, f16c, x + i * ld, dst + i * cols, cols);
+}
+
+/* The float32 route: see the comment above.  Fails only for memory. */
+static yg_status half_gemm_f32(const char *op,
+                               yg_dtype dtype,
+                               bool ta,
+                               bool tb,
+                               int64_t m,
+                               int64_t n,
+                               int64_t k,
+                               const void *a,
+                               int64_t lda,
+                               const void *b,
+                               int64_t ldb,
+                               void *c,
+                               int64_t ldc) {
+    size_t na = (size_t)(m * k), nb = (size_t)(k * n), nc = (size_t)(m * n);
+    float *buf = malloc((na + nb + nc) * sizeof(float));
+    uint16_t *out = c;
+    bool f16c = has_f16c();
+
+    if (buf == NULL)
+        return yg__fail(YG_ERR_OUT_OF_MEMORY,
+                        "%s: out of memory for the float32 copies of a %s product",
+                        op,
+                        yg_dtype_name(dtype));
+    /* op(a) is m x k, stored k x m when ta; likewise b */
+    int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    half_to_f32(dtype, f16c, ar, ac, a, lda, buf);
+    half_to_f32(dtype, f16c, br, bc, b, ldb, buf + na);
+    yg__cpu_gemm(YG_FLOAT32,
+                 ta,
+                 tb,
+                 m,
+                 n,
+                 k,
+                 buf,
+                 ac > 1 ? ac : 1,
+                 buf + na,
+                 bc > 1 ? bc : 1,
+                 0.0,
+                 buf + na + nb,
+                 n > 1 ? n : 1);
+    for (int64_t i = 0; i < m; i++)
+        row_from_f32(dtype, f16c, buf + na + nb + (size_t)(i * n), out + i * ldc, n);
+    free(buf);
+    return YG_OK;
+}
+
+#ifdef YG_HAVE_ONEDNN
+static pthread_once_t half_once = PTHREAD_ONCE_INIT;
+static dnnl_engine_t half_engine;
+static dnnl_status_t half_engine_status = dnnl_runtime_error;
+
+static void half_engine_init(void) {
+    half_engine_status = dnnl_engine_create(&half_engine, dnnl_cpu, 0);
+}
+
+/* A 2-D bf16 memory descriptor of op(x), rows x cols, x of leading dim
+ * ld. */
+static dnnl_status_t
+half_md(dnnl_memory_desc_t *md, bool trans, int64_t rows, int64_t cols, int64_t ld) {
+    dnnl_dims_t dims = {rows, cols};
+    dnnl_dims_t strides = {trans ? 1 : ld, trans ? ld : 1};
+    return dnnl_memory_desc_init_by_strides(md, 2, dims, dnnl_bf16, strides);
+}
+
+/* c = op(a) op(b) through oneDNN's bf16 matmul primitive; false when
+ * oneDNN declines (the caller converts instead). */
+static bool bf16_gemm_onednn(bool ta,
+                             bool tb,
+                             int64_t m,
+                             int64_t n,
+                             int64_t k,
+                             const void *a,
+                             int64_t lda,
+                             const void *b,
+                             int64_t ldb,
+                             void *c,
+                             int64_t ldc) {
+    dnnl_memory_desc_t amd, bmd, cmd;
+    dnnl_matmul_desc_t desc;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_memory_t am = NULL, bm = NULL, cm = NULL;
+    dnnl_stream_t stream = NULL;
+    dnnl_status_t s;
+
+    pthread_once(&half_once, half_engine_init);
+    if (half_engine_status != dnnl_success)
+        return false;
+    s = half_md(&amd, ta, m, k, lda);
+    if (s == dnnl_success)
+        s = half_md(&bmd, tb, k, n, ldb);
+    if (s == dnnl_success)
+        s = half_md(&cmd, false, m, n, ldc);
+    if (s == dnnl_success)
+        s = dnnl_matmul_desc_init(&desc, &amd, &bmd, NULL, &cmd);
+    if (s == dnnl_success)
+        s = dnnl_primitive_desc_create(&pd, &desc, NULL, half_engine, NULL);
+    if (s == dnnl_success)
+        s = dnnl_primitive_create(&prim, pd);
+    if (s == dnnl_success)
+        s = dnnl_memory_create(&am, &amd, half_engine, (void *)a);
+    if (s == dnnl_success)
+        s = dnnl_memory_create(&bm, &bmd, half_engine, (void *)b);
+    if (s == dnnl_success)
+        s = dnnl_memory_create(&cm, &cmd, half_engine, c);
+    if (s == dnnl_success)
+        s = dnnl_stream_create(&stream, half_engine, dnnl_stream_default_flags);
+    if (s == dnnl_success) {
+        dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+        s = dnnl_primitive_execute(prim, stream, 3, args);
+        if (s == dnnl_success)
+            s = dnnl_stream_wait(stream);
+    }
+    dnnl_stream_destroy(stream);
+    dnnl_memory_destroy(am);
+    dnnl_memory_destroy(bm);
+    dnnl_memory_destroy(cm);
+    dnnl_primitive_destroy(prim);
+    dnnl_primitive_desc_destroy(pd);
+    return s == dnnl_success;
+}
+#endif
+
+yg_status yg__cpu_gemm_half(const char *op,
+                            yg_dtype dtype,
+                            bool ta,
+                            bool tb,
+                            int64_t m,
+                            int64_t n,
+                            int64_t k,
+                            const void *a,
+                            int64_t lda,
+                            const void *b,
+                            int64_t ldb,
+                            void *c,
+                            int64_t ldc) {
+    if (m == 0 || n == 0)
+        return YG_OK;
+#ifdef YG_HAVE_ONEDNN
+    if (dtype == YG_BFLOAT16 && k > 0 && onednn_sgemm_enabled() &&
+        bf16_gemm_onednn(ta, tb, m, n, k, a, lda, b, ldb, c, ldc))
+        return YG_OK;
+#endif
+    return half_gemm_f32(op, dtype, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
 /* ---- mm and bmm: structured (meta/matmul.c checks, makes the result and
  * walks the products; the CPU's gemm computes them) ---- */
 
@@ -257,7 +498,8 @@ static yg_status cpu_gemm(const char *op,
                           int64_t ldb,
                           void *c,
                           int64_t ldc) {
-    (void)op;
+    if (yg__dtype_is_half(out->dtype))
+        return yg__cpu_gemm_half(op, out->dtype, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
     yg__cpu_gemm(out->dtype, ta, tb, m, n, k, a, lda, b, ldb, 0.0, c, ldc);
     return YG_OK;
 }

@@ -120,6 +120,24 @@ void yg__cpu_gemm(yg_dtype dtype,
                   double beta,
                   void *c,
                   int64_t ldc);
+/* c = op(a) op(b) for float16 or bfloat16 (dtype) operands and result,
+ * computed in float32 and rounded to nearest even once on store (blas.c
+ * says how: oneDNN's bf16 matmul, else float32 copies and the float32
+ * gemm).  Same argument rules as yg__cpu_gemm, beta 0.  Fails only with
+ * YG_ERR_OUT_OF_MEMORY (the message names op). */
+yg_status yg__cpu_gemm_half(const char *op,
+                            yg_dtype dtype,
+                            bool ta,
+                            bool tb,
+                            int64_t m,
+                            int64_t n,
+                            int64_t k,
+                            const void *a,
+                            int64_t lda,
+                            const void *b,
+                            int64_t ldb,
+                            void *c,
+                            int64_t ldc);
 /* shape.c: views (share storage) */
 yg_status
 yg__kernel_view(const yg_tensor *self, const int64_t *size, int64_t size_len, yg_tensor **out);

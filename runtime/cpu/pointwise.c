@@ -30,6 +30,7 @@
 #include "cpu/cpu.h"
 
 #include "core/backend.h"
+#include "decls/inplace_fill.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -206,7 +207,9 @@ static void list_dtypes(uint32_t mask, char *buf, size_t len) {
 }
 
 /* Checks the descriptor, inputs and operand scalars, and finds the compute
- * dtype and its loop on the inputs' device.  Fails with YG_ERR_DTYPE
+ * dtype and its loop on the inputs' device (*store_dtype: the dtype the
+ * result is stored in, float16 or bfloat16 where the compute dtype is
+ * float32 for them, else the compute dtype).  Fails with YG_ERR_DTYPE
  * naming the supported dtypes when the kernel has no loop for the
  * promoted dtype, with YG_ERR_DEVICE when the inputs are on two devices
  * or their device's backend has no loops for the descriptor. */
@@ -214,6 +217,7 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
                               const yg_tensor *const *inputs,
                               const double *scalars,
                               yg_dtype *out_dtype,
+                              yg_dtype *store_dtype,
                               loop *out_fn) {
     if (desc->n_inputs < 1 || desc->n_inputs > MAX_OPERANDS - 1)
         return yg__fail(YG_ERR_INTERNAL,
@@ -235,6 +239,7 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
             arg = desc->input_names[i];
     }
     uint32_t mask = 0;
+    *store_dtype = dtype;
     out_fn->cpu = NULL;
     out_fn->other = NULL;
     out_fn->be = NULL;
@@ -254,6 +259,15 @@ static yg_status check_inputs(const yg_pointwise_desc *desc,
         for (int d = 0; table != NULL && d < YG_DTYPE_COUNT_; d++)
             mask |= table->fn[d] != NULL ? UINT32_C(1) << d : 0;
         out_fn->cpu = table != NULL ? table->fn[dtype] : NULL;
+        /* A claimed 16-bit float runs the float32 loop (pointwise.h). */
+        if (table != NULL && table->fn[YG_FLOAT32] != NULL) {
+            mask |= desc->half_dtypes;
+            if (out_fn->cpu == NULL && (desc->half_dtypes & (UINT32_C(1) << dtype))) {
+                out_fn->cpu = table->fn[YG_FLOAT32];
+                *store_dtype = dtype;
+                dtype = YG_FLOAT32;
+            }
+        }
     }
     if (out_fn->cpu == NULL && out_fn->other == NULL) {
         char supported[128];
@@ -335,12 +349,12 @@ static yg_status pointwise(const yg_pointwise_desc *desc,
     yg_tensor *ops[MAX_OPERANDS] = {NULL};
     int64_t sizes[YG_MAX_DIMS];
     int64_t ndim = 0;
-    yg_dtype dtype;
+    yg_dtype dtype, store;
     loop fn;
     yg_status st;
 
     *out = NULL;
-    YG_RETURN_IF_ERROR(check_inputs(desc, inputs, scalars, &dtype, &fn));
+    YG_RETURN_IF_ERROR(check_inputs(desc, inputs, scalars, &dtype, &store, &fn));
     YG_RETURN_IF_ERROR(broadcast_all(desc, inputs, sizes, &ndim));
     st = convert_inputs(desc, inputs, dtype, ops + 1);
     if (st != YG_OK)
@@ -357,6 +371,11 @@ static yg_status pointwise(const yg_pointwise_desc *desc,
     st = run(desc, ops, &fn, scalars, numel_of(sizes, ndim));
     if (st != YG_OK)
         goto out;
+    if (out_dtype < 0 && store != dtype) {
+        /* float16/bfloat16 computed in float32: round once on store */
+        st = yg__tensor_contiguous_as(ops[0], store, false, out);
+        goto out;
+    }
     *out = ops[0];
     ops[0] = NULL;
 out:
@@ -383,6 +402,33 @@ yg_status yg__pointwise_to(const yg_pointwise_desc *desc,
     return pointwise(desc, inputs, scalars, (int)out_dtype, out);
 }
 
+/* The in-place form on a float16/bfloat16 self: the out-of-place result
+ * (computed in float32, rounded once) copied into self, which must have
+ * the result's shape. */
+static yg_status half_inplace(const yg_pointwise_desc *desc,
+                              yg_tensor *self,
+                              const yg_tensor *const *inputs,
+                              const double *scalars) {
+    yg_tensor *res = NULL, *same = NULL;
+    char sbuf[128], rbuf[128];
+    yg_status st = pointwise(desc, inputs, scalars, -1, &res);
+
+    if (st == YG_OK && (res->ndim != self->ndim ||
+                        memcmp(res->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim) != 0))
+        st = yg__fail(YG_ERR_SHAPE,
+                      "%s: result shape %s does not match %s %s (in-place ops cannot broadcast "
+                      "self)",
+                      desc->op,
+                      yg__format_sizes(res->sizes, res->ndim, rbuf, sizeof rbuf),
+                      desc->input_names[0],
+                      yg__format_sizes(self->sizes, self->ndim, sbuf, sizeof sbuf));
+    if (st == YG_OK)
+        st = yg__kernel_copy_(self, res, &same);
+    yg_release(same);
+    yg_release(res);
+    return st;
+}
+
 yg_status yg__pointwise_inplace(const yg_pointwise_desc *desc,
                                 yg_tensor *self,
                                 const yg_tensor *const *inputs,
@@ -390,7 +436,7 @@ yg_status yg__pointwise_inplace(const yg_pointwise_desc *desc,
     yg_tensor *ops[MAX_OPERANDS] = {NULL};
     int64_t sizes[YG_MAX_DIMS];
     int64_t ndim = 0;
-    yg_dtype dtype;
+    yg_dtype dtype, store;
     loop fn;
     yg_status st;
     char sbuf[128], bbuf[128];
@@ -399,7 +445,9 @@ yg_status yg__pointwise_inplace(const yg_pointwise_desc *desc,
     if (inputs[0] != self)
         return yg__fail(
             YG_ERR_INTERNAL, "%s: in-place pointwise call whose first input is not self", desc->op);
-    YG_RETURN_IF_ERROR(check_inputs(desc, inputs, scalars, &dtype, &fn));
+    YG_RETURN_IF_ERROR(check_inputs(desc, inputs, scalars, &dtype, &store, &fn));
+    if (store != dtype)
+        return half_inplace(desc, self, inputs, scalars);
     YG_RETURN_IF_ERROR(broadcast_all(desc, inputs, sizes, &ndim));
     if (ndim != self->ndim || memcmp(sizes, self->sizes, sizeof(int64_t) * (size_t)ndim) != 0)
         return yg__fail(YG_ERR_SHAPE,

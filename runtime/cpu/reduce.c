@@ -85,6 +85,20 @@ DEFINE_ACCUM(accum_i32, int64_t, int32_t)
 
 #undef DEFINE_ACCUM
 
+/* float16 and bfloat16: each element converted exactly to float, summed
+ * in double like float32 (the result is rounded once on store). */
+#define DEFINE_ACCUM_HALF(NAME, TO_F32)                                                            \
+    static void NAME(void *accp, int64_t as, const char *src, int64_t is, int64_t n) {             \
+        double *acc = accp;                                                                        \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            acc[i * as] += (double)TO_F32(*(const uint16_t *)(src + i * is));                      \
+    }
+
+DEFINE_ACCUM_HALF(accum_f16, yg__f16_to_f32)
+DEFINE_ACCUM_HALF(accum_bf16, yg__bf16_to_f32)
+
+#undef DEFINE_ACCUM_HALF
+
 static accum_fn accum_for(yg_dtype dtype) {
     switch (dtype) {
     case YG_FLOAT32:
@@ -97,6 +111,10 @@ static accum_fn accum_for(yg_dtype dtype) {
         return accum_b8;
     case YG_INT32:
         return accum_i32;
+    case YG_FLOAT16:
+        return accum_f16;
+    case YG_BFLOAT16:
+        return accum_bf16;
     default:
         return NULL;
     }
@@ -253,7 +271,7 @@ static yg_status reduce(const char *op,
     if (out_numel == 0)
         goto done;
     in_numel = yg_tensor_numel(self);
-    bool floating = yg__dtype_is_floating(self->dtype);
+    bool floating = yg__dtype_is_floating(self->dtype) || yg__dtype_is_half(self->dtype);
     yg_dtype out_dtype = res->dtype;
     size_t acc_esize = floating ? sizeof(double) : sizeof(int64_t);
     accum_fn fn = accum_for(self->dtype);
@@ -291,8 +309,10 @@ static yg_status reduce(const char *op,
             double v = mean && count == 0 ? a[i] / 0.0 : a[i] * scale;
             if (out_dtype == YG_FLOAT32)
                 ((float *)dst)[i] = (float)v;
-            else
+            else if (out_dtype == YG_FLOAT64)
                 ((double *)dst)[i] = v;
+            else /* float16, bfloat16: nearest even, once */
+                yg__store_f64_as(dst + (size_t)i * 2, out_dtype, v);
         }
     }
 done:

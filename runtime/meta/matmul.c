@@ -77,19 +77,32 @@ static yg_status gemm_prepare(const yg_tensor *t, gemm_operand *op, yg_tensor **
     return YG_OK;
 }
 
+/* Whether t's dtype is one mm and bmm compute in: float32 and float64,
+ * and on the CPU float16 and bfloat16 (cpu/blas.c: float32 math, one
+ * rounding on store). */
+static bool product_dtype(const yg_tensor *t) {
+    return yg__dtype_is_floating(t->dtype) ||
+           (yg__dtype_is_half(t->dtype) && t->storage->device == YG_CPU);
+}
+
 /* Device and dtype checks shared by mm and bmm. */
 static yg_status check_operands(const char *op, const yg_tensor *self, const yg_tensor *mat2) {
+    static const char *const expected[] = {"float32 or float64",
+                                           "float32, float64, float16 or bfloat16"};
     YG_RETURN_IF_ERROR(yg__check_devices(op, 2, (const yg_tensor *const[]){self, mat2},
                                          (const char *const[]){"self", "mat2"}, NULL, 0, NULL));
-    if (!yg__dtype_is_floating(self->dtype))
+    bool cpu = self->storage->device == YG_CPU;
+    if (!product_dtype(self))
         return yg__fail(YG_ERR_DTYPE,
-                        "%s: expected float32 or float64, got self %s",
+                        "%s: expected %s, got self %s",
                         op,
+                        expected[cpu],
                         yg_dtype_name(self->dtype));
-    if (!yg__dtype_is_floating(mat2->dtype))
+    if (!product_dtype(mat2))
         return yg__fail(YG_ERR_DTYPE,
-                        "%s: expected float32 or float64, got mat2 %s",
+                        "%s: expected %s, got mat2 %s",
                         op,
+                        expected[cpu],
                         yg_dtype_name(mat2->dtype));
     if (self->dtype != mat2->dtype)
         return yg__fail(YG_ERR_DTYPE,

@@ -38,6 +38,11 @@ typedef struct yg_pointwise_desc {
     struct yg_cuda_loops_ref *cuda;
     int n_scalars;                        /* operand Scalars checked on integer dtypes */
     const char *const *scalar_names;      /* {"alpha"}; NULL when n_scalars is 0 */
+    /* (1 << YG_FLOAT16) | (1 << YG_BFLOAT16), or one of them, for an op
+     * that claims them ('dtypes:'): on the CPU such inputs are converted
+     * to float32, the float32 loop runs and the result is rounded once to
+     * the 16-bit dtype (nearest even).  0: the iterator refuses them. */
+    uint32_t half_dtypes;
 } yg_pointwise_desc;
 
 /* A descriptor's CUDA launchers: the name of their table in the CUDA

@@ -224,8 +224,11 @@ yg_status yg__reduce_sum_prepare(const char *op,
     int64_t out_sizes[YG_MAX_DIMS], rsizes[YG_MAX_DIMS];
     int64_t out_ndim = 0, nr = 0;
     yg_dtype d = self->dtype;
+    /* sum (not mean) of float16/bfloat16 on the CPU: summed in double,
+     * rounded once to the dtype (cpu/reduce.c) */
+    bool half = yg__dtype_is_half(d) && !mean && self->storage->device == YG_CPU;
     bool summable = d == YG_FLOAT32 || d == YG_FLOAT64 || d == YG_INT64 || d == YG_INT32 ||
-                    d == YG_BOOL;
+                    d == YG_BOOL || half;
 
     *res = NULL;
     if (!summable || (mean && !yg__dtype_is_floating(d)))
@@ -233,7 +236,10 @@ yg_status yg__reduce_sum_prepare(const char *op,
                         "%s: unsupported dtype %s for self (supported: %s)",
                         op,
                         yg_dtype_name(d),
-                        mean ? "float32, float64" : "float32, float64, int64, int32, bool");
+                        mean ? "float32, float64"
+                        : self->storage->device == YG_CPU
+                            ? "float32, float64, int64, int32, bool, float16, bfloat16"
+                            : "float32, float64, int64, int32, bool");
     YG_RETURN_IF_ERROR(mark_reduced(op, self, dim, dim_len, reduced));
     /* Output sizes first: the output's own checks (sizes.h) bound every
      * product the kernels take, even for an empty self with huge other
@@ -250,7 +256,7 @@ yg_status yg__reduce_sum_prepare(const char *op,
     YG_RETURN_IF_ERROR(yg__tensor_new_on(op,
                                          out_sizes,
                                          out_ndim,
-                                         yg__dtype_is_floating(d) ? d : YG_INT64,
+                                         yg__dtype_is_floating(d) || half ? d : YG_INT64,
                                          self->storage->device,
                                          self->storage->device_index,
                                          res));

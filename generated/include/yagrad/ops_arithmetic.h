@@ -26,7 +26,7 @@ extern "C" {
  * shape and promoting them to a common dtype (integers stay integers; there
  * alpha must be an integer).  Errors: shapes that do not broadcast.
  *
- * Dtypes: float32, float64, int64, int32.
+ * Dtypes: float32, float64, int64, int32, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_add(const yg_tensor *self,   /* borrowed */
                               const yg_tensor *other,  /* borrowed */
@@ -71,7 +71,7 @@ YG_NODISCARD yg_status yg_div(const yg_tensor *self,   /* borrowed */
  * self * other for a number other, in self's dtype; on an integer self,
  * other must be an integer that dtype holds (else YG_ERR_DTYPE).
  *
- * Dtypes: float32, float64, int64, int32.
+ * Dtypes: float32, float64, int64, int32, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_mul_scalar(const yg_tensor *self,  /* borrowed */
                                      double other,
@@ -129,7 +129,7 @@ YG_NODISCARD yg_status yg_div_scalar(const yg_tensor *self,  /* borrowed */
  * In place: self += alpha * other, other broadcast to self's shape.  See
  * sub_ for the in-place rules (shape and dtype of self kept, no autograd).
  *
- * Dtypes: float32, float64, int64, int32.
+ * Dtypes: float32, float64, int64, int32, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_add_(yg_tensor *self,         /* in-out */
                                const yg_tensor *other,  /* borrowed */

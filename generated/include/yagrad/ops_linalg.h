@@ -23,9 +23,11 @@ extern "C" {
 /* mm(Tensor self, Tensor mat2) -> Tensor
  *
  * The matrix product self [n, k] @ mat2 [k, m] -> [n, m]; both 2-D of one
- * floating dtype.  Errors: inner sizes that differ, other ranks.
+ * floating dtype.  float16 and bfloat16 (CPU) compute in float32 and round
+ * once to nearest even on store (bfloat16 through oneDNN's bf16 matmul).
+ * Errors: inner sizes that differ, other ranks, operands of two dtypes.
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *mat2,  /* borrowed */
@@ -41,7 +43,7 @@ YG_NODISCARD yg_status yg_mm(const yg_tensor *self,  /* borrowed */
  * (PyTorch's mm_mat1_backward / mm_mat2_backward); composite, so they
  * differentiate again
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_mm_mat1_backward(const yg_tensor *grad,  /* borrowed */
                                            const yg_tensor *mat1,  /* borrowed */
@@ -53,7 +55,7 @@ YG_NODISCARD yg_status yg_mm_mat1_backward(const yg_tensor *grad,  /* borrowed *
  * The mat2 gradient of mm(mat1, mat2): mm(t(mat1), grad), laid out as mat2
  * (see mm_mat1_backward).
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_mm_mat2_backward(const yg_tensor *grad,  /* borrowed */
                                            const yg_tensor *mat1,  /* borrowed */
@@ -64,7 +66,7 @@ YG_NODISCARD yg_status yg_mm_mat2_backward(const yg_tensor *grad,  /* borrowed *
  *
  * batched matrix product: self [b, n, k] @ mat2 [b, k, m] -> [b, n, m]
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_bmm(const yg_tensor *self,  /* borrowed */
                               const yg_tensor *mat2,  /* borrowed */
@@ -74,12 +76,13 @@ YG_NODISCARD yg_status yg_bmm(const yg_tensor *self,  /* borrowed */
  *
  * The matrix product by NumPy's rules: 1-d operands are vectors (dot,
  * matrix-vector, vector-matrix), the last two dims of N-d ones are
- * matrices and the leading (batch) dims broadcast.  Floating dtypes only.
+ * matrices and the leading (batch) dims broadcast.  Floating dtypes only
+ * (float16 and bfloat16 as in mm), one for both operands.
  *
  * Errors: inner sizes that differ, batch dims that do not broadcast, a
  * 0-d operand.
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_matmul(const yg_tensor *self,   /* borrowed */
                                  const yg_tensor *other,  /* borrowed */
@@ -99,7 +102,7 @@ YG_NODISCARD yg_status yg_dot(const yg_tensor *self,    /* borrowed */
  *
  * matrix [n, m] @ vector [m] -> [n]
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_mv(const yg_tensor *self,  /* borrowed */
                              const yg_tensor *vec,   /* borrowed */
@@ -120,7 +123,7 @@ YG_NODISCARD yg_status yg_outer(const yg_tensor *self,  /* borrowed */
  * beta self + alpha (mat1 @ mat2); self broadcasts to the product's shape,
  * and with beta 0 it is not read (NaN in it does not propagate)
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_addmm(const yg_tensor *self,  /* borrowed */
                                 const yg_tensor *mat1,  /* borrowed */
@@ -149,7 +152,7 @@ YG_NODISCARD yg_status yg_addmm_opt(
  *
  * beta self + alpha bmm(batch1, batch2)
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_baddbmm(const yg_tensor *self,    /* borrowed */
                                   const yg_tensor *batch1,  /* borrowed */
@@ -179,7 +182,7 @@ YG_NODISCARD yg_status yg_baddbmm_opt(
  * input @ t(weight) + bias: input [*, in], weight [out, in], bias [out] or
  * NULL -> [*, out].
  *
- * Dtypes: float32, float64.
+ * Dtypes: float32, float64, float16, bfloat16.
  */
 YG_NODISCARD yg_status yg_linear(const yg_tensor *input,   /* borrowed */
                                  const yg_tensor *weight,  /* borrowed */

@@ -25,7 +25,7 @@ extern "C" {
  * The sum of all elements, a 0-d tensor; integer and bool inputs sum as
  * int64, floating ones in their own dtype.
  *
- * Dtypes: float32, float64, int64, bool, int32.
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_sum(const yg_tensor *self,  /* borrowed */
                               yg_tensor **out);       /* out: new ref */
@@ -36,7 +36,7 @@ YG_NODISCARD yg_status yg_sum(const yg_tensor *self,  /* borrowed */
  * every dimension), which are removed unless keepdim; dtype as in sum.
  * Errors: a dimension out of range or repeated.
  *
- * Dtypes: float32, float64, int64, bool, int32.
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_sum_dim(const yg_tensor *self,  /* borrowed */
                                   const int64_t *dim,     /* borrowed, dim_len entries */
@@ -155,7 +155,7 @@ YG_NODISCARD yg_status yg_mean_backward(const yg_tensor *grad,  /* borrowed */
  *
  * sums self over the dims that broadcasting expanded to reach self's sizes
  *
- * Dtypes: float32, float64, int64, bool, int32.
+ * Dtypes: any.
  */
 YG_NODISCARD yg_status yg_sum_to(const yg_tensor *self,  /* borrowed */
                                  const int64_t *size,    /* borrowed, size_len entries */

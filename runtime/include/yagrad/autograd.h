@@ -34,7 +34,8 @@ extern "C" {
 /* Marks a leaf tensor as requiring (or not) gradients.
  *   t: in-out
  * Returns: YG_ERR_AUTOGRAD when t is not a leaf (it has a grad_fn),
- *          YG_ERR_DTYPE when requires_grad is true and t is not floating. */
+ *          YG_ERR_DTYPE when requires_grad is true and t is not floating
+ *          (float32, float64, float16 or bfloat16). */
 YG_NODISCARD yg_status yg_tensor_set_requires_grad(yg_tensor *t, bool requires_grad);
 
 /* Whether gradients flow to t (a leaf marked so, or a result of a

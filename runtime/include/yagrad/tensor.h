@@ -58,11 +58,16 @@ typedef enum yg_device {
 } yg_device;
 
 /* float16 and bfloat16 elements are held as their 16-bit patterns
- * (uint16_t) and are storage types on CPU: tensors of them can be
- * created, viewed, copied, indexed and converted (yg_to_dtype, copy_,
- * yg_tensor_to_f64), but compute ops refuse them with YG_ERR_DTYPE; convert
- * to float32 first (a binary op whose other operand is float32 or float64
- * converts them itself, see promotion below).  They cannot require grad.
+ * (uint16_t).  On CPU tensors of them can be created, viewed, copied,
+ * indexed and converted (yg_to_dtype, copy_, yg_tensor_to_f64); the
+ * matrix products (mm, bmm, matmul, mv, addmm, baddbmm, linear), add,
+ * mul by a scalar and sum compute on them in float32 and round once to
+ * nearest even (an op's "Dtypes:" line says whether it takes them); other
+ * compute ops refuse them with YG_ERR_DTYPE: convert to float32 first (a
+ * binary op whose other operand is float32 or float64 converts them
+ * itself, see promotion below).  They can require grad; gradients have
+ * the tensor's dtype, and a backward through an op that refuses them
+ * fails with that op's dtype error.
  * Conversions into them round to nearest, ties to even, with subnormals,
  * overflow to infinity and NaN kept.  A floating value converted to an
  * integer dtype truncates toward zero; NaN gives 0 and values out of the

@@ -21,7 +21,8 @@ Tolerances, with scale = max(1, max |reference|) over the sample's output:
   float32: |yagrad - numpy| <= 2e-5 * scale (the reference runs in float64
            on the same float32 inputs; float32 rounding, ~1e-7 per
            operation, accumulates over reductions of up to ~60 terms);
-  float16, bfloat16: 1e-3 and 8e-3 (about 1 ulp of each);
+  float16, bfloat16: 1e-3 and 8e-3 (about 1 ulp of each), but for the
+           products of CONDITIONED below;
   bool, int64 and int32 outputs: exactly equal (a bool result is the
   reference != 0).
 Runs in the other dtypes (int64, int32, bool, float16, bfloat16, where the
@@ -1313,6 +1314,23 @@ EXACT_ON_INTEGERS = {
     "div.trunc", "div.floor", "div.mode", "remainder", "remainder.Scalar",
 }
 
+# Matrix products on float16 and bfloat16 (runtime/cpu/blas.c: float32
+# math on the 16-bit inputs, one rounding on store), compared elementwise
+# with a tolerance from the dtype's unit roundoff u (float16 2^-11,
+# bfloat16 2^-8) and the element's conditioning:
+#     |yagrad - numpy| <= u * (4 + sqrt(K)) * cond
+# cond is the reference run on the absolute values of the inputs (sum
+# |a_ik| |b_kj| for a product; these samples' alpha and beta are
+# positive), which bounds every partial sum; 4 counts the roundings to the
+# dtype on the longest path (addmm: product, two scales, add), sqrt(K), K
+# the largest input dim, the float32 accumulation.  A flat 1-ulp tolerance
+# would be too loose for small outputs and too tight for long sums.
+UNIT_ROUNDOFF = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}
+CONDITIONED = {
+    "mm", "bmm", "matmul", "mv", "addmm", "baddbmm", "linear", "mm_mat1_backward",
+    "mm_mat2_backward",
+}
+
 # Ops that store a Scalar (fill_ -1.25, pad 0.5, scatter 2.5) or convert
 # values (to, type_as) into a tensor of the sample's dtype: the value is
 # converted as a stored element is, so int64 and int32 results hold the
@@ -1387,7 +1405,9 @@ def main():
         for line in open(os.path.join(out, "manifest.txt")).read().splitlines():
             index, op, dtype, out_dtype, n_inputs, what = line.split("\t", 5)
             ref = reference_for(op, what)
-            if dtype not in ("float32", "float64") and op not in EXACT_ON_INTEGERS | STORED_AS_DTYPE:
+            conditioned = dtype in UNIT_ROUNDOFF and op in CONDITIONED
+            if dtype not in ("float32", "float64") and op not in EXACT_ON_INTEGERS | STORED_AS_DTYPE \
+                    and not conditioned:
                 if op in NAIVE_LOOPS:
                     in_c.add(f"{op} on {dtype}")
                 else:
@@ -1417,6 +1437,11 @@ def main():
                 bad = got != (want != 0)  # a bool result saturates: True + True is True
             elif out_dtype in ("int64", "int32"):
                 bad = got != want
+            elif conditioned:
+                with np.errstate(all="ignore"):
+                    cond = np.abs(np.asarray(ref([np.abs(x) for x in xs]), dtype=np.float64))
+                k = max([1] + [d for x in xs for d in x.shape])
+                bad = ~(np.abs(got - want) <= UNIT_ROUNDOFF[out_dtype] * (4 + math.sqrt(k)) * cond)
             else:
                 scale = max(1.0, float(np.nanmax(np.abs(want), initial=0.0)))
                 bad = ~((np.abs(got - want) <= TOL[out_dtype] * scale) | (np.isnan(got) & np.isnan(want)))
