@@ -52,6 +52,7 @@
 #include <cblas.h>
 #include <limits.h>
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 #include <stdlib.h>
@@ -285,9 +286,13 @@ f32_row_to_f16_f16c(const float *x, uint16_t *dst, int64_t n) {
         dst[j] = yg__f16_from_f64(x[j]);
 }
 
+/* F16C is CPUID leaf 1, ECX bit 29 (read directly: clang's
+ * __builtin_cpu_supports has no "f16c"); AVX, which also checks that the
+ * OS saves the YMM registers, through the builtin. */
 static bool has_f16c(void) {
+    unsigned a, b, c, d;
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1);
 }
 #else
 static bool has_f16c(void) {
