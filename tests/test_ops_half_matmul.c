@@ -242,7 +242,7 @@ static void check_case(const half_case *c, yg_dtype dtype, uint64_t seed) {
     forward_backward(c, a, ga, &aout, ag);
     expect_within("the result", c, dtype, kmax, hout, rout, aout);
     for (int i = 0; i < c->n_inputs; i++) {
-        char what[32];
+        char what[48];
         snprintf(what, sizeof what, "the gradient of input %d", i);
         expect_within(what, c, dtype, kmax, hg[i], rg[i], ag[i]);
     }
