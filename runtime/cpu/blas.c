@@ -156,21 +156,20 @@ static bool gemv(yg_dtype dtype,
                  void *c,
                  int64_t ldc) {
     const void *mat, *x;
-    int64_t rows, cols, ld, incx, incy, len;
+    int64_t rows, cols, ld, incx, incy;
     bool trans;
 
     if (m == 1) {
         /* c[0, :] = op(a)[0, :] @ op(b): the matrix is b */
-        mat = b, ld = ldb, x = a, incx = ta ? lda : 1, incy = 1, len = n;
+        mat = b, ld = ldb, x = a, incx = ta ? lda : 1, incy = 1;
         trans = !tb; /* b [k, n] row-major: y = b^T x; b^T stored [n, k]: y = b x */
         rows = tb ? n : k, cols = tb ? k : n;
     } else {
         /* c[:, 0] = op(a) @ op(b)[:, 0]: the matrix is a */
-        mat = a, ld = lda, x = b, incx = tb ? 1 : ldb, incy = ldc, len = m;
+        mat = a, ld = lda, x = b, incx = tb ? 1 : ldb, incy = ldc;
         trans = ta;
         rows = ta ? k : m, cols = ta ? m : k;
     }
-    (void)len;
     if (ld < (cols > 1 ? cols : 1) || ld > INT_MAX || incx > INT_MAX || incy > INT_MAX)
         return false;
     if (dtype == YG_FLOAT64)
