@@ -510,6 +510,10 @@ static int train(const options *o) {
             printf("step %4lld: validation loss %.4f (unigram %.4f)\n", (long long)s + 1, final_val, base);
         }
     }
+    if (start >= o->steps) { /* resumed at its end: nothing to train, still report */
+        final_val = val_loss(m, &d, o);
+        printf("step %4lld: validation loss %.4f (unigram %.4f)\n", (long long)start, final_val, base);
+    }
     if (o->steps - start > 1)
         printf("mean step %.1f ms (after the first), peak RSS %.1f MB\n",
                t_all / (double)(o->steps - start - 1),
@@ -676,8 +680,16 @@ static int sample(const options *o) {
         for (; *s; s++)
             prompt[np++] = (unsigned char)*s;
     }
-    if (np < 1 || np + o->tokens > c->context)
-        wl_die("%s", "the prompt and --tokens must fit the context");
+    if (np < 1 || np + o->tokens > c->context) {
+        char msg[160];
+        snprintf(msg,
+                 sizeof msg,
+                 "a prompt of %lld tokens and --tokens %lld do not fit the model's context of %lld",
+                 (long long)np,
+                 (long long)o->tokens,
+                 (long long)c->context);
+        wl_die("%s", msg);
+    }
     if (o->tokenizer != NULL) {
         CHECK(gpt2_tokenizer_read(o->tokenizer, &tok));
         if (tok.n < c->vocab)
